@@ -1,0 +1,41 @@
+package idempotency_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/idempotency/idempotencytest"
+)
+
+var opts = func(c *idempotencytest.Clock) idempotency.Options {
+	return idempotency.Options{Lease: idempotencytest.Lease, Retention: idempotencytest.Retention, Now: c.Now}
+}
+
+func TestMemoryContract(t *testing.T) {
+	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
+		return idempotency.NewMemory(opts(c))
+	})
+}
+
+func TestDynamoDBLocalContract(t *testing.T) {
+	runDynamo(t, awstest.DynamoDBLocal(t))
+}
+
+func TestMotoContract(t *testing.T) {
+	runDynamo(t, awstest.Moto(t))
+}
+
+func runDynamo(t *testing.T, endpoint string) {
+	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
+	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
+		table := awstest.Name(t)
+		if err := idempotency.CreateTable(context.Background(), client, table); err != nil {
+			t.Fatalf("CreateTable: %v", err)
+		}
+		return idempotency.NewDynamoDB(client, table, opts(c))
+	})
+}

@@ -1,0 +1,218 @@
+// Package idempotencytest is the contract suite every idempotency store must
+// pass: the in-memory store, and the DynamoDB store against both DynamoDB
+// Local and moto.
+package idempotencytest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+)
+
+// Store is the behaviour under test.
+type Store interface {
+	Claim(ctx context.Context, key, validation string) (idempotency.Claim, error)
+	Complete(ctx context.Context, c idempotency.Claim) error
+	Release(ctx context.Context, c idempotency.Claim) error
+}
+
+// Clock is a settable clock shared by the test and the store.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at a fixed instant.
+func NewClock() *Clock { return &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)} }
+
+// Now returns the current fake time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Lease and Retention are the options every store under test must be built
+// with.
+const (
+	Lease     = 30 * time.Second
+	Retention = time.Hour
+)
+
+// Run runs the contract. newStore returns a store using clock.Now, Lease and
+// Retention, on storage not shared with other calls.
+func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store) {
+	ctx := context.Background()
+	key := func(t *testing.T) string { return fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano()) }
+
+	t.Run("FirstClaimWins", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c, err := s.Claim(ctx, k, "v1")
+		if err != nil {
+			t.Fatalf("Claim() = %v", err)
+		}
+		if c.Token == "" || !c.LeaseExpires.Equal(clock.Now().Add(Lease)) {
+			t.Errorf("Claim() = %+v, want a token and lease until now+%s", c, Lease)
+		}
+		_, err = s.Claim(ctx, k, "v1")
+		var ce *idempotency.ConflictError
+		if !errors.Is(err, idempotency.ErrInFlight) || !errors.As(err, &ce) {
+			t.Fatalf("second Claim() = %v, want ErrInFlight conflict", err)
+		}
+		if ce.Record.Status != idempotency.StatusInProgress || ce.Record.Validation != "v1" {
+			t.Errorf("conflict record = %+v", ce.Record)
+		}
+		if got := idempotency.RetryAfter(ce.Record, clock.Now()); got != Lease {
+			t.Errorf("RetryAfter = %s, want %s", got, Lease)
+		}
+	})
+
+	t.Run("CompletedIsDuplicateUntilRetentionEnds", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c := mustClaim(t, s, k)
+		if err := s.Complete(ctx, c); err != nil {
+			t.Fatalf("Complete() = %v", err)
+		}
+		clock.Advance(Retention - time.Second)
+		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+			t.Fatalf("Claim() within retention = %v, want ErrDuplicate", err)
+		}
+		clock.Advance(2 * time.Second)
+		if _, err := s.Claim(ctx, k, ""); err != nil {
+			t.Fatalf("Claim() after retention = %v, want success", err)
+		}
+	})
+
+	t.Run("CompleteRestartsRetention", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c := mustClaim(t, s, k)
+		clock.Advance(Lease / 2)
+		if err := s.Complete(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(Retention - Lease/4)
+		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+			t.Fatalf("Claim() = %v, want ErrDuplicate (retention counts from completion)", err)
+		}
+	})
+
+	t.Run("ExpiredLeaseIsTakenOver", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		dead := mustClaim(t, s, k) // its Lambda died mid-flight
+		clock.Advance(Lease - time.Second)
+		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrInFlight) {
+			t.Fatalf("Claim() inside lease = %v, want ErrInFlight", err)
+		}
+		clock.Advance(2 * time.Second)
+		next, err := s.Claim(ctx, k, "")
+		if err != nil {
+			t.Fatalf("Claim() after lease = %v, want takeover", err)
+		}
+		if next.Token == dead.Token {
+			t.Fatal("takeover reused the dead claim's token")
+		}
+		if err := s.Complete(ctx, dead); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("stale Complete() = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Release(ctx, dead); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("stale Release() = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Complete(ctx, next); err != nil {
+			t.Errorf("Complete() by the new owner = %v", err)
+		}
+	})
+
+	t.Run("ReleaseLetsTheRetryIn", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c := mustClaim(t, s, k)
+		if err := s.Release(ctx, idempotency.Claim{Key: k, Token: "not-mine"}); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("Release(wrong token) = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Release(ctx, c); err != nil {
+			t.Fatalf("Release() = %v", err)
+		}
+		if _, err := s.Claim(ctx, k, ""); err != nil {
+			t.Fatalf("Claim() after release = %v", err)
+		}
+	})
+
+	t.Run("CompletedCannotBeReleasedOrRecompleted", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c := mustClaim(t, s, k)
+		if err := s.Complete(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Release(ctx, c); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("Release(completed) = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Complete(ctx, c); !errors.Is(err, idempotency.ErrLeaseLost) {
+			t.Errorf("Complete(completed) = %v, want ErrLeaseLost", err)
+		}
+		clock.Advance(Lease * 10) // a completed record has no lease to take over
+		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+			t.Errorf("Claim() = %v, want ErrDuplicate", err)
+		}
+	})
+
+	t.Run("ConcurrentClaimsHaveOneWinner", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		const n = 50
+		var wins, inflight atomic.Int32
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make(chan error, n)
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, err := s.Claim(ctx, k, "")
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, idempotency.ErrInFlight):
+					inflight.Add(1)
+				default:
+					errs <- err
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("Claim() = %v", err)
+		}
+		if wins.Load() != 1 || inflight.Load() != n-1 {
+			t.Errorf("wins = %d, in-flight = %d; want 1 and %d", wins.Load(), inflight.Load(), n-1)
+		}
+	})
+}
+
+func mustClaim(t *testing.T, s Store, key string) idempotency.Claim {
+	t.Helper()
+	c, err := s.Claim(context.Background(), key, "")
+	if err != nil {
+		t.Fatalf("Claim(%q) = %v", key, err)
+	}
+	return c
+}

@@ -1,0 +1,76 @@
+package idempotency
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/epoch"
+)
+
+// Memory is an in-process Store with the same semantics as DynamoDB. It
+// backs unit tests and benchmarks and passes the same contract suite.
+type Memory struct {
+	opts    Options
+	mu      sync.Mutex
+	records map[string]memRecord
+}
+
+type memRecord struct {
+	Record
+	token string
+}
+
+// NewMemory returns an empty in-memory store.
+func NewMemory(opts Options) *Memory {
+	return &Memory{opts: opts.withDefaults(), records: map[string]memRecord{}}
+}
+
+// Claim behaves like (*DynamoDB).Claim.
+func (m *Memory) Claim(_ context.Context, key, validation string) (Claim, error) {
+	now := m.opts.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.records[key]; ok {
+		// Compare in the stored units, exactly as the DynamoDB condition does.
+		expired := epoch.Seconds(r.Expires) < epoch.Seconds(now)
+		leaseOver := r.Status == StatusInProgress && !r.LeaseExpires.IsZero() && epoch.Millis(r.LeaseExpires) < epoch.Millis(now)
+		if !expired && !leaseOver {
+			return Claim{}, conflict(r.Record)
+		}
+	}
+	c := Claim{Key: key, Token: newToken(), LeaseExpires: now.Add(m.opts.Lease)}
+	m.records[key] = memRecord{
+		Record: Record{Key: key, Status: StatusInProgress, Expires: now.Add(m.opts.Retention), LeaseExpires: c.LeaseExpires, Validation: validation},
+		token:  c.Token,
+	}
+	return c, nil
+}
+
+// Complete behaves like (*DynamoDB).Complete.
+func (m *Memory) Complete(_ context.Context, c Claim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[c.Key]
+	if !ok || r.token != c.Token || r.Status != StatusInProgress {
+		return fmt.Errorf("complete %s: %w", c.Key, ErrLeaseLost)
+	}
+	r.Status = StatusCompleted
+	r.Expires = m.opts.Now().Add(m.opts.Retention)
+	r.LeaseExpires = time.Time{}
+	m.records[c.Key] = r
+	return nil
+}
+
+// Release behaves like (*DynamoDB).Release.
+func (m *Memory) Release(_ context.Context, c Claim) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[c.Key]
+	if !ok || r.token != c.Token || r.Status != StatusInProgress {
+		return fmt.Errorf("release %s: %w", c.Key, ErrLeaseLost)
+	}
+	delete(m.records, c.Key)
+	return nil
+}

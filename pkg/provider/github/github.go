@@ -1,0 +1,116 @@
+// Package github verifies and parses GitHub webhook deliveries.
+//
+// Signature: X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256(secret, body).
+// GitHub signs no timestamp, so replay protection rests on the idempotency
+// key: X-GitHub-Delivery, a GUID that manual redeliveries keep.
+// Conversation: the repository's full name plus the issue or pull request
+// number when the payload has one ("octo/repo#42"), else the repository.
+//
+// Settings: none.
+package github
+
+import (
+	"encoding/hex"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Provider implements webhook.Provider for GitHub.
+type Provider struct{}
+
+var _ webhook.Provider = Provider{}
+
+const prefix = "sha256="
+
+// Verify checks X-Hub-Signature-256 against every secret.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	sig := req.Header.Get("X-Hub-Signature-256")
+	if sig == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Hub-Signature-256 header is required")
+	}
+	if !strings.HasPrefix(sig, prefix) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", prefix)
+	}
+	got, err := hex.DecodeString(sig[len(prefix):])
+	if err != nil {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
+	}
+	cands := make([][]byte, 0, len(cfg.Secrets))
+	for _, s := range cfg.Secrets {
+		cands = append(cands, webhook.MAC(sha256New, []byte(s), req.Body))
+	}
+	if !webhook.MatchAny(got, cands) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
+	}
+	return nil
+}
+
+var sha256New, _ = webhook.Hash("sha256")
+
+// payload holds the fields the conversation key needs.
+type payload struct {
+	Repository *struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+	Issue *struct {
+		Number int `json:"number"`
+	} `json:"issue"`
+	PullRequest *struct {
+		Number int `json:"number"`
+	} `json:"pull_request"`
+	Number int `json:"number"`
+}
+
+// Events returns the single event of a delivery. GitHub sends JSON, or a
+// form body with a "payload" field when the hook's content type is
+// application/x-www-form-urlencoded.
+func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
+	id := req.Header.Get("X-GitHub-Delivery")
+	if id == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "X-GitHub-Delivery header is required")
+	}
+	typ := req.Header.Get("X-GitHub-Event")
+	if typ == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "X-GitHub-Event header is required")
+	}
+	doc := req.Body
+	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		form, err := url.ParseQuery(string(req.Body))
+		if err != nil || form.Get("payload") == "" {
+			return nil, webhook.Errorf(webhook.ErrMalformed, "form body has no payload field")
+		}
+		doc = []byte(form.Get("payload"))
+	}
+	var p payload
+	if err := decode(doc, &p); err != nil {
+		return nil, err
+	}
+	conv := ""
+	if p.Repository != nil {
+		conv = p.Repository.FullName
+		switch {
+		case p.Issue != nil && p.Issue.Number > 0:
+			conv += "#" + strconv.Itoa(p.Issue.Number)
+		case p.PullRequest != nil && p.PullRequest.Number > 0:
+			conv += "#" + strconv.Itoa(p.PullRequest.Number)
+		}
+	}
+	if action := req.Header.Get("X-GitHub-Hook-Installation-Target-Type"); conv == "" && action != "" {
+		conv = action + ":" + req.Header.Get("X-GitHub-Hook-Installation-Target-ID")
+	}
+	return []webhook.Event{{
+		ID:           id,
+		Type:         typ,
+		Conversation: conv,
+		Body:         req.Body,
+		Headers: map[string]string{
+			"x-github-event":    typ,
+			"x-github-delivery": id,
+			"content-type":      req.Header.Get("Content-Type"),
+		},
+	}}, nil
+}
