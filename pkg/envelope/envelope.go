@@ -5,6 +5,7 @@
 package envelope
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -61,9 +62,17 @@ func (e *Envelope) RawBody() ([]byte, error) {
 	return []byte(e.Body), nil
 }
 
-// Encode returns the JSON message body.
+// Encode returns the JSON message body. HTML escaping is off: it would
+// inflate bodies full of <, > and & toward the queue's size limit.
 func (e *Envelope) Encode() ([]byte, error) {
-	return json.Marshal(e)
+	var buf bytes.Buffer
+	buf.Grow(len(e.Body) + 512)
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, fmt.Errorf("encode envelope %s: %w", e.Key, err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Decode parses a message body and checks the fields every consumer relies

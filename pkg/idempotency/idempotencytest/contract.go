@@ -48,7 +48,9 @@ const (
 // Retention, on storage not shared with other calls.
 func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store) {
 	ctx := context.Background()
-	key := func(t *testing.T) string { return fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano()) }
+	key := func(t *testing.T) string {
+		return fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano())
+	}
 
 	t.Run("FirstClaimWins", func(t *testing.T) {
 		clock := NewClock()

@@ -1,0 +1,405 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+const (
+	acmeGitHubSecret = "acme-github-secret"
+	acmeStripeSecret = "whsec_acme_stripe"
+	globexSecret     = "globex-github-secret"
+)
+
+var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// fakeTenants is an in-memory inbound source.
+type fakeTenants struct {
+	m   map[string]tenant.Inbound
+	err error
+}
+
+func (f fakeTenants) Get(_ context.Context, id string) (tenant.Inbound, error) {
+	if f.err != nil {
+		return tenant.Inbound{}, f.err
+	}
+	in, ok := f.m[id]
+	if !ok {
+		return in, fmt.Errorf("inbound %s: %w", id, tenant.ErrNotFound)
+	}
+	return in, nil
+}
+
+// fakeQueue records sends and can fail the next n of them.
+type fakeQueue struct {
+	mu    sync.Mutex
+	sent  []queue.Message
+	urls  []string
+	fails int
+}
+
+func (q *fakeQueue) Send(_ context.Context, url string, m queue.Message) (string, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.fails > 0 {
+		q.fails--
+		return "", errors.New("sqs: service unavailable")
+	}
+	q.sent = append(q.sent, m)
+	q.urls = append(q.urls, url)
+	return fmt.Sprint(len(q.sent)), nil
+}
+
+func (q *fakeQueue) count() int { q.mu.Lock(); defer q.mu.Unlock(); return len(q.sent) }
+
+// countingClaims wraps a store and counts writes.
+type countingClaims struct {
+	claimStore
+	mu                         sync.Mutex
+	claims, completes, release int
+	failComplete               bool
+}
+
+func (c *countingClaims) Claim(ctx context.Context, key, v string) (idempotency.Claim, error) {
+	c.mu.Lock()
+	c.claims++
+	c.mu.Unlock()
+	return c.claimStore.Claim(ctx, key, v)
+}
+
+func (c *countingClaims) Complete(ctx context.Context, cl idempotency.Claim) error {
+	c.mu.Lock()
+	c.completes++
+	fail := c.failComplete
+	c.mu.Unlock()
+	if fail {
+		return errors.New("dynamodb: throttled")
+	}
+	return c.claimStore.Complete(ctx, cl)
+}
+
+func (c *countingClaims) Release(ctx context.Context, cl idempotency.Claim) error {
+	c.mu.Lock()
+	c.release++
+	c.mu.Unlock()
+	return c.claimStore.Release(ctx, cl)
+}
+
+type fixture struct {
+	h      *Handler
+	q      *fakeQueue
+	claims *countingClaims
+	logs   *bytes.Buffer
+	now    *time.Time
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	now := fixedNow
+	f := &fixture{q: &fakeQueue{}, logs: &bytes.Buffer{}, now: &now}
+	clock := func() time.Time { return *f.now }
+	f.claims = &countingClaims{claimStore: idempotency.NewMemory(idempotency.Options{Now: clock})}
+	f.h = New(Config{
+		Providers: provider.Registry(),
+		Tenants: fakeTenants{m: map[string]tenant.Inbound{
+			"acme": {Providers: map[string]webhook.Config{
+				"github": {Secrets: []string{"old-secret", acmeGitHubSecret}},
+				"stripe": {Secrets: []string{acmeStripeSecret}},
+			}},
+			"globex": {Providers: map[string]webhook.Config{"github": {Secrets: []string{globexSecret}}}},
+		}},
+		Claims:           f.claims,
+		Queue:            f.q,
+		QueueURLTemplate: "https://sqs.local/000/hookpack-{tenant}.fifo",
+		Now:              clock,
+		Logger:           slog.New(slog.NewJSONHandler(f.logs, nil)),
+	})
+	return f
+}
+
+const githubBody = `{"action":"opened","issue":{"number":42},"repository":{"full_name":"octo/hello"}}`
+
+func githubRequest(tenantID, secret, body, delivery string) events.APIGatewayV2HTTPRequest {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	return apiRequest("POST", "/webhooks/"+tenantID+"/github", map[string]string{
+		"content-type":        "application/json",
+		"x-hub-signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)),
+		"x-github-event":      "issues",
+		"x-github-delivery":   delivery,
+	}, body)
+}
+
+func stripeRequest(secret string, ts time.Time, body string) events.APIGatewayV2HTTPRequest {
+	t := fmt.Sprint(ts.Unix())
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(t + "." + body))
+	return apiRequest("POST", "/webhooks/acme/stripe", map[string]string{
+		"content-type":     "application/json",
+		"stripe-signature": "t=" + t + ",v1=" + hex.EncodeToString(mac.Sum(nil)),
+	}, body)
+}
+
+func apiRequest(method, path string, headers map[string]string, body string) events.APIGatewayV2HTTPRequest {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	req := events.APIGatewayV2HTTPRequest{
+		RouteKey: method + " /webhooks/{tenant}/{provider}",
+		RawPath:  path,
+		Headers:  headers,
+		Body:     body,
+	}
+	if len(parts) == 3 {
+		req.PathParameters = map[string]string{"tenant": parts[1], "provider": parts[2]}
+	}
+	req.RequestContext.HTTP.Method = method
+	req.RequestContext.DomainName = "abc.execute-api.us-east-1.amazonaws.com"
+	return req
+}
+
+func (f *fixture) do(t *testing.T, req events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	resp, err := f.h.Handle(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Handle() error = %v; the handler must answer every request", err)
+	}
+	return resp
+}
+
+func TestRejections(t *testing.T) {
+	stripeBody := `{"id":"evt_1","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1"}}}`
+	tests := []struct {
+		name     string
+		req      events.APIGatewayV2HTTPRequest
+		tenants  fakeTenants
+		status   int
+		contains string
+	}{
+		{"invalid tenant id", githubRequest("Acme!", acmeGitHubSecret, githubBody, "d1"), fakeTenants{}, 400, "invalid tenant id"},
+		{"tenant id too long", githubRequest(strings.Repeat("a", 41), acmeGitHubSecret, githubBody, "d1"), fakeTenants{}, 400, "invalid tenant id"},
+		{"unknown tenant", githubRequest("nobody", acmeGitHubSecret, githubBody, "d1"), fakeTenants{}, 404, "unknown tenant or provider"},
+		{"provider not enabled", githubRequestAs("globex", "stripe"), fakeTenants{}, 404, "unknown tenant or provider"},
+		{"unknown provider", githubRequestAs("acme", "paypal"), fakeTenants{}, 404, "unknown tenant or provider"},
+		{"wrong method", withMethod(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "PUT"), fakeTenants{}, 405, "method not allowed"},
+		{"GET without handshake", withMethod(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "GET"), fakeTenants{}, 405, "no GET handshake"},
+		{"other tenant's secret", githubRequest("acme", globexSecret, githubBody, "d1"), fakeTenants{}, 401, "invalid signature"},
+		{"tampered body", withBody(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), githubBody+" "), fakeTenants{}, 401, "invalid signature"},
+		{"missing signature", withoutHeader(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "x-hub-signature-256"), fakeTenants{}, 401, "missing signature"},
+		{"missing delivery id", withoutHeader(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "x-github-delivery"), fakeTenants{}, 400, "X-GitHub-Delivery"},
+		{"malformed json", githubRequest("acme", acmeGitHubSecret, "{not json", "d1"), fakeTenants{}, 400, "malformed"},
+		{"stale stripe timestamp", stripeRequest(acmeStripeSecret, fixedNow.Add(-301*time.Second), stripeBody), fakeTenants{}, 401, "timestamp outside tolerance"},
+		{"future stripe timestamp", stripeRequest(acmeStripeSecret, fixedNow.Add(301*time.Second), stripeBody), fakeTenants{}, 401, "timestamp outside tolerance"},
+		{"bad base64", withBase64(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "***"), fakeTenants{}, 400, "base64"},
+		{"too large", githubRequest("acme", acmeGitHubSecret, strings.Repeat("x", queue.MaxMessageBytes+10), "d1"), fakeTenants{}, 413, "too large"},
+		{"credential store down", githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), fakeTenants{err: errors.New("ssm: throttled")}, 503, "retry later"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if tt.tenants.err != nil {
+				f.h.cfg.Tenants = tt.tenants
+			}
+			resp := f.do(t, tt.req)
+			if resp.StatusCode != tt.status || !strings.Contains(resp.Body, tt.contains) {
+				t.Errorf("Handle(%s) = %d %s, want %d containing %q", tt.name, resp.StatusCode, resp.Body, tt.status, tt.contains)
+			}
+			if f.q.count() != 0 || f.claims.claims != 0 {
+				t.Errorf("rejected request wrote %d claims and %d messages, want none", f.claims.claims, f.q.count())
+			}
+		})
+	}
+}
+
+func githubRequestAs(tenantID, providerName string) events.APIGatewayV2HTTPRequest {
+	r := githubRequest(tenantID, acmeGitHubSecret, githubBody, "d1")
+	r.PathParameters["provider"] = providerName
+	r.RawPath = "/webhooks/" + tenantID + "/" + providerName
+	return r
+}
+
+func withMethod(r events.APIGatewayV2HTTPRequest, m string) events.APIGatewayV2HTTPRequest {
+	r.RequestContext.HTTP.Method = m
+	return r
+}
+
+func withBody(r events.APIGatewayV2HTTPRequest, b string) events.APIGatewayV2HTTPRequest {
+	r.Body = b
+	return r
+}
+
+func withBase64(r events.APIGatewayV2HTTPRequest, b string) events.APIGatewayV2HTTPRequest {
+	r.Body, r.IsBase64Encoded = b, true
+	return r
+}
+
+func withoutHeader(r events.APIGatewayV2HTTPRequest, h string) events.APIGatewayV2HTTPRequest {
+	hs := map[string]string{}
+	for k, v := range r.Headers {
+		if k != h {
+			hs[k] = v
+		}
+	}
+	r.Headers = hs
+	return r
+}
+
+func TestAcceptThenDuplicate(t *testing.T) {
+	f := newFixture(t)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "72d3162e-cc78-11e3-81ab-4c9367dc0958")
+	resp := f.do(t, req)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"status":"accepted"`) {
+		t.Fatalf("first delivery = %d %s, want 200 accepted", resp.StatusCode, resp.Body)
+	}
+	resp = f.do(t, req)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Body, `"status":"duplicate"`) {
+		t.Fatalf("second delivery = %d %s, want 200 duplicate", resp.StatusCode, resp.Body)
+	}
+	if f.q.count() != 1 {
+		t.Fatalf("queued %d messages, want 1", f.q.count())
+	}
+	m := f.q.sent[0]
+	if m.GroupID != "octo/hello#42" {
+		t.Errorf("MessageGroupId = %q, want octo/hello#42", m.GroupID)
+	}
+	if m.DeduplicationID != webhook.DeduplicationID("acme#github#72d3162e-cc78-11e3-81ab-4c9367dc0958") {
+		t.Errorf("MessageDeduplicationId = %q", m.DeduplicationID)
+	}
+	if f.q.urls[0] != "https://sqs.local/000/hookpack-acme.fifo" {
+		t.Errorf("queue url = %q", f.q.urls[0])
+	}
+	env, err := envelope.Decode(m.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Key != "acme#github#72d3162e-cc78-11e3-81ab-4c9367dc0958" || env.Type != "issues" || env.Body != githubBody || !env.ReceivedAt.Equal(fixedNow) {
+		t.Errorf("envelope = %+v", env)
+	}
+}
+
+func TestHeadersAreCaseInsensitiveAndBase64Decoded(t *testing.T) {
+	f := newFixture(t)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-b64")
+	hs := map[string]string{}
+	for k, v := range req.Headers {
+		hs[strings.ToUpper(k)] = v
+	}
+	req.Headers = hs
+	req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(githubBody)), true
+	if resp := f.do(t, req); resp.StatusCode != 200 {
+		t.Fatalf("Handle() = %d %s, want 200", resp.StatusCode, resp.Body)
+	}
+}
+
+func TestSendFailureReleasesClaimSoRetrySucceeds(t *testing.T) {
+	f := newFixture(t)
+	f.q.fails = 1
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-retry")
+	resp := f.do(t, req)
+	if resp.StatusCode != 503 || resp.Headers["retry-after"] == "" {
+		t.Fatalf("delivery with SQS down = %d %v, want 503 with Retry-After", resp.StatusCode, resp.Headers)
+	}
+	if f.claims.release != 1 {
+		t.Fatalf("releases = %d, want 1", f.claims.release)
+	}
+	resp = f.do(t, req)
+	if resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
+		t.Fatalf("retry = %d %s, want 200 accepted", resp.StatusCode, resp.Body)
+	}
+	f.do(t, req)
+	if f.q.count() != 1 {
+		t.Errorf("queued %d messages, want exactly 1", f.q.count())
+	}
+}
+
+func TestInFlightIsRetryable(t *testing.T) {
+	f := newFixture(t)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-inflight")
+	// A first attempt claimed the key and is still running.
+	if _, err := f.claims.claimStore.Claim(context.Background(), "acme#github#d-inflight", ""); err != nil {
+		t.Fatal(err)
+	}
+	*f.now = f.now.Add(10 * time.Second)
+	resp := f.do(t, req)
+	if resp.StatusCode != 409 || resp.Headers["retry-after"] != "20" {
+		t.Fatalf("in-flight duplicate = %d retry-after %q, want 409 and 20", resp.StatusCode, resp.Headers["retry-after"])
+	}
+	// The first attempt died; after its lease the retry takes over.
+	*f.now = f.now.Add(21 * time.Second)
+	if resp := f.do(t, req); resp.StatusCode != 200 {
+		t.Fatalf("retry after lease = %d %s, want 200", resp.StatusCode, resp.Body)
+	}
+	if f.q.count() != 1 {
+		t.Errorf("queued %d, want 1", f.q.count())
+	}
+}
+
+func TestCompletionFailureStillAcknowledges(t *testing.T) {
+	f := newFixture(t)
+	f.claims.failComplete = true
+	resp := f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, "d-complete"))
+	if resp.StatusCode != 200 {
+		t.Fatalf("Handle() = %d, want 200: the event is durably queued", resp.StatusCode)
+	}
+}
+
+func TestSecretRotation(t *testing.T) {
+	f := newFixture(t)
+	for i, secret := range []string{"old-secret", acmeGitHubSecret} {
+		resp := f.do(t, githubRequest("acme", secret, githubBody, fmt.Sprint("rot-", i)))
+		if resp.StatusCode != 200 {
+			t.Errorf("secret %d = %d %s, want 200", i, resp.StatusCode, resp.Body)
+		}
+	}
+}
+
+func TestLogsHoldNoSecretsSignaturesOrBodies(t *testing.T) {
+	f := newFixture(t)
+	ok := githubRequest("acme", acmeGitHubSecret, githubBody, "d-log")
+	bad := githubRequest("acme", "wrong", githubBody, "d-log2")
+	f.do(t, ok)
+	f.do(t, bad)
+	f.h.cfg.Queue = &fakeQueue{fails: 1}
+	f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, "d-log3"))
+	logs := f.logs.String()
+	for _, secretish := range []string{acmeGitHubSecret, ok.Headers["x-hub-signature-256"], bad.Headers["x-hub-signature-256"][7:], "octo/hello", `"action"`} {
+		if strings.Contains(logs, secretish) {
+			t.Errorf("logs contain %q:\n%s", secretish, logs)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(logs), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d log lines for 3 requests, want 3:\n%s", len(lines), logs)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tenantId", "provider", "eventId", "idempotencyKey", "outcome", "durationMs", "_aws", "Webhooks"} {
+		if _, ok := rec[k]; !ok {
+			t.Errorf("log line lacks %q: %s", k, lines[0])
+		}
+	}
+	if rec["outcome"] != "accepted" {
+		t.Errorf("outcome = %v, want accepted", rec["outcome"])
+	}
+}

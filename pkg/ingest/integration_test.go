@@ -1,0 +1,210 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// stack is a real pipeline front half on moto: SSM credentials, DynamoDB
+// claims, SQS FIFO queue.
+type stack struct {
+	handler *Handler
+	sqs     *sqs.Client
+	pair    queue.Pair
+	faults  *faultySender
+}
+
+// faultySender fails the next n sends, then passes through to SQS.
+type faultySender struct {
+	mu   sync.Mutex
+	next sender
+	n    int
+}
+
+func (f *faultySender) Send(ctx context.Context, url string, m queue.Message) (string, error) {
+	f.mu.Lock()
+	fail := f.n > 0
+	if fail {
+		f.n--
+	}
+	f.mu.Unlock()
+	if fail {
+		return "", errors.New("injected: connection reset")
+	}
+	return f.next.Send(ctx, url, m)
+}
+
+func newStack(t *testing.T, now func() time.Time) *stack {
+	t.Helper()
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	name := awstest.Name(t)
+	ddb := dynamodb.NewFromConfig(cfg)
+	if err := idempotency.CreateTable(ctx, ddb, name); err != nil {
+		t.Fatal(err)
+	}
+	sq := sqs.NewFromConfig(cfg)
+	pair, err := queue.CreatePair(ctx, sq, name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "/" + name
+	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), prefix)
+	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
+	if err := creds.Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+		t.Fatal(err)
+	}
+	faults := &faultySender{next: queue.NewSQS(sq)}
+	h := New(Config{
+		Providers:        provider.Registry(),
+		Tenants:          tenant.NewCache(creds.Inbound, 0, 0, nil),
+		Claims:           idempotency.NewDynamoDB(ddb, name, idempotency.Options{Now: now, Lease: 30 * time.Second}),
+		Queue:            faults,
+		QueueURLTemplate: pair.URL, // one tenant: the template is the URL itself
+		Now:              now,
+		Logger:           slog.New(slog.DiscardHandler),
+	})
+	return &stack{handler: h, sqs: sq, pair: pair, faults: faults}
+}
+
+// drain receives every message on the queue, deleting each.
+func (s *stack) drain(t *testing.T) []*envelope.Envelope {
+	t.Helper()
+	var out []*envelope.Envelope
+	for empty := 0; empty < 2; {
+		r, err := s.sqs.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(s.pair.URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 0,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Messages) == 0 {
+			empty++
+			continue
+		}
+		for _, m := range r.Messages {
+			e, err := envelope.Decode([]byte(aws.ToString(m.Body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, e)
+			if _, err := s.sqs.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(s.pair.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+func TestIntegrationFiftyConcurrentDeliveriesQueueOnce(t *testing.T) {
+	s := newStack(t, time.Now)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "burst-1")
+	const n = 50
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, _ := s.handler.Handle(context.Background(), req)
+			statuses <- resp.StatusCode
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	if count[200] < 1 || count[200]+count[409] != n {
+		t.Errorf("statuses = %v, want only 200 (accepted or duplicate) and 409 (in flight), no 5xx", count)
+	}
+	if got := s.drain(t); len(got) != 1 || got[0].EventID != "burst-1" {
+		t.Fatalf("queue holds %d messages, want exactly 1", len(got))
+	}
+}
+
+func TestIntegrationSendFailureAfterClaimThenRetry(t *testing.T) {
+	s := newStack(t, time.Now)
+	s.faults.n = 1
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "fault-1")
+	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 503 {
+		t.Fatalf("first attempt = %d, want 503", resp.StatusCode)
+	}
+	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 200 {
+		t.Fatalf("retry = %d %s, want 200", resp.StatusCode, resp.Body)
+	}
+	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 200 {
+		t.Fatalf("duplicate = %d, want 200", resp.StatusCode)
+	}
+	if got := s.drain(t); len(got) != 1 {
+		t.Fatalf("queue holds %d messages, want exactly 1", len(got))
+	}
+}
+
+func TestIntegrationDeadClaimIsTakenOver(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	s := newStack(t, clock)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "dead-1")
+	// Simulate a Lambda that claimed the key and died before sending.
+	if _, err := s.handler.cfg.Claims.Claim(context.Background(), "acme#github#dead-1", ""); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 409 {
+		t.Fatalf("delivery during the dead lease = %d, want 409", resp.StatusCode)
+	}
+	now = now.Add(31 * time.Second)
+	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 200 {
+		t.Fatalf("delivery after the lease = %d %s, want 200", resp.StatusCode, resp.Body)
+	}
+	if got := s.drain(t); len(got) != 1 {
+		t.Fatalf("queue holds %d messages, want 1", len(got))
+	}
+}
+
+func TestIntegrationRejectedWritesNothing(t *testing.T) {
+	s := newStack(t, time.Now)
+	for _, req := range []events.APIGatewayV2HTTPRequest{
+		githubRequest("acme", globexSecret, githubBody, "rej-1"),
+		withBody(githubRequest("acme", acmeGitHubSecret, githubBody, "rej-2"), githubBody+"x"),
+		withoutHeader(githubRequest("acme", acmeGitHubSecret, githubBody, "rej-3"), "x-hub-signature-256"),
+	} {
+		if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 401 {
+			t.Errorf("Handle() = %d, want 401", resp.StatusCode)
+		}
+	}
+	if got := s.drain(t); len(got) != 0 {
+		t.Fatalf("queue holds %d messages, want 0", len(got))
+	}
+	// Nothing was claimed either: the same deliveries, correctly signed,
+	// are accepted as new.
+	for _, id := range []string{"rej-1", "rej-2", "rej-3"} {
+		resp, _ := s.handler.Handle(context.Background(), githubRequest("acme", acmeGitHubSecret, githubBody, id))
+		if resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
+			t.Errorf("valid %s = %d %s, want 200 accepted", id, resp.StatusCode, resp.Body)
+		}
+	}
+}

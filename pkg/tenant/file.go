@@ -1,0 +1,55 @@
+package tenant
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// File is the local tenants file (default events/tenants.json, path in
+// TENANTS_FILE) that `make run` loads into the emulated Parameter Store.
+//
+//	{"tenants": {"acme": {"providers": {"github": {"secrets": ["…"]}},
+//	                      "outbound": {"targetUrl": "…", "secrets": ["whsec_…"]}}}}
+type File struct {
+	Tenants map[string]FileTenant `json:"tenants"`
+}
+
+// FileTenant is one tenant in a File.
+type FileTenant struct {
+	Inbound
+	Outbound Outbound `json:"outbound"`
+}
+
+// LoadFile reads and validates a tenants file. Errors name the file and the
+// offending tenant, never a secret.
+func LoadFile(path string) (*File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read tenants file: %w", err)
+	}
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("tenants file %s: %w", path, err)
+	}
+	for _, id := range f.IDs() {
+		if err := ValidID(id); err != nil {
+			return nil, fmt.Errorf("tenants file %s: tenant %q: %w", path, id, err)
+		}
+		if len(f.Tenants[id].Providers) == 0 {
+			return nil, fmt.Errorf("tenants file %s: tenant %q enables no provider", path, id)
+		}
+	}
+	return &f, nil
+}
+
+// IDs returns the tenant ids in sorted order.
+func (f *File) IDs() []string {
+	ids := make([]string, 0, len(f.Tenants))
+	for id := range f.Tenants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
