@@ -1,8 +1,7 @@
-// Package awstest starts real AWS emulators for integration tests: moto
-// server (DynamoDB, SQS, SSM, …) and AWS's DynamoDB Local. Each test binary
-// starts at most one of each, on a free loopback port, lazily, and the
-// emulator dies with the test binary (Linux parent-death signal), so nothing
-// is left running.
+// Package awstest gives integration tests real AWS emulators: moto server
+// (DynamoDB, SQS, SSM, …) and AWS's DynamoDB Local. Each test binary starts
+// at most one of each (package emulator), on a free loopback port, lazily;
+// the emulator dies with the test binary, so nothing is left running.
 //
 // When an emulator cannot be started, tests skip locally with instructions,
 // and fail when CI=true: an integration test never skips silently in CI.
@@ -11,21 +10,19 @@ package awstest
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/hookpack/hookpack/pkg/emulator"
 )
 
 // Region is the region every emulator client uses.
@@ -48,14 +45,12 @@ func Moto(t testing.TB) string {
 			moto.endpoint = ep
 			return
 		}
-		bin, err := exec.LookPath("moto_server")
+		p, err := emulator.StartMoto(context.Background(), 0)
 		if err != nil {
-			moto.err = fmt.Errorf("moto_server not on PATH (see ../shared/LOCAL-AWS.md)")
+			moto.err = err
 			return
 		}
-		moto.endpoint, moto.err = start(func(port int) []string {
-			return []string{bin, "-H", "127.0.0.1", "-p", fmt.Sprint(port)}
-		}, "/moto-api/")
+		moto.endpoint = p.Endpoint
 	})
 	return need(t, "moto", &moto)
 }
@@ -75,15 +70,12 @@ func DynamoDBLocal(t testing.TB) string {
 		if dir == "" {
 			dir = filepath.Join(ModuleRoot(), ".cache", "dynamodb-local")
 		}
-		jar := filepath.Join(dir, "DynamoDBLocal.jar")
-		if _, err := os.Stat(jar); err != nil {
-			ddbLocal.err = fmt.Errorf("%s missing: run scripts/install-dynamodb-local.sh", jar)
+		p, err := emulator.StartDynamoDBLocal(context.Background(), dir, 0)
+		if err != nil {
+			ddbLocal.err = err
 			return
 		}
-		ddbLocal.endpoint, ddbLocal.err = start(func(port int) []string {
-			return []string{"java", "-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
-				"-jar", jar, "-inMemory", "-port", fmt.Sprint(port), "-disableTelemetry"}
-		}, "/")
+		ddbLocal.endpoint = p.Endpoint
 	})
 	return need(t, "DynamoDB Local", &ddbLocal)
 }
@@ -97,59 +89,6 @@ func need(t testing.TB, name string, s *server) string {
 		t.Skipf("%s emulator unavailable (set CI=true to make this fatal): %v", name, s.err)
 	}
 	return s.endpoint
-}
-
-// start launches argv on a free port and waits until it answers HTTP. The
-// process is started from a goroutine locked to its OS thread, which never
-// exits, so PR_SET_PDEATHSIG fires only when the test binary dies.
-func start(argv func(port int) []string, probe string) (string, error) {
-	port, err := freePort()
-	if err != nil {
-		return "", err
-	}
-	args := argv(port)
-	started := make(chan error, 1)
-	logf, err := os.CreateTemp("", "awstest-*.log")
-	if err != nil {
-		return "", err
-	}
-	go func() {
-		runtime.LockOSThread()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		select {} // keep this thread alive: its exit would fire the death signal
-	}()
-	if err := <-started; err != nil {
-		return "", fmt.Errorf("start %s: %w", args[0], err)
-	}
-	endpoint := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(endpoint + probe)
-		if err == nil {
-			resp.Body.Close()
-			return endpoint, nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	out, _ := os.ReadFile(logf.Name())
-	return "", fmt.Errorf("%s did not answer on %s within 60s: %s", args[0], endpoint, strings.TrimSpace(string(out)))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Config returns an AWS config for endpoint with static fake credentials.

@@ -1,0 +1,143 @@
+// Package emulator starts the local AWS emulators this project runs on
+// (moto server and AWS's DynamoDB Local) as child processes on free
+// loopback ports. Children get a parent-death signal, so they never outlive
+// the program (a test binary or `make run`) that started them.
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is a running emulator.
+type Process struct {
+	Name     string
+	Endpoint string
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+// StartMoto starts moto_server on port (0 picks a free one).
+func StartMoto(ctx context.Context, port int) (*Process, error) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		return nil, errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
+	}
+	return start(ctx, "moto", port, "/moto-api/", func(p int) []string {
+		return []string{bin, "-H", "127.0.0.1", "-p", fmt.Sprint(p)}
+	})
+}
+
+// StartDynamoDBLocal starts DynamoDB Local from dir (holding
+// DynamoDBLocal.jar and DynamoDBLocal_lib) on port (0 picks a free one).
+func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, error) {
+	jar := filepath.Join(dir, "DynamoDBLocal.jar")
+	if _, err := os.Stat(jar); err != nil {
+		return nil, fmt.Errorf("%s missing: run scripts/install-dynamodb-local.sh", jar)
+	}
+	return start(ctx, "DynamoDB Local", port, "/", func(p int) []string {
+		return []string{"java", "-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
+			"-jar", jar, "-inMemory", "-port", fmt.Sprint(p), "-disableTelemetry"}
+	})
+}
+
+// start launches argv from a goroutine locked to its OS thread, which stays
+// alive until the process exits: Linux sends the parent-death signal when
+// the spawning thread exits, not the process.
+func start(ctx context.Context, name string, port int, probe string, argv func(int) []string) (*Process, error) {
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+	} else if err := portFree(port); err != nil {
+		return nil, fmt.Errorf("%s: port %d is in use (is another `make run` running?): %w", name, port, err)
+	}
+	args := argv(port)
+	logf, err := os.CreateTemp("", "hookpack-emulator-*.log")
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{Name: name, Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		p.cmd = cmd
+		started <- nil
+		_ = cmd.Wait()
+		close(p.done)
+		select {} // never exit this thread: see above
+	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			out, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("%s exited at start: %s", name, strings.TrimSpace(string(out)))
+		case <-ctx.Done():
+			p.Stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if resp, err := http.Get(p.Endpoint + probe); err == nil {
+			resp.Body.Close()
+			return p, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.Stop()
+	out, _ := os.ReadFile(logf.Name())
+	return nil, fmt.Errorf("%s did not answer on %s within 60s: %s", name, p.Endpoint, strings.TrimSpace(string(out)))
+}
+
+// Stop kills the emulator's process group and waits for it to exit.
+func (p *Process) Stop() {
+	if p == nil || p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return err
+	}
+	return l.Close()
+}

@@ -1,0 +1,168 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+func TestValidID(t *testing.T) {
+	tests := []struct {
+		id string
+		ok bool
+	}{
+		{"acme", true}, {"a", true}, {"acme-eu-1", true}, {strings.Repeat("a", 40), true},
+		{"", false}, {strings.Repeat("a", 41), false}, {"-acme", false}, {"Acme", false},
+		{"acme_eu", false}, {"acme/../x", false}, {"acme#1", false}, {"ac me", false},
+	}
+	for _, tt := range tests {
+		err := ValidID(tt.id)
+		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalidID)) {
+			t.Errorf("ValidID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
+		}
+	}
+}
+
+func TestCache(t *testing.T) {
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	var calls atomic.Int32
+	fail := errors.New("throttled")
+	var failNext atomic.Bool
+	c := NewCache(func(_ context.Context, id string) (string, error) {
+		calls.Add(1)
+		if failNext.Swap(false) {
+			return "", fail
+		}
+		if id == "ghost" {
+			return "", ErrNotFound
+		}
+		return "cfg-" + id, nil
+	}, time.Minute, 10*time.Second, clock)
+	ctx := context.Background()
+
+	steps := []struct {
+		name      string
+		id        string
+		advance   time.Duration
+		failLoad  bool
+		want      string
+		wantErr   error
+		wantCalls int32
+	}{
+		{"miss loads", "acme", 0, false, "cfg-acme", nil, 1},
+		{"hit is free", "acme", 59 * time.Second, false, "cfg-acme", nil, 1},
+		{"expired reloads", "acme", 2 * time.Second, false, "cfg-acme", nil, 2},
+		{"unknown loads", "ghost", 0, false, "", ErrNotFound, 3},
+		{"unknown is cached", "ghost", 9 * time.Second, false, "", ErrNotFound, 3},
+		{"negative entry expires", "ghost", 2 * time.Second, false, "", ErrNotFound, 4},
+		{"transient error", "other", 0, true, "", fail, 5},
+		{"transient error not cached", "other", 0, false, "cfg-other", nil, 6},
+	}
+	for _, s := range steps {
+		now = now.Add(s.advance)
+		failNext.Store(s.failLoad)
+		got, err := c.Get(ctx, s.id)
+		if got != s.want || !errors.Is(err, s.wantErr) || calls.Load() != s.wantCalls {
+			t.Errorf("%s: Get(%q) = %q, %v after %d loads; want %q, %v after %d", s.name, s.id, got, err, calls.Load(), s.want, s.wantErr, s.wantCalls)
+		}
+	}
+}
+
+func TestCacheSharesConcurrentMisses(t *testing.T) {
+	var calls atomic.Int32
+	release := make(chan struct{})
+	c := NewCache(func(_ context.Context, id string) (int, error) {
+		calls.Add(1)
+		<-release
+		return 7, nil
+	}, 0, 0, nil)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if v, err := c.Get(context.Background(), "acme"); v != 7 || err != nil {
+				t.Errorf("Get() = %d, %v", v, err)
+			}
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	wg.Wait()
+	if calls.Load() != 1 {
+		t.Errorf("loads = %d, want 1", calls.Load())
+	}
+}
+
+func TestSSMOnMoto(t *testing.T) {
+	client := ssm.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
+	store := NewSSM(client, "/"+awstest.Name(t))
+	ctx := context.Background()
+	in := Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{"s1", "s2"}}}}
+	out := Outbound{TargetURL: "https://example.test/hook", Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}
+	if err := store.Put(ctx, "acme", in, out, ""); err != nil {
+		t.Fatalf("Put() = %v", err)
+	}
+	gotIn, err := store.Inbound(ctx, "acme")
+	if err != nil || len(gotIn.Providers["github"].Secrets) != 2 {
+		t.Fatalf("Inbound() = %+v, %v", gotIn, err)
+	}
+	gotOut, err := store.Outbound(ctx, "acme")
+	if err != nil || gotOut.TargetURL != out.TargetURL {
+		t.Fatalf("Outbound() = %+v, %v", gotOut, err)
+	}
+	if _, err := store.Inbound(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Inbound(unknown) = %v, want ErrNotFound", err)
+	}
+	if err := store.Put(ctx, "Bad/ID", in, out, ""); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("Put(bad id) = %v, want ErrInvalidID", err)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{"ok", `{"tenants":{"b":{"providers":{"github":{"secrets":["x"]}}},"a":{"providers":{"stripe":{"secrets":["y"]}}}}}`, ""},
+		{"bad json", `{"tenants":`, "unexpected end"},
+		{"bad id", `{"tenants":{"A B":{"providers":{"github":{"secrets":["x"]}}}}}`, "invalid tenant id"},
+		{"no providers", `{"tenants":{"a":{"providers":{}}}}`, "enables no provider"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := LoadFile(write(tt.name+".json", tt.body))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("LoadFile() = %v, want error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids := f.IDs(); len(ids) != 2 || ids[0] != "a" {
+				t.Errorf("IDs() = %v, want [a b]", ids)
+			}
+		})
+	}
+}
