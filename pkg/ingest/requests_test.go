@@ -1,0 +1,100 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// requestCounter counts AWS HTTP requests (every attempt, retries included)
+// by "Service.Operation" with an SDK middleware.
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *requestCounter) install(cfg *aws.Config) {
+	cfg.APIOptions = append(cfg.APIOptions, func(s *middleware.Stack) error {
+		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				c.mu.Lock()
+				c.n[awsmw.GetServiceID(ctx)+"."+awsmw.GetOperationName(ctx)]++
+				c.mu.Unlock()
+				return next.HandleFinalize(ctx, in)
+			}), middleware.After)
+	})
+}
+
+func (c *requestCounter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.n
+	c.n = map[string]int{}
+	return out
+}
+
+// TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (claim,
+// send, complete), duplicate = 1, credentials fetched 0 times per warm
+// request. More requests cost money and latency on every webhook.
+func TestAWSRequestsPerWebhook(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	name := awstest.Name(t)
+	if err := idempotency.CreateTable(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := queue.CreatePair(ctx, sqs.NewFromConfig(cfg), name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	counter := &requestCounter{n: map[string]int{}}
+	counter.install(&cfg)
+	h := NewAWS(cfg, Settings{IdempotencyTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL}, slog.New(slog.DiscardHandler))
+	if got := counter.take(); len(got) != 0 {
+		t.Fatalf("building the handler made AWS requests: %v", got)
+	}
+
+	steps := []struct {
+		name     string
+		delivery string
+		want     map[string]int
+	}{
+		{"cold accepted", "req-1", map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
+		{"warm accepted", "req-2", map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
+		{"duplicate", "req-2", map[string]int{"DynamoDB.PutItem": 1}},
+	}
+	for _, s := range steps {
+		resp, _ := h.Handle(ctx, githubRequest("acme", acmeGitHubSecret, githubBody, s.delivery))
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: status %d %s", s.name, resp.StatusCode, resp.Body)
+		}
+		if got := counter.take(); fmt.Sprint(got) != fmt.Sprint(s.want) {
+			t.Errorf("%s: AWS requests = %v, want %v", s.name, got, s.want)
+		}
+	}
+	// A rejected delivery (bad signature) costs no AWS request once warm.
+	h.Handle(ctx, githubRequest("acme", "wrong", githubBody, "req-3"))
+	if got := counter.take(); len(got) != 0 {
+		t.Errorf("rejected delivery: AWS requests = %v, want none", got)
+	}
+}
