@@ -47,6 +47,13 @@ run:
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
 
+## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
+invoke:
+	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=IngestFunction EVENT=events/ingest/github.json"; exit 2; }
+	@fn=$$(echo '$(FUNCTION)' | sed 's/Function$$//' | tr '[:upper:]' '[:lower:]'); \
+	$(GO) build -tags lambda.norpc -o bin/local/$$fn/bootstrap ./functions/$$fn && \
+	$(GO) run ./scripts/invoke -function $(FUNCTION) -event $(EVENT) -binary bin/local/$$fn/bootstrap
+
 ## bench: performance budgets (compare runs with benchstat)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=$${COUNT:-1} ./...

@@ -41,6 +41,9 @@ type Options struct {
 	Addr string
 	// Endpoint, when set, is an already running moto server to use.
 	Endpoint string
+	// MotoPort is where a started moto listens (0 picks a free port;
+	// `make run` uses 4566 so events/env.json can point at it).
+	MotoPort int
 	Logger   *slog.Logger
 }
 
@@ -81,7 +84,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, fmt.Errorf("listen on %s: %w (is `make run` already running? set ADDR to use another address)", o.Addr, err)
 	}
 	if o.Endpoint == "" {
-		if s.moto, err = emulator.StartMoto(ctx, 0); err != nil {
+		if s.moto, err = emulator.StartMoto(ctx, o.MotoPort); err != nil {
 			s.Close()
 			return nil, err
 		}

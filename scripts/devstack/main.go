@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/hookpack/hookpack/pkg/devstack"
@@ -17,6 +18,7 @@ import (
 func main() {
 	addr := flag.String("addr", envOr("ADDR", "127.0.0.1:3000"), "listen address of the local HTTP API (env ADDR)")
 	tenants := flag.String("tenants", envOr("TENANTS_FILE", "events/tenants.json"), "local tenants file (env TENANTS_FILE)")
+	motoPort := flag.Int("moto-port", envInt("MOTO_PORT", 4566), "port of the moto server it starts (env MOTO_PORT; events/env.json expects 4566)")
 	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this running moto server instead of starting one")
 	flag.Parse()
 
@@ -24,7 +26,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, Endpoint: *endpoint, Logger: logger})
+	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, Endpoint: *endpoint, MotoPort: *motoPort, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
@@ -37,6 +39,13 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintln(os.Stderr, "stopped")
+}
+
+func envInt(k string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envOr(k, def string) string {
