@@ -6,15 +6,26 @@ package provider
 import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/hmac"
+	"github.com/hookpack/hookpack/pkg/provider/shopify"
+	"github.com/hookpack/hookpack/pkg/provider/slack"
+	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
+	"github.com/hookpack/hookpack/pkg/provider/twilio"
+	"github.com/hookpack/hookpack/pkg/provider/whatsapp"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Registry returns the providers this build supports.
 func Registry() webhook.Registry {
 	return webhook.Registry{
-		"github": github.Provider{},
-		"stripe": stripe.Provider{},
-		"hmac":   hmac.Provider{},
+		"github":           github.Provider{},
+		"stripe":           stripe.Provider{},
+		"hmac":             hmac.Provider{},
+		"shopify":          shopify.Provider{},
+		"twilio":           twilio.Provider{},
+		"whatsapp":         whatsapp.Provider{},
+		"slack":            slack.Provider{},
+		"standardwebhooks": standardwebhooks.Provider{},
+		"svix":             standardwebhooks.Provider{},
 	}
 }

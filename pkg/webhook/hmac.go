@@ -75,6 +75,9 @@ func ParseTolerance(raw string, def time.Duration) (time.Duration, error) {
 		return def, nil
 	}
 	if sec, err := strconv.Atoi(raw); err == nil {
+		if sec <= 0 {
+			return 0, errorf(ErrMisconfigured, "tolerance %q is not a positive duration", raw)
+		}
 		return time.Duration(sec) * time.Second, nil
 	}
 	d, err := time.ParseDuration(raw)

@@ -2,15 +2,21 @@
 //
 // Signature: X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256(secret, body).
 // GitHub signs no timestamp, so replay protection rests on the idempotency
-// key: X-GitHub-Delivery, a GUID that manual redeliveries keep.
+// key.
+// Id: X-GitHub-Delivery, a GUID that manual redeliveries keep. Type:
+// X-GitHub-Event.
 // Conversation: the repository's full name plus the issue or pull request
-// number when the payload has one ("octo/repo#42"), else the repository.
+// number when the payload has one ("octo/repo#42"), else the repository;
+// without a repository, the organization's login; otherwise the hook's
+// installation target ("integration:123"). Issues and pull requests share one
+// number space, so "#42" orders both kinds of events about it.
 //
 // Settings: none.
 package github
 
 import (
 	"encoding/hex"
+	"mime"
 	"net/url"
 	"strconv"
 	"strings"
@@ -26,7 +32,10 @@ var _ webhook.Provider = Provider{}
 
 const prefix = "sha256="
 
-// Verify checks X-Hub-Signature-256 against every secret.
+// Verify checks X-Hub-Signature-256 against every secret. It returns an
+// error wrapping webhook.ErrMissingSignature when the header is absent,
+// webhook.ErrInvalidSignature when it is malformed or no secret matches, and
+// webhook.ErrMisconfigured when the tenant has no secrets.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
 	sig := req.Header.Get("X-Hub-Signature-256")
 	if sig == "" {
@@ -38,6 +47,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	got, err := hex.DecodeString(sig[len(prefix):])
 	if err != nil {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "github: no secrets configured")
 	}
 	cands := make([][]byte, 0, len(cfg.Secrets))
 	for _, s := range cfg.Secrets {
@@ -62,7 +74,16 @@ type payload struct {
 	PullRequest *struct {
 		Number int `json:"number"`
 	} `json:"pull_request"`
-	Number int `json:"number"`
+	Organization *struct {
+		Login string `json:"login"`
+	} `json:"organization"`
+}
+
+// isForm reports whether a Content-Type is a form body, ignoring case and
+// parameters ("application/x-www-form-urlencoded; charset=utf-8").
+func isForm(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
 // Events returns the single event of a delivery. GitHub sends JSON, or a
@@ -78,7 +99,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		return nil, webhook.Errorf(webhook.ErrMalformed, "X-GitHub-Event header is required")
 	}
 	doc := req.Body
-	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+	if isForm(req.Header.Get("Content-Type")) {
 		form, err := url.ParseQuery(string(req.Body))
 		if err != nil || form.Get("payload") == "" {
 			return nil, webhook.Errorf(webhook.ErrMalformed, "form body has no payload field")
@@ -99,8 +120,11 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 			conv += "#" + strconv.Itoa(p.PullRequest.Number)
 		}
 	}
-	if action := req.Header.Get("X-GitHub-Hook-Installation-Target-Type"); conv == "" && action != "" {
-		conv = action + ":" + req.Header.Get("X-GitHub-Hook-Installation-Target-ID")
+	if conv == "" && p.Organization != nil && p.Organization.Login != "" {
+		conv = p.Organization.Login
+	}
+	if target := req.Header.Get("X-GitHub-Hook-Installation-Target-Type"); conv == "" && target != "" {
+		conv = target + ":" + req.Header.Get("X-GitHub-Hook-Installation-Target-ID")
 	}
 	return []webhook.Event{{
 		ID:           id,

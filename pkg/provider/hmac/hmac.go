@@ -9,19 +9,37 @@
 //	encoding          hex (default) | base64
 //	prefix            literal prefix before the signature, e.g. "sha256="
 //	param             when the header is a key=value list, the key holding
-//	                  the signature ("h1" for Paddle's "ts=…;h1=…")
+//	                  the signature ("h1" for Paddle's "ts=…;h1=…"); every
+//	                  value of a repeated key is tried, so rotations that send
+//	                  two signatures work
 //	separator         separator of that list (default ",")
 //	signed            template of the signed content (default "{body}"):
-//	                  {body}, {timestamp}, {url} are substituted
-//	timestamp_header  header carrying the timestamp (Unix seconds or RFC 3339)
+//	                  {body}, {timestamp}, {url} are substituted, anything
+//	                  else is literal
+//	base_url          public origin (plus path prefix) used for {url} instead
+//	                  of the reconstructed one, for custom domains
+//	timestamp_header  header carrying the timestamp (Unix seconds, Unix
+//	                  milliseconds or RFC 3339)
 //	timestamp_param   key of the timestamp inside the signature header list
+//	timestamp_json    JSON path of a timestamp inside the (signed) body,
+//	                  checked after the signature matched (Linear's
+//	                  webhookTimestamp)
 //	tolerance         allowed clock skew (default 300s) when a timestamp is used
 //	id                where the event id comes from: "header:Name" or
-//	                  "json:path.to.field"; empty means content hash
+//	                  "json:path.to.field"; alternatives are tried in order
+//	                  when separated by "|" ("json:event_id|header:X-Id");
+//	                  empty means content hash
 //	type              same syntax, for the event type
 //	conversation      same syntax, for the ordering key
 //	defining          comma-separated JSON paths hashed when there is no id
 //	                  (default: the whole body)
+//
+// Replay rules: a timestamp is only replay protection when the sender signs
+// it, i.e. when the template contains {timestamp} or the timestamp comes from
+// timestamp_json. A timestamp_header or timestamp_param that the template does
+// not use is still checked against the tolerance, but an attacker who
+// captured a delivery can change it, so the idempotency key remains the real
+// defence. Schemes without a timestamp rely on the idempotency key alone.
 package hmac
 
 import (
@@ -42,7 +60,11 @@ type Provider struct{}
 
 var _ webhook.Provider = Provider{}
 
-// Verify checks the configured signature header against every secret.
+// Verify checks the configured signature header against every secret. It
+// returns an error wrapping webhook.ErrMissingSignature (header, signature or
+// timestamp absent), webhook.ErrInvalidSignature (nothing decodes or no secret
+// matches), webhook.ErrStale (signed timestamp outside the tolerance) or
+// webhook.ErrMisconfigured (settings unusable, no secrets).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
 	name := cfg.Settings["header"]
 	if name == "" {
@@ -51,6 +73,10 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	h, ok := webhook.Hash(cfg.Settings["algorithm"])
 	if !ok {
 		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: algorithm %q is not sha256, sha1 or sha512", cfg.Settings["algorithm"])
+	}
+	enc := cfg.Setting("encoding", "hex")
+	if enc != "hex" && enc != "base64" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: encoding %q is not hex or base64", enc)
 	}
 	raw := req.Header.Get(name)
 	if raw == "" {
@@ -64,13 +90,16 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 			return webhook.Errorf(webhook.ErrMissingSignature, "%s has no %s= value", name, p)
 		}
 	}
+	// A sender may list several signatures (rotation); one that does not
+	// decode must not hide another that does.
 	var got [][]byte
 	for _, s := range sigs {
-		b, err := decodeSig(strings.TrimPrefix(strings.TrimSpace(s), cfg.Settings["prefix"]), cfg.Setting("encoding", "hex"))
-		if err != nil {
-			return err
+		if b, ok := decodeSig(strings.TrimPrefix(strings.TrimSpace(s), cfg.Settings["prefix"]), enc); ok {
+			got = append(got, b)
 		}
-		got = append(got, b)
+	}
+	if len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not %s", name, enc)
 	}
 
 	ts, err := timestamp(req, cfg, params)
@@ -81,18 +110,36 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if strings.Contains(tmpl, "{timestamp}") && ts == "" {
 		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: template uses {timestamp} but no timestamp_header or timestamp_param is set")
 	}
-	parts := signedParts(tmpl, req, ts)
+	u := req.URL
+	if strings.Contains(tmpl, "{url}") {
+		if u, err = webhook.RebaseURL(req.URL, cfg.Settings["base_url"]); err != nil {
+			return err
+		}
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
+	}
+	parts := signedParts(tmpl, req.Body, ts, u)
 	matched := false
 	for _, s := range cfg.Secrets {
 		mac := webhook.MAC(h, []byte(s), parts...)
-		for _, g := range got {
-			if webhook.MatchAny(mac, [][]byte{g}) {
-				matched = true
-			}
+		if webhook.MatchAny(mac, got) {
+			matched = true
 		}
 	}
 	if !matched {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
+	}
+	if p := cfg.Settings["timestamp_json"]; p != "" {
+		doc, err := webhook.DecodeJSON(req.Body)
+		if err != nil {
+			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp: not JSON", p)
+		}
+		v, ok := webhook.Field(doc, p)
+		if !ok {
+			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp", p)
+		}
+		ts = v
 	}
 	if ts != "" {
 		tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
@@ -104,24 +151,21 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	return nil
 }
 
-func decodeSig(s, enc string) ([]byte, error) {
+// decodeSig decodes one signature; ok is false when it is not valid in enc
+// or is empty.
+func decodeSig(s, enc string) ([]byte, bool) {
 	var b []byte
 	var err error
 	switch enc {
 	case "hex":
-		b, err = hex.DecodeString(strings.ToLower(s))
+		b, err = hex.DecodeString(s)
 	case "base64":
 		b, err = base64.StdEncoding.DecodeString(s)
 		if err != nil {
 			b, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 		}
-	default:
-		return nil, webhook.Errorf(webhook.ErrMisconfigured, "hmac: encoding %q is not hex or base64", enc)
 	}
-	if err != nil {
-		return nil, webhook.Errorf(webhook.ErrInvalidSignature, "signature is not %s", enc)
-	}
-	return b, nil
+	return b, err == nil && len(b) > 0
 }
 
 // splitParams parses "k=v<sep>k=v"; repeated keys keep every value.
@@ -129,7 +173,8 @@ func splitParams(raw, sep string) map[string][]string {
 	out := map[string][]string{}
 	for _, part := range strings.Split(raw, sep) {
 		if k, v, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
-			out[k] = append(out[k], v)
+			k = strings.TrimSpace(k)
+			out[k] = append(out[k], strings.TrimSpace(v))
 		}
 	}
 	return out
@@ -137,7 +182,7 @@ func splitParams(raw, sep string) map[string][]string {
 
 func timestamp(req *webhook.Request, cfg webhook.Config, params map[string][]string) (string, error) {
 	if h := cfg.Settings["timestamp_header"]; h != "" {
-		ts := req.Header.Get(h)
+		ts := strings.TrimSpace(req.Header.Get(h))
 		if ts == "" {
 			return "", webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", h)
 		}
@@ -155,11 +200,15 @@ func timestamp(req *webhook.Request, cfg webhook.Config, params map[string][]str
 // checkTime accepts Unix seconds, Unix milliseconds or RFC 3339.
 func checkTime(ts string, now time.Time, tol time.Duration) error {
 	if n, err := strconv.ParseInt(ts, 10, 64); err == nil {
-		if n > 1e12 { // milliseconds
+		if n > 1e12 || n < -1e12 { // milliseconds
 			n /= 1000
 		}
 		_, err := webhook.CheckTimestamp(strconv.FormatInt(n, 10), now, tol)
 		return err
+	}
+	if f, err := strconv.ParseFloat(ts, 64); err == nil && strings.ContainsAny(ts, ".eE") {
+		// JSON numbers such as 1.714478400e12 from timestamp_json.
+		return checkTime(strconv.FormatFloat(f, 'f', 0, 64), now, tol)
 	}
 	t, err := time.Parse(time.RFC3339, ts)
 	if err != nil {
@@ -170,49 +219,52 @@ func checkTime(ts string, now time.Time, tol time.Duration) error {
 }
 
 // signedParts expands the template into byte slices without copying the body.
-func signedParts(tmpl string, req *webhook.Request, ts string) [][]byte {
+// Only {body}, {timestamp} and {url} are placeholders; every other byte,
+// including braces around other words, is literal.
+func signedParts(tmpl string, body []byte, ts, u string) [][]byte {
 	var parts [][]byte
-	for tmpl != "" {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			parts = append(parts, []byte(tmpl))
-			break
+	lit := 0 // start of the pending literal run
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '{' {
+			continue
 		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			parts = append(parts, []byte(tmpl))
-			break
-		}
-		if i > 0 {
-			parts = append(parts, []byte(tmpl[:i]))
-		}
-		switch tmpl[i : i+j+1] {
-		case "{body}":
-			parts = append(parts, req.Body)
-		case "{timestamp}":
-			parts = append(parts, []byte(ts))
-		case "{url}":
-			parts = append(parts, []byte(req.URL))
+		var v []byte
+		n := 0
+		switch {
+		case strings.HasPrefix(tmpl[i:], "{body}"):
+			v, n = body, len("{body}")
+		case strings.HasPrefix(tmpl[i:], "{timestamp}"):
+			v, n = []byte(ts), len("{timestamp}")
+		case strings.HasPrefix(tmpl[i:], "{url}"):
+			v, n = []byte(u), len("{url}")
 		default:
-			parts = append(parts, []byte(tmpl[i:i+j+1]))
+			continue
 		}
-		tmpl = tmpl[i+j+1:]
+		if i > lit {
+			parts = append(parts, []byte(tmpl[lit:i]))
+		}
+		parts = append(parts, v)
+		i += n - 1
+		lit = i + 1
+	}
+	if lit < len(tmpl) {
+		parts = append(parts, []byte(tmpl[lit:]))
 	}
 	return parts
 }
 
 // Events returns the single event of a delivery, with id, type and
-// conversation taken from where the settings say.
+// conversation taken from where the settings say. It returns an error
+// wrapping webhook.ErrMalformed when a JSON source is configured and the body
+// is not JSON, or the configured id is missing, and webhook.ErrMisconfigured
+// when a source has no "header:" or "json:" kind.
 func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Event, error) {
 	var doc any
-	needJSON := false
+	needJSON := cfg.Settings["defining"] != ""
 	for _, k := range []string{"id", "type", "conversation"} {
-		if strings.HasPrefix(cfg.Settings[k], "json:") {
+		if strings.Contains(cfg.Settings[k], "json:") {
 			needJSON = true
 		}
-	}
-	if cfg.Settings["defining"] != "" {
-		needJSON = true
 	}
 	if needJSON {
 		d, err := webhook.DecodeJSON(req.Body)
@@ -241,25 +293,31 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 	return []webhook.Event{ev}, nil
 }
 
-// extract resolves "header:Name" or "json:path". A configured source that
-// yields nothing is a malformed delivery for id (the key must be stable), and
-// empty for type and conversation.
+// extract resolves "header:Name" or "json:path", or several of them separated
+// by "|", the first non-empty winning. A configured source that yields
+// nothing is a malformed delivery for id (the key must be stable), and empty
+// for type and conversation.
 func extract(req *webhook.Request, doc any, src, what string) (string, error) {
 	if src == "" {
 		return "", nil
 	}
-	kind, arg, _ := strings.Cut(src, ":")
-	var v string
-	switch kind {
-	case "header":
-		v = req.Header.Get(arg)
-	case "json":
-		v, _ = webhook.Field(doc, arg)
-	default:
-		return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, src)
+	for _, alt := range strings.Split(src, "|") {
+		kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":")
+		var v string
+		switch kind {
+		case "header":
+			v = req.Header.Get(arg)
+		case "json":
+			v, _ = webhook.Field(doc, arg)
+		default:
+			return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
+		}
+		if v != "" {
+			return v, nil
+		}
 	}
-	if v == "" && what == "id" {
+	if what == "id" {
 		return "", webhook.Errorf(webhook.ErrMalformed, "event id (%s) is missing", src)
 	}
-	return v, nil
+	return "", nil
 }

@@ -6,8 +6,9 @@
 // Deliveries older or newer than the tolerance (default 300 s, Stripe's own)
 // are rejected as replays.
 // Id: the event's "id" (evt_…). Conversation: the connected account (when
-// present) plus data.object.customer, falling back to data.object.id, so all
-// events about one customer (or one object) are processed in order.
+// present) plus data.object.customer, falling back to data.object.id (and to
+// related_object.id for thin v2 events), so all events about one customer (or
+// one object) are processed in order.
 //
 // Settings: "tolerance" (seconds or a Go duration).
 package stripe
@@ -40,9 +41,11 @@ type Header struct {
 
 // ParseHeader parses a Stripe-Signature header. Unknown schemes (v0) are
 // ignored; undecodable v1 values are skipped. It returns an error wrapping
-// webhook.ErrMissingSignature when t= or every v1= is missing.
+// webhook.ErrMissingSignature when t= or every v1= is missing, and
+// webhook.ErrInvalidSignature when v1= values are present but none is hex.
 func ParseHeader(h string) (Header, error) {
 	var out Header
+	sawV1 := false
 	for _, part := range strings.Split(h, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
 		if !ok {
@@ -52,13 +55,17 @@ func ParseHeader(h string) (Header, error) {
 		case "t":
 			out.Timestamp = v
 		case "v1":
-			if b, err := hex.DecodeString(v); err == nil {
+			sawV1 = true
+			if b, err := hex.DecodeString(v); err == nil && len(b) > 0 {
 				out.V1 = append(out.V1, b)
 			}
 		}
 	}
 	if out.Timestamp == "" {
 		return out, webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature has no t= timestamp")
+	}
+	if len(out.V1) == 0 && sawV1 {
+		return out, webhook.Errorf(webhook.ErrInvalidSignature, "Stripe-Signature v1= is not hex")
 	}
 	if len(out.V1) == 0 {
 		return out, webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature has no v1= signature")
@@ -67,7 +74,10 @@ func ParseHeader(h string) (Header, error) {
 }
 
 // Verify checks Stripe-Signature against every secret and the timestamp
-// against the tolerance.
+// against the tolerance. It returns an error wrapping
+// webhook.ErrMissingSignature (no usable header), webhook.ErrInvalidSignature
+// (no secret matches), webhook.ErrStale (genuine but outside the tolerance) or
+// webhook.ErrMisconfigured (no secrets, bad tolerance setting).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
 	raw := req.Header.Get("Stripe-Signature")
 	if raw == "" {
@@ -76,6 +86,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	h, err := ParseHeader(raw)
 	if err != nil {
 		return err
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "stripe: no secrets configured")
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	if err != nil {
@@ -110,9 +123,16 @@ type event struct {
 			Customer json.RawMessage `json:"customer"`
 		} `json:"object"`
 	} `json:"data"`
+	// RelatedObject is set on thin (v2) event notifications, which carry no
+	// data.object.
+	RelatedObject struct {
+		ID string `json:"id"`
+	} `json:"related_object"`
 }
 
-// Events returns the single event of a delivery.
+// Events returns the single event of a delivery. It returns an error
+// wrapping webhook.ErrMalformed when the body is not a Stripe event with an
+// id.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
 	var e event
 	if err := json.Unmarshal(req.Body, &e); err != nil {
@@ -125,8 +145,14 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if conv == "" {
 		conv = e.Data.Object.ID
 	}
-	if e.Account != "" {
+	if conv == "" {
+		conv = e.RelatedObject.ID
+	}
+	switch {
+	case e.Account != "" && conv != "":
 		conv = e.Account + "/" + conv
+	case e.Account != "":
+		conv = e.Account
 	}
 	return []webhook.Event{{
 		ID:           e.ID,

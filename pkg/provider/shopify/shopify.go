@@ -1,0 +1,148 @@
+// Package shopify verifies and parses Shopify webhook deliveries.
+//
+// Signature: X-Shopify-Hmac-Sha256 = base64 HMAC-SHA256(client secret, raw
+// body). Deliveries of Shopify's newer Events subscriptions carry the same
+// headers without the "X-" prefix (Shopify-Hmac-Sha256, Shopify-Topic, …);
+// both spellings are accepted, the prefixed one first.
+//
+// Replay rules: Shopify signs no timestamp, so replays are caught by the
+// idempotency key alone.
+//
+// Id: X-Shopify-Event-Id (the same for every delivery of one event), falling
+// back to X-Shopify-Webhook-Id (the same across retries of one delivery),
+// prefixed with the topic ("orders/create:<id>") so that two topics fired by
+// one underlying event are never mistaken for duplicates.
+//
+// Type: X-Shopify-Topic ("orders/create").
+//
+// Conversation: the shop domain plus the resource the event is about, so all
+// events about one order are processed in order:
+//
+//   - body "order_id" (refunds, fulfillments, transactions, disputes …)
+//     → "Order/<order_id>";
+//   - else body "admin_graphql_api_id" or the Shopify-Resource-Id header
+//     ("gid://shopify/Order/123") → "Order/123";
+//   - else body "id" → "<topic resource>/<id>" ("products/123");
+//   - else the shop alone.
+//
+// e.g. "acme.myshopify.com/Order/820982911946154508".
+//
+// Settings: none. The secret is the app's client secret (or, for webhooks
+// created in the shop admin, the key shown under Settings → Notifications →
+// Webhooks).
+package shopify
+
+import (
+	"encoding/base64"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Provider implements webhook.Provider for Shopify.
+type Provider struct{}
+
+var _ webhook.Provider = Provider{}
+
+var sha256New, _ = webhook.Hash("sha256")
+
+// header returns the X-Shopify-<name> header, or Shopify-<name>.
+func header(req *webhook.Request, name string) string {
+	if v := req.Header.Get("X-Shopify-" + name); v != "" {
+		return v
+	}
+	return req.Header.Get("Shopify-" + name)
+}
+
+// Verify checks X-Shopify-Hmac-Sha256 against every secret. It returns an
+// error wrapping webhook.ErrMissingSignature when the header is absent,
+// webhook.ErrInvalidSignature when it is not base64 or no secret matches, and
+// webhook.ErrMisconfigured when the tenant has no secrets.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	sig := strings.TrimSpace(header(req, "Hmac-Sha256"))
+	if sig == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Shopify-Hmac-Sha256 header is required")
+	}
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Shopify-Hmac-Sha256 is not base64")
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "shopify: no secrets configured")
+	}
+	cands := make([][]byte, 0, len(cfg.Secrets))
+	for _, s := range cfg.Secrets {
+		cands = append(cands, webhook.MAC(sha256New, []byte(s), req.Body))
+	}
+	if !webhook.MatchAny(got, cands) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Shopify-Hmac-Sha256")
+	}
+	return nil
+}
+
+// Events returns the single event of a delivery. It returns an error wrapping
+// webhook.ErrMalformed when the topic or both ids are missing, or the body is
+// not JSON.
+func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
+	topic := header(req, "Topic")
+	if topic == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Topic header is required")
+	}
+	id := header(req, "Event-Id")
+	if id == "" {
+		id = header(req, "Webhook-Id")
+	}
+	if id == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Event-Id or X-Shopify-Webhook-Id header is required")
+	}
+	doc, err := webhook.DecodeJSON(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	shop := header(req, "Shop-Domain")
+	conv := shop
+	if r := resource(doc, topic, header(req, "Resource-Id")); r != "" {
+		conv = shop + "/" + r
+	}
+	return []webhook.Event{{
+		ID:           topic + ":" + id,
+		Type:         topic,
+		Conversation: conv,
+		Body:         req.Body,
+		Headers: map[string]string{
+			"content-type":          req.Header.Get("Content-Type"),
+			"x-shopify-topic":       topic,
+			"x-shopify-shop-domain": shop,
+			"x-shopify-api-version": header(req, "Api-Version"),
+			"x-shopify-webhook-id":  header(req, "Webhook-Id"),
+			"x-shopify-event-id":    header(req, "Event-Id"),
+		},
+	}}, nil
+}
+
+// resource names what the event is about, as described in the package
+// comment; "" when the body names nothing.
+func resource(doc any, topic, resourceID string) string {
+	if v, ok := webhook.Field(doc, "order_id"); ok && v != "" {
+		return "Order/" + v
+	}
+	for _, gid := range []string{field(doc, "admin_graphql_api_id"), resourceID} {
+		if r := strings.TrimPrefix(gid, "gid://shopify/"); r != gid && r != "" {
+			if i := strings.IndexByte(r, '?'); i >= 0 {
+				r = r[:i]
+			}
+			return r
+		}
+	}
+	if v, ok := webhook.Field(doc, "id"); ok && v != "" {
+		kind, _, _ := strings.Cut(topic, "/")
+		return kind + "/" + v
+	}
+	return ""
+}
+
+func field(doc any, path string) string {
+	v, _ := webhook.Field(doc, path)
+	return v
+}

@@ -1,0 +1,221 @@
+// Package slack verifies and parses Slack requests: Events API callbacks
+// (JSON), slash commands and interactivity payloads (form bodies).
+//
+// Signature: X-Slack-Signature = "v0=" + hex HMAC-SHA256(signing secret,
+// "v0:" + X-Slack-Request-Timestamp + ":" + raw body).
+//
+// Replay rules: the signed timestamp must lie within the tolerance of now in
+// either direction (default 300 s, Slack's recommendation). Slack retries an
+// event up to three times with X-Slack-Retry-Num set and the same event_id,
+// so retries collapse onto one idempotency key.
+//
+// Handshake: the Events API "url_verification" request is answered, after
+// Verify, with 200 text/plain holding the challenge (Slack accepts plain
+// text), and a signed slash-command "ssl_check" with an empty 200.
+//
+// Id: event_id ("Ev…") for Events API callbacks. Slash commands,
+// interactivity payloads and other bodies without an id are keyed by the
+// content hash of the body: Slack does not retry those, and an identical
+// re-send is the same request.
+//
+// Type: event.type for callbacks ("message", "app_mention"), else the
+// top-level type ("url_verification", "app_rate_limited"); the payload's type
+// for interactivity ("block_actions", "view_submission"); "slash_command".
+//
+// Conversation: team + channel + thread, joined by ":" — team_id (or the
+// enterprise id), the channel (event.channel, event.item.channel, …) and the
+// thread (event.thread_ts, else the message's ts): "T123:C456:1355517523.000005".
+// Replies in a thread share the parent's conversation; a channel event
+// without a message is ordered per channel.
+//
+// Settings: "tolerance" (seconds or a Go duration). The secret is the app's
+// signing secret (Basic Information → App Credentials).
+package slack
+
+import (
+	"encoding/hex"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// DefaultTolerance is Slack's recommended replay window.
+const DefaultTolerance = 300 * time.Second
+
+// Provider implements webhook.Provider and webhook.Handshaker for Slack.
+type Provider struct{}
+
+var (
+	_ webhook.Provider   = Provider{}
+	_ webhook.Handshaker = Provider{}
+)
+
+var sha256New, _ = webhook.Hash("sha256")
+
+const prefix = "v0="
+
+// Verify checks X-Slack-Signature against every signing secret and the
+// timestamp against the tolerance. It returns an error wrapping
+// webhook.ErrMissingSignature (a header is absent or the timestamp is not a
+// number), webhook.ErrInvalidSignature (malformed or no secret matches),
+// webhook.ErrStale (genuine but outside the tolerance) or
+// webhook.ErrMisconfigured (no secrets, bad tolerance).
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	sig := strings.TrimSpace(req.Header.Get("X-Slack-Signature"))
+	if sig == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Signature header is required")
+	}
+	ts := strings.TrimSpace(req.Header.Get("X-Slack-Request-Timestamp"))
+	if ts == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Request-Timestamp header is required")
+	}
+	if _, err := strconv.ParseInt(ts, 10, 64); err != nil {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Request-Timestamp is not Unix seconds")
+	}
+	if !strings.HasPrefix(sig, prefix) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature must start with %q", prefix)
+	}
+	got, err := hex.DecodeString(sig[len(prefix):])
+	if err != nil || len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature is not hex")
+	}
+	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "slack: no secrets configured")
+	}
+	base := []byte("v0:" + ts + ":")
+	cands := make([][]byte, 0, len(cfg.Secrets))
+	for _, s := range cfg.Secrets {
+		cands = append(cands, webhook.MAC(sha256New, []byte(s), base, req.Body))
+	}
+	// The signature first, so a forged request learns nothing about our
+	// clock; then staleness of a genuine one.
+	if !webhook.MatchAny(got, cands) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured signing secret matches X-Slack-Signature")
+	}
+	_, err = webhook.CheckTimestamp(ts, now, tol)
+	return err
+}
+
+// Handshake answers url_verification and ssl_check requests. The ingest path
+// calls it for POSTs only after Verify succeeded. ok is false for every other
+// request; it never returns an error.
+func (Provider) Handshake(req *webhook.Request, _ webhook.Config) (webhook.Reply, bool, error) {
+	if req.Method != http.MethodPost {
+		return webhook.Reply{}, false, nil
+	}
+	if isForm(req) {
+		form, err := url.ParseQuery(string(req.Body))
+		if err == nil && form.Get("ssl_check") == "1" {
+			return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}, true, nil
+		}
+		return webhook.Reply{}, false, nil
+	}
+	doc, err := webhook.DecodeJSON(req.Body)
+	if err != nil || field(doc, "type") != "url_verification" {
+		return webhook.Reply{}, false, nil
+	}
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: field(doc, "challenge")}, true, nil
+}
+
+// Events returns the single event of a request. It returns an error wrapping
+// webhook.ErrMalformed when the body is neither a JSON object nor a form, or
+// an interactivity payload is not JSON.
+func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
+	headers := map[string]string{"content-type": req.Header.Get("Content-Type")}
+	for _, h := range []string{"X-Slack-Retry-Num", "X-Slack-Retry-Reason"} {
+		if v := req.Header.Get(h); v != "" {
+			headers[strings.ToLower(h)] = v
+		}
+	}
+	ev := webhook.Event{Body: req.Body, Headers: headers}
+	if isForm(req) {
+		form, err := url.ParseQuery(string(req.Body))
+		if err != nil {
+			return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
+		}
+		if p := form.Get("payload"); p != "" {
+			doc, err := webhook.DecodeJSON([]byte(p))
+			if err != nil {
+				return nil, err
+			}
+			ev.Type = field(doc, "type")
+			ev.Conversation = join(
+				first(doc, "team.id", "user.team_id", "enterprise.id"),
+				first(doc, "channel.id", "container.channel_id"),
+				first(doc, "container.thread_ts", "message.thread_ts", "container.message_ts", "message.ts"),
+			)
+			return []webhook.Event{ev}, nil
+		}
+		if form.Get("command") != "" {
+			ev.Type = "slash_command"
+		}
+		ev.Conversation = join(form.Get("team_id"), form.Get("channel_id"), "")
+		return []webhook.Event{ev}, nil
+	}
+	doc, err := webhook.DecodeJSON(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := doc.(map[string]any); !ok {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object")
+	}
+	ev.ID = field(doc, "event_id")
+	ev.Type = field(doc, "type")
+	if t := field(doc, "event.type"); t != "" {
+		ev.Type = t
+	}
+	ev.Conversation = join(
+		first(doc, "team_id", "context_team_id", "enterprise_id"),
+		first(doc, "event.channel.id", "event.channel", "event.item.channel", "event.channel_id"),
+		first(doc, "event.thread_ts", "event.message.thread_ts", "event.previous_message.thread_ts",
+			"event.message.ts", "event.previous_message.ts", "event.item.ts", "event.deleted_ts", "event.ts"),
+	)
+	return []webhook.Event{ev}, nil
+}
+
+// isForm reports whether the request carries a form body. Slack always sets
+// the Content-Type; a body that is not JSON is treated as a form too.
+func isForm(req *webhook.Request) bool {
+	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err == nil {
+		return mt == "application/x-www-form-urlencoded"
+	}
+	b := strings.TrimLeft(string(req.Body), " \t\r\n")
+	return b != "" && b[0] != '{' && b[0] != '['
+}
+
+func field(doc any, path string) string {
+	v, _ := webhook.Field(doc, path)
+	return v
+}
+
+// first returns the first path holding a string or number (never an object:
+// event.channel is an object in channel_* events, a string elsewhere).
+func first(doc any, paths ...string) string {
+	for _, p := range paths {
+		if v := field(doc, p); v != "" && v[0] != '{' && v[0] != '[' {
+			return v
+		}
+	}
+	return ""
+}
+
+// join builds team:channel:thread, dropping the parts after an empty channel.
+func join(team, channel, thread string) string {
+	switch {
+	case channel == "":
+		return team
+	case thread == "":
+		return team + ":" + channel
+	default:
+		return team + ":" + channel + ":" + thread
+	}
+}

@@ -1,0 +1,187 @@
+// Package standardwebhooks verifies and parses deliveries that follow the
+// Standard Webhooks specification (https://www.standardwebhooks.com), which
+// Svix and the senders built on it (Clerk, Resend, Replicate, …) use. It is
+// registered as both "standardwebhooks" and "svix".
+//
+// Signature: headers webhook-id, webhook-timestamp and webhook-signature
+// (or their svix-id, svix-timestamp, svix-signature aliases). The signed
+// content is "{id}.{timestamp}.{body}"; webhook-signature is a
+// space-separated list of "v1,<base64 HMAC-SHA256>" entries (and "v1a,<base64
+// Ed25519>" for asymmetric senders), any match wins. A symmetric secret is
+// "whsec_" + base64 key (the key is the base64-decoded part); a secret
+// starting "whpk_" is a base64 Ed25519 public key and checks v1a entries.
+// Unknown versions are ignored.
+//
+// Replay rules: webhook-timestamp must lie within the tolerance of now in
+// either direction (default 5 minutes, the specification's).
+//
+// Id: webhook-id, which the specification keeps identical across retries of
+// one message.
+//
+// Type: the body's JSON field named by setting "type" (default "type", the
+// specification's payload structure).
+//
+// Conversation: the body's JSON field at the dotted path in setting
+// "conversation" (e.g. "data.customer_id"); by default, or when the path is
+// absent, the id, i.e. every message is its own conversation.
+//
+// Settings: "tolerance", "type", "conversation".
+package standardwebhooks
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// DefaultTolerance is the specification's replay window.
+const DefaultTolerance = 5 * time.Minute
+
+// Provider implements webhook.Provider for Standard Webhooks.
+type Provider struct{}
+
+var _ webhook.Provider = Provider{}
+
+var sha256New, _ = webhook.Hash("sha256")
+
+// header returns webhook-<name>, or its svix-<name> alias.
+func header(req *webhook.Request, name string) string {
+	if v := strings.TrimSpace(req.Header.Get("Webhook-" + name)); v != "" {
+		return v
+	}
+	return strings.TrimSpace(req.Header.Get("Svix-" + name))
+}
+
+// signatures is a parsed webhook-signature header.
+type signatures struct {
+	v1, v1a [][]byte
+	// bad counts v1/v1a entries whose payload is not base64.
+	bad int
+}
+
+// parseSignatures parses "v1,<b64> v1,<b64> v1a,<b64>"; entries of other
+// versions are ignored.
+func parseSignatures(h string) signatures {
+	var s signatures
+	for _, entry := range strings.Fields(h) {
+		version, sig, ok := strings.Cut(entry, ",")
+		if !ok || (version != "v1" && version != "v1a") {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(sig)
+		if err != nil || len(b) == 0 {
+			s.bad++
+			continue
+		}
+		if version == "v1" {
+			s.v1 = append(s.v1, b)
+		} else {
+			s.v1a = append(s.v1a, b)
+		}
+	}
+	return s
+}
+
+// Verify checks webhook-signature against every secret and the timestamp
+// against the tolerance. It returns an error wrapping
+// webhook.ErrMissingSignature (a header is absent, the timestamp is not a
+// number, no v1/v1a entry), webhook.ErrInvalidSignature (nothing matches),
+// webhook.ErrStale (genuine but outside the tolerance) or
+// webhook.ErrMisconfigured (no secrets, a secret that is not base64, bad
+// tolerance).
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	id, ts, raw := header(req, "Id"), header(req, "Timestamp"), header(req, "Signature")
+	switch {
+	case id == "":
+		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-id header is required")
+	case ts == "":
+		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-timestamp header is required")
+	case raw == "":
+		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-signature header is required")
+	}
+	if _, err := strconv.ParseInt(ts, 10, 64); err != nil {
+		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-timestamp is not Unix seconds")
+	}
+	sigs := parseSignatures(raw)
+	if len(sigs.v1) == 0 && len(sigs.v1a) == 0 {
+		if sigs.bad > 0 {
+			return webhook.Errorf(webhook.ErrInvalidSignature, "webhook-signature entries are not base64")
+		}
+		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-signature has no v1 entry")
+	}
+	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: no secrets configured")
+	}
+	content := []byte(id + "." + ts + ".")
+	signed := append(append([]byte(nil), content...), req.Body...)
+	matched := false
+	for i, s := range cfg.Secrets {
+		if pk, ok := strings.CutPrefix(s, "whpk_"); ok {
+			key, err := base64.StdEncoding.DecodeString(pk)
+			if err != nil || len(key) != ed25519.PublicKeySize {
+				return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not a base64 Ed25519 public key", i+1)
+			}
+			for _, sig := range sigs.v1a {
+				if ed25519.Verify(ed25519.PublicKey(key), signed, sig) {
+					matched = true
+				}
+			}
+			continue
+		}
+		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
+		if err != nil || len(key) == 0 {
+			return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not whsec_ followed by base64", i+1)
+		}
+		mac := webhook.MAC(sha256New, key, content, req.Body)
+		for _, sig := range sigs.v1 {
+			if webhook.MatchAny(mac, [][]byte{sig}) {
+				matched = true
+			}
+		}
+	}
+	if !matched {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches webhook-signature")
+	}
+	_, err = webhook.CheckTimestamp(ts, now, tol)
+	return err
+}
+
+// Events returns the single event of a delivery. It returns an error
+// wrapping webhook.ErrMalformed when webhook-id is missing. A body that is
+// not JSON is accepted: it simply has no type, and the id is its
+// conversation.
+func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Event, error) {
+	id := header(req, "Id")
+	if id == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "webhook-id header is required")
+	}
+	ev := webhook.Event{
+		ID:           id,
+		Conversation: id,
+		Body:         req.Body,
+		Headers: map[string]string{
+			"content-type":      req.Header.Get("Content-Type"),
+			"webhook-id":        id,
+			"webhook-timestamp": header(req, "Timestamp"),
+		},
+	}
+	if doc, err := webhook.DecodeJSON(req.Body); err == nil {
+		if v, ok := webhook.Field(doc, cfg.Setting("type", "type")); ok {
+			ev.Type = v
+		}
+		if p := cfg.Settings["conversation"]; p != "" {
+			if v, ok := webhook.Field(doc, p); ok && v != "" {
+				ev.Conversation = v
+			}
+		}
+	}
+	return []webhook.Event{ev}, nil
+}

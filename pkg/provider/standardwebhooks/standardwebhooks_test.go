@@ -1,0 +1,197 @@
+package standardwebhooks
+
+import (
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// The specification's own vector, from the reference Go library's tests
+// (github.com/standard-webhooks/standard-webhooks,
+// libraries/go/webhook_test.go, TestWebhookSign; the same values appear in
+// the JavaScript, Python and Ruby library tests and in Svix's docs).
+const (
+	docSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	docID     = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+	docTS     = "1614265330"
+	docBody   = `{"test": 2432232314}`
+	docSig    = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+	// An invalid signature the same tests use next to the valid one.
+	otherSig = "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc="
+)
+
+var docAt = time.Unix(1614265330, 0)
+
+func request(prefix, id, ts, sig, body string) *webhook.Request {
+	h := http.Header{}
+	for k, v := range map[string]string{"Id": id, "Timestamp": ts, "Signature": sig} {
+		if v != "" {
+			h.Set(prefix+k, v)
+		}
+	}
+	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
+}
+
+func sign(secret, id, ts, body string) string {
+	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "." + body))
+	return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func TestVerify(t *testing.T) {
+	seed := sha256.Sum256([]byte("standardwebhooks test key"))
+	priv := ed25519.NewKeyFromSeed(seed[:])
+	pub := "whpk_" + base64.StdEncoding.EncodeToString(priv.Public().(ed25519.PublicKey))
+	v1a := "v1a," + base64.StdEncoding.EncodeToString(ed25519.Sign(priv, []byte(docID+"."+docTS+"."+docBody)))
+
+	tests := []struct {
+		name    string
+		secrets []string
+		set     map[string]string
+		prefix  string
+		id, ts  string
+		sig     string
+		body    string
+		now     time.Time
+		want    error
+	}{
+		{"spec vector", []string{docSecret}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, nil},
+		{"svix aliases", []string{docSecret}, nil, "Svix-", docID, docTS, docSig, docBody, docAt, nil},
+		{"secret without whsec_ prefix", []string{strings.TrimPrefix(docSecret, "whsec_")}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, nil},
+		{"multi signature: any match wins", []string{docSecret}, nil, "Webhook-", docID, docTS, otherSig + " v2,abc " + docSig + " " + otherSig, docBody, docAt, nil},
+		{"rotation: second secret matches", []string{"whsec_" + base64.StdEncoding.EncodeToString([]byte("old-secret-old-secret-12")), docSecret}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, nil},
+		{"asymmetric v1a", []string{pub}, nil, "Webhook-", docID, docTS, v1a, docBody, docAt, nil},
+		{"asymmetric key does not accept v1", []string{pub}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, webhook.ErrInvalidSignature},
+
+		{"invalid signature", []string{docSecret}, nil, "Webhook-", docID, docTS, otherSig, docBody, docAt, webhook.ErrInvalidSignature},
+		{"tampered body", []string{docSecret}, nil, "Webhook-", docID, docTS, docSig, `{"test": 2432232315}`, docAt, webhook.ErrInvalidSignature},
+		{"id changed", []string{docSecret}, nil, "Webhook-", "msg_other", docTS, docSig, docBody, docAt, webhook.ErrInvalidSignature},
+		{"wrong secret", []string{"whsec_" + base64.StdEncoding.EncodeToString([]byte("another secret value 1234"))}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, webhook.ErrInvalidSignature},
+		{"stale", []string{docSecret}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt.Add(5*time.Minute + time.Second), webhook.ErrStale},
+		{"future", []string{docSecret}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt.Add(-5*time.Minute - time.Second), webhook.ErrStale},
+		{"tolerance setting", []string{docSecret}, map[string]string{"tolerance": "1h"}, "Webhook-", docID, docTS, docSig, docBody, docAt.Add(30 * time.Minute), nil},
+		{"missing id", []string{docSecret}, nil, "Webhook-", "", docTS, docSig, docBody, docAt, webhook.ErrMissingSignature},
+		{"missing timestamp", []string{docSecret}, nil, "Webhook-", docID, "", docSig, docBody, docAt, webhook.ErrMissingSignature},
+		{"missing signature", []string{docSecret}, nil, "Webhook-", docID, docTS, "", docBody, docAt, webhook.ErrMissingSignature},
+		{"timestamp not a number", []string{docSecret}, nil, "Webhook-", docID, "2021-02-25", docSig, docBody, docAt, webhook.ErrMissingSignature},
+		{"only unknown versions", []string{docSecret}, nil, "Webhook-", docID, docTS, "v2,abc", docBody, docAt, webhook.ErrMissingSignature},
+		{"v1 not base64", []string{docSecret}, nil, "Webhook-", docID, docTS, "v1,***", docBody, docAt, webhook.ErrInvalidSignature},
+		{"secret not base64", []string{"whsec_***"}, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, webhook.ErrMisconfigured},
+		{"public key not a key", []string{"whpk_AAAA"}, nil, "Webhook-", docID, docTS, v1a, docBody, docAt, webhook.ErrMisconfigured},
+		{"no secrets", nil, nil, "Webhook-", docID, docTS, docSig, docBody, docAt, webhook.ErrMisconfigured},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Provider{}.Verify(request(tt.prefix, tt.id, tt.ts, tt.sig, tt.body), webhook.Config{Secrets: tt.secrets, Settings: tt.set}, tt.now)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Verify(%q) = %v, want %v", tt.sig, err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw") {
+				t.Errorf("Verify error %q leaks the secret", err)
+			}
+		})
+	}
+}
+
+func TestParseSignatures(t *testing.T) {
+	s := parseSignatures("  v1,AAAA  v1a,AAAA v2,AAAA v1 v1,*** ,AAAA v1,")
+	if len(s.v1) != 1 || len(s.v1a) != 1 || s.bad != 2 {
+		t.Errorf("parseSignatures = %d v1, %d v1a, %d bad; want 1, 1, 2", len(s.v1), len(s.v1a), s.bad)
+	}
+}
+
+func TestEvents(t *testing.T) {
+	body := `{"type":"invoice.paid","timestamp":"2022-11-03T20:26:10.344522Z","data":{"id":"in_1","customer_id":"cus_7"}}`
+	tests := []struct {
+		name     string
+		prefix   string
+		set      map[string]string
+		body     string
+		wantType string
+		wantConv string
+	}{
+		{"defaults", "Webhook-", nil, body, "invoice.paid", "msg_1"},
+		{"conversation path", "Webhook-", map[string]string{"conversation": "data.customer_id"}, body, "invoice.paid", "cus_7"},
+		{"missing conversation path falls back to id", "Webhook-", map[string]string{"conversation": "data.nope"}, body, "invoice.paid", "msg_1"},
+		{"type path", "Svix-", map[string]string{"type": "data.id"}, body, "in_1", "msg_1"},
+		{"non-JSON body", "Webhook-", map[string]string{"conversation": "data.customer_id"}, "plain", "", "msg_1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := Provider{}.Events(request(tt.prefix, "msg_1", docTS, docSig, tt.body), webhook.Config{Settings: tt.set})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
+			}
+			ev := evs[0]
+			if ev.ID != "msg_1" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv || string(ev.Body) != tt.body {
+				t.Errorf("Events() = id %q type %q conv %q; want msg_1 %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantType, tt.wantConv)
+			}
+		})
+	}
+	if _, err := (Provider{}).Events(request("Webhook-", "", docTS, docSig, body), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
+		t.Errorf("Events(no id) = %v, want ErrMalformed", err)
+	}
+}
+
+func FuzzParseSignatures(f *testing.F) {
+	f.Add(docSig + " " + otherSig)
+	f.Add("v1a,AAAA v1,")
+	f.Add(",,, v1,,, v1,=")
+	f.Fuzz(func(t *testing.T, h string) {
+		s := parseSignatures(h)
+		if n := len(s.v1) + len(s.v1a) + s.bad; n > len(strings.Fields(h)) {
+			t.Fatalf("parseSignatures(%q) found %d entries in %d fields", h, n, len(strings.Fields(h)))
+		}
+		for _, b := range append(s.v1, s.v1a...) {
+			if len(b) == 0 {
+				t.Fatalf("parseSignatures(%q) kept an empty signature", h)
+			}
+		}
+	})
+}
+
+func FuzzVerify(f *testing.F) {
+	f.Add(docID, docTS, docSig, []byte(docBody))
+	f.Add("", "0", "v1,", []byte(""))
+	f.Add("id", "1614265330", "v1,AAAA v1a,AAAA", []byte("{}"))
+	f.Fuzz(func(t *testing.T, id, ts, sig string, body []byte) {
+		err := Provider{}.Verify(request("Webhook-", id, ts, sig, string(body)), webhook.Config{Secrets: []string{docSecret}}, docAt)
+		if err != nil {
+			return
+		}
+		want := sign(docSecret, strings.TrimSpace(id), strings.TrimSpace(ts), string(body))
+		for _, f := range strings.Fields(sig) {
+			if f == want {
+				return
+			}
+		}
+		t.Fatalf("Verify(%q, %q, %q) = nil without the real signature", id, ts, sig)
+	})
+}
+
+func FuzzEvents(f *testing.F) {
+	f.Add("msg_1", []byte(`{"type":"a","data":{"c":"x"}}`), "data.c")
+	f.Add("m", []byte(`[]`), "0")
+	f.Add("", []byte(`{}`), "")
+	f.Fuzz(func(t *testing.T, id string, body []byte, conv string) {
+		r := request("Webhook-", id, "1", "v1,AAAA", string(body))
+		evs, err := Provider{}.Events(r, webhook.Config{Settings: map[string]string{"conversation": conv}})
+		if err != nil && !errors.Is(err, webhook.ErrMalformed) {
+			t.Fatalf("Events() error %v does not wrap ErrMalformed", err)
+		}
+		for _, ev := range evs {
+			if ev.ID == "" || ev.Conversation == "" {
+				t.Fatalf("Events() = %+v: want an id and a conversation", ev)
+			}
+		}
+	})
+}

@@ -1,0 +1,338 @@
+// Package twilio verifies and parses Twilio webhooks (Messaging, Voice,
+// Conversations status callbacks and incoming-message/call webhooks, and
+// Event Streams webhook sinks).
+//
+// Signature: X-Twilio-Signature = base64 HMAC-SHA1(auth token, full URL +
+// POST parameters sorted by name, each name immediately followed by its
+// value(s), values of a repeated name sorted too). For JSON bodies Twilio
+// adds a bodySHA256 query parameter to the URL and signs the URL alone; the
+// hex SHA-256 of the raw body must then equal that parameter. Like Twilio's
+// own validators, the URL is tried as reconstructed, without its port and
+// with the scheme's default port (:443, :80), because proxies disagree about
+// whether the port is part of the URL. The URL is the one the sender called;
+// setting "base_url" replaces its origin (plus path prefix) for custom
+// domains, since Twilio signs exactly the URL configured in its console.
+//
+// Replay rules: Twilio signs no timestamp; replays are caught by the
+// idempotency key.
+//
+// Id: the I-Twilio-Idempotency-Token header (the same across Twilio's
+// retries of one request), else the resource SID (MessageSid, SmsMessageSid,
+// SmsSid, CallSid, RecordingSid, TranscriptionSid, ConversationSid …) plus its
+// status (MessageStatus, SmsStatus, CallStatus, RecordingStatus,
+// TranscriptionStatus, or the Conversations EventType) plus SequenceNumber
+// when present: "SM…:delivered". Without either, the event falls back to the
+// content hash of the body. Event Streams batches (a JSON array of
+// CloudEvents) are split into one event per CloudEvent, keyed by its "id".
+//
+// Type: the Conversations EventType, else "message.<status>",
+// "call.<status>", "recording.<status>", "transcription.<status>"; for
+// CloudEvents their "type".
+//
+// Conversation: ConversationSid when present, else the From/To pair sorted,
+// so both directions of an exchange ("+1555…" ↔ "+1666…") are one
+// conversation: "+15550001111|+15559990000".
+//
+// Settings: "base_url" (optional). The secret is the account's auth token
+// (the primary and secondary tokens while rotating).
+package twilio
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Provider implements webhook.Provider for Twilio.
+type Provider struct{}
+
+var _ webhook.Provider = Provider{}
+
+var sha1New, _ = webhook.Hash("sha1")
+
+// Verify checks X-Twilio-Signature against every auth token. It returns an
+// error wrapping webhook.ErrMissingSignature when the header is absent,
+// webhook.ErrInvalidSignature when it is not base64, the body does not match
+// bodySHA256, the form body cannot be parsed or no token matches, and
+// webhook.ErrMisconfigured when base_url is unusable or there are no secrets.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	sig := strings.TrimSpace(req.Header.Get("X-Twilio-Signature"))
+	if sig == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "X-Twilio-Signature header is required")
+	}
+	got, err := base64.StdEncoding.DecodeString(sig)
+	if err != nil || len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Twilio-Signature is not base64")
+	}
+	u, err := webhook.RebaseURL(req.URL, cfg.Settings["base_url"])
+	if err != nil {
+		return err
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
+	}
+	var params []string // candidate parameter strings appended to the URL
+	if want, ok := bodyHash(u); ok {
+		sum := sha256.Sum256(req.Body)
+		if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(strings.ToLower(want))) != 1 {
+			return webhook.Errorf(webhook.ErrInvalidSignature, "body does not match bodySHA256")
+		}
+		params = []string{""}
+	} else {
+		form, err := url.ParseQuery(string(req.Body))
+		if err != nil {
+			return webhook.Errorf(webhook.ErrInvalidSignature, "form body is not URL-encoded")
+		}
+		params = paramStrings(form)
+	}
+	var cands [][]byte
+	for _, variant := range urlVariants(u) {
+		for _, p := range params {
+			for _, s := range cfg.Secrets {
+				cands = append(cands, webhook.MAC(sha1New, []byte(s), []byte(variant), []byte(p)))
+			}
+		}
+	}
+	if !webhook.MatchAny(got, cands) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured auth token matches X-Twilio-Signature")
+	}
+	return nil
+}
+
+// bodyHash returns the bodySHA256 query parameter of u.
+func bodyHash(u string) (string, bool) {
+	_, q, ok := strings.Cut(u, "?")
+	if !ok {
+		return "", false
+	}
+	vals, _ := url.ParseQuery(q)
+	h, ok := vals["bodySHA256"]
+	if !ok || len(h) == 0 {
+		return "", false
+	}
+	return h[0], true
+}
+
+// paramStrings returns the sorted name+value concatenation Twilio signs.
+// Twilio's helper libraries disagree on repeated identical values (Python
+// de-duplicates them, Node keeps them), so when the form has such
+// duplicates both spellings are candidates.
+func paramStrings(form url.Values) []string {
+	keys := make([]string, 0, len(form))
+	for k := range form {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var all, dedup strings.Builder
+	differ := false
+	for _, k := range keys {
+		vals := append([]string(nil), form[k]...)
+		sort.Strings(vals)
+		for i, v := range vals {
+			all.WriteString(k)
+			all.WriteString(v)
+			if i > 0 && vals[i-1] == v {
+				differ = true
+				continue
+			}
+			dedup.WriteString(k)
+			dedup.WriteString(v)
+		}
+	}
+	if differ {
+		return []string{all.String(), dedup.String()}
+	}
+	return []string{all.String()}
+}
+
+// urlVariants returns u, u without its port and u with the scheme's default
+// port, without duplicates, as Twilio's validators try them.
+func urlVariants(u string) []string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return []string{u}
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority, tail := rest[:end], rest[end:]
+	userinfo := ""
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		userinfo, authority = authority[:i+1], authority[i+1:]
+	}
+	host, port := authority, ""
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+		host, port = authority[:i], authority[i+1:]
+	}
+	def := map[string]string{"https": "443", "http": "80"}[strings.ToLower(scheme)]
+	out := []string{u}
+	add := func(s string) {
+		for _, o := range out {
+			if o == s {
+				return
+			}
+		}
+		out = append(out, s)
+	}
+	add(scheme + "://" + userinfo + host + tail)
+	if port == "" && def != "" {
+		add(scheme + "://" + userinfo + host + ":" + def + tail)
+	}
+	return out
+}
+
+// sidFields and statusFields are tried in order for the fallback id.
+var (
+	sidFields    = []string{"MessageSid", "SmsMessageSid", "SmsSid", "CallSid", "RecordingSid", "TranscriptionSid", "ParticipantSid", "ConversationSid"}
+	statusFields = []struct{ field, kind string }{
+		{"MessageStatus", "message"}, {"SmsStatus", "message"}, {"CallStatus", "call"},
+		{"RecordingStatus", "recording"}, {"TranscriptionStatus", "transcription"},
+	}
+)
+
+// Events returns the event(s) of a delivery: one for form bodies and JSON
+// objects, one per CloudEvent for Event Streams batches. It returns an error
+// wrapping webhook.ErrMalformed when a JSON body does not parse or a form
+// body is not URL-encoded.
+func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
+	token := req.Header.Get("I-Twilio-Idempotency-Token")
+	headers := map[string]string{"content-type": req.Header.Get("Content-Type")}
+	if token != "" {
+		headers["i-twilio-idempotency-token"] = token
+	}
+	body := strings.TrimLeft(string(req.Body), " \t\r\n")
+	if strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[") {
+		return jsonEvents(req.Body, token, headers)
+	}
+	form, err := url.ParseQuery(string(req.Body))
+	if err != nil {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
+	}
+	get := func(k string) string { return form.Get(k) }
+	return []webhook.Event{{
+		ID:           formID(get, token),
+		Type:         formType(get),
+		Conversation: conversation(get("ConversationSid"), get("From"), get("To")),
+		Body:         req.Body,
+		Headers:      headers,
+	}}, nil
+}
+
+func formID(get func(string) string, token string) string {
+	if token != "" {
+		return token
+	}
+	sid := ""
+	for _, f := range sidFields {
+		if sid = get(f); sid != "" {
+			break
+		}
+	}
+	if sid == "" {
+		return ""
+	}
+	qual := get("EventType")
+	for _, s := range statusFields {
+		if v := get(s.field); v != "" {
+			qual = v
+			break
+		}
+	}
+	id := sid
+	if qual != "" {
+		id += ":" + qual
+	}
+	if seq := get("SequenceNumber"); seq != "" {
+		id += ":" + seq
+	}
+	return id
+}
+
+func formType(get func(string) string) string {
+	if t := get("EventType"); t != "" {
+		return t
+	}
+	for _, s := range statusFields {
+		if v := get(s.field); v != "" {
+			return s.kind + "." + strings.ToLower(v)
+		}
+	}
+	return ""
+}
+
+// conversation returns the ConversationSid, or the From/To pair sorted.
+func conversation(convSid, from, to string) string {
+	if convSid != "" {
+		return convSid
+	}
+	from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+	if from == "" && to == "" {
+		return ""
+	}
+	if to < from {
+		from, to = to, from
+	}
+	return from + "|" + to
+}
+
+// jsonEvents handles Event Streams CloudEvents (an array, or one object) and
+// other JSON bodies signed with bodySHA256.
+func jsonEvents(body []byte, token string, headers map[string]string) ([]webhook.Event, error) {
+	var items []json.RawMessage
+	batch := true
+	if err := json.Unmarshal(body, &items); err != nil {
+		batch = false
+		items = []json.RawMessage{body}
+	}
+	evs := make([]webhook.Event, 0, len(items))
+	for i, raw := range items {
+		doc, err := webhook.DecodeJSON(raw)
+		if err != nil {
+			return nil, err
+		}
+		get := func(paths ...string) string {
+			for _, p := range paths {
+				if v, ok := webhook.Field(doc, p); ok && v != "" {
+					return v
+				}
+			}
+			return ""
+		}
+		id := get("id", "sid")
+		if id == "" && token != "" {
+			id = token
+			if batch {
+				id += ":" + strconv.Itoa(i)
+			}
+		}
+		ev := webhook.Event{
+			ID:   id,
+			Type: get("type", "EventType"),
+			Conversation: conversation(
+				get("data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid"),
+				get("data.from", "data.From", "from", "From"),
+				get("data.to", "data.To", "to", "To"),
+			),
+			Body:    raw,
+			Headers: headers,
+		}
+		if !batch {
+			ev.Body = body
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) == 0 {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
+	}
+	return evs, nil
+}

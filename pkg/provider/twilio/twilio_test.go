@@ -1,0 +1,238 @@
+package twilio
+
+import (
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Twilio's official vectors, from the Python helper library's
+// RequestValidator tests (github.com/twilio/twilio-python,
+// tests/unit/test_request_validator.py): auth token "12345", URL
+// https://mycompany.com/myapp.php?foo=1&bar=2 and the parameters below.
+const (
+	docToken    = "12345"
+	docURL      = "https://mycompany.com/myapp.php?foo=1&bar=2"
+	docExpected = "RSOYDt4T1cUTdK1PDd93/VVr8B8="
+	// Same URL with the default port 443 signed, and the http URL with :80.
+	docWithPort443 = "kvajT1Ptam85bY51eRf/AJRuM3w="
+	docHTTPWith80  = "0ZXoZLH/DfblKGATFgpif+LLRf4="
+	// http URL with port 1234 signed as is.
+	docHTTP1234 = "Zmvh+3yNM1Phv2jhDCwEM3q5ebU="
+	// JSON body signed through bodySHA256.
+	docBody     = `{"property": "value", "boolean": true}`
+	docBodyHash = "0a1ff7634d9ab3b95db5c9a2dfe9416e41502b283a80c7cf19632632f96e6620"
+	docBodySig  = "a9nBmqA0ju/hNViExpshrM61xv4="
+	// Repeated parameter names: Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234.
+	docDuplicate = "IK+Dwps556ElfBT0I3Rgjkr1wJU="
+)
+
+func docParams() url.Values {
+	return url.Values{
+		"CallSid": {"CA1234567890ABCDE"},
+		"Digits":  {"1234"},
+		"From":    {"+14158675309"},
+		"To":      {"+18005551212"},
+		"Caller":  {"+14158675309"},
+	}
+}
+
+func request(u, sig, body string) *webhook.Request {
+	h := http.Header{}
+	if sig != "" {
+		h.Set("X-Twilio-Signature", sig)
+	}
+	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body), URL: u}
+}
+
+func sign(token, u, params string) string {
+	m := hmac.New(sha1.New, []byte(token))
+	m.Write([]byte(u))
+	m.Write([]byte(params))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+func TestVerify(t *testing.T) {
+	form := docParams().Encode()
+	now := time.Now()
+	tests := []struct {
+		name    string
+		secrets []string
+		set     map[string]string
+		url     string
+		sig     string
+		body    string
+		want    error
+	}{
+		{"python vector", []string{docToken}, nil, docURL, docExpected, form, nil},
+		{"port in URL is removed (https)", []string{docToken}, nil, "https://mycompany.com:1234/myapp.php?foo=1&bar=2", docExpected, form, nil},
+		{"default port is added (https)", []string{docToken}, nil, docURL, docWithPort443, form, nil},
+		{"default port is added (http)", []string{docToken}, nil, "http://mycompany.com/myapp.php?foo=1&bar=2", docHTTPWith80, form, nil},
+		{"explicit port kept (http)", []string{docToken}, nil, "http://mycompany.com:1234/myapp.php?foo=1&bar=2", docHTTP1234, form, nil},
+		{"json body with bodySHA256", []string{docToken}, nil, docURL + "&bodySHA256=" + docBodyHash, docBodySig, docBody, nil},
+		{"repeated parameters", []string{docToken}, nil, docURL, docDuplicate, "Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234", nil},
+		{"rotation: secondary token matches", []string{"primary", docToken}, nil, docURL, docExpected, form, nil},
+		{"base_url replaces the reconstructed origin", []string{docToken}, map[string]string{"base_url": "https://mycompany.com"}, "https://abc.execute-api.us-east-1.amazonaws.com/myapp.php?foo=1&bar=2", docExpected, form, nil},
+
+		{"tampered form value", []string{docToken}, nil, docURL, docExpected, strings.Replace(form, "Digits=1234", "Digits=9999", 1), webhook.ErrInvalidSignature},
+		{"extra parameter", []string{docToken}, nil, docURL, docExpected, form + "&Extra=1", webhook.ErrInvalidSignature},
+		{"tampered json body", []string{docToken}, nil, docURL + "&bodySHA256=" + docBodyHash, docBodySig, `{"property": "value", "boolean": false}`, webhook.ErrInvalidSignature},
+		{"different url", []string{docToken}, nil, "https://mycompany.com/other.php?foo=1&bar=2", docExpected, form, webhook.ErrInvalidSignature},
+		{"wrong token", []string{"54321"}, nil, docURL, docExpected, form, webhook.ErrInvalidSignature},
+		{"not base64", []string{docToken}, nil, docURL, "!!!", form, webhook.ErrInvalidSignature},
+		{"missing header", []string{docToken}, nil, docURL, "", form, webhook.ErrMissingSignature},
+		{"bad form encoding", []string{docToken}, nil, docURL, docExpected, "a=%zz", webhook.ErrInvalidSignature},
+		{"bad base_url", []string{docToken}, map[string]string{"base_url": "mycompany.com"}, docURL, docExpected, form, webhook.ErrMisconfigured},
+		{"no secrets", nil, nil, docURL, docExpected, form, webhook.ErrMisconfigured},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Provider{}.Verify(request(tt.url, tt.sig, tt.body), webhook.Config{Secrets: tt.secrets, Settings: tt.set}, now)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Verify(%q, %q) = %v, want %v", tt.url, tt.sig, err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), docToken) {
+				t.Errorf("Verify error %q leaks the auth token", err)
+			}
+		})
+	}
+}
+
+func TestURLVariants(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"https://a.example/p?q=1", []string{"https://a.example/p?q=1", "https://a.example:443/p?q=1"}},
+		{"http://a.example:8080/p", []string{"http://a.example:8080/p", "http://a.example/p"}},
+		{"https://a.example", []string{"https://a.example", "https://a.example:443"}},
+		{"https://[::1]/p", []string{"https://[::1]/p", "https://[::1]:443/p"}},
+		{"https://[::1]:8443/p", []string{"https://[::1]:8443/p", "https://[::1]/p"}},
+		{"no-scheme", []string{"no-scheme"}},
+	}
+	for _, tt := range tests {
+		got := urlVariants(tt.in)
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("urlVariants(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEvents(t *testing.T) {
+	tests := []struct {
+		name     string
+		token    string
+		body     string
+		wantID   string
+		wantType string
+		wantConv string
+	}{
+		{"idempotency token wins", "e7a7a9ae-0000-4c8b-a1b1-000000000001", "MessageSid=SM1&MessageStatus=delivered&From=%2B15550001111&To=%2B15559990000", "e7a7a9ae-0000-4c8b-a1b1-000000000001", "message.delivered", "+15550001111|+15559990000"},
+		{"status callback", "", "MessageSid=SM1&MessageStatus=delivered&From=%2B15550001111&To=%2B15559990000", "SM1:delivered", "message.delivered", "+15550001111|+15559990000"},
+		{"inbound reply maps to the same conversation", "", "MessageSid=SM2&SmsStatus=received&From=%2B15559990000&To=%2B15550001111&Body=hi", "SM2:received", "message.received", "+15550001111|+15559990000"},
+		{"voice with sequence number", "", "CallSid=CA1&CallStatus=completed&SequenceNumber=3&From=%2B1&To=%2B2", "CA1:completed:3", "call.completed", "+1|+2"},
+		{"conversations event", "", "EventType=onMessageAdded&ConversationSid=CH1&MessageSid=IM1&Author=a", "IM1:onMessageAdded", "onMessageAdded", "CH1"},
+		{"nothing to key on", "", "Foo=bar", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := request(docURL, "", tt.body)
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			if tt.token != "" {
+				r.Header.Set("I-Twilio-Idempotency-Token", tt.token)
+			}
+			evs, err := Provider{}.Events(r, webhook.Config{})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
+			}
+			ev := evs[0]
+			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
+				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
+			}
+			if string(ev.Body) != tt.body {
+				t.Error("Events() changed the body")
+			}
+		})
+	}
+}
+
+func TestEventsCloudEventsBatch(t *testing.T) {
+	body := `[
+ {"specversion":"1.0","type":"com.twilio.messaging.message.delivered","id":"EZ1","data":{"messageSid":"SM1","from":"+15559990000","to":"+15550001111"}},
+ {"specversion":"1.0","type":"com.twilio.messaging.inbound-message.received","id":"EZ2","data":{"messageSid":"SM2","from":"+15550001111","to":"+15559990000"}}
+]`
+	evs, err := Provider{}.Events(request(docURL+"&bodySHA256=x", "", body), webhook.Config{})
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("Events() = %d events, %v; want 2", len(evs), err)
+	}
+	for i, want := range []string{"EZ1", "EZ2"} {
+		if evs[i].ID != want || evs[i].Conversation != "+15550001111|+15559990000" || !strings.HasPrefix(evs[i].Type, "com.twilio.messaging.") {
+			t.Errorf("event %d = %+v", i, evs[i])
+		}
+		if other := []string{"EZ2", "EZ1"}[i]; !strings.Contains(string(evs[i].Body), want) || strings.Contains(string(evs[i].Body), other) {
+			t.Errorf("event %d body is not its own CloudEvent: %s", i, evs[i].Body)
+		}
+	}
+}
+
+func TestEventsMalformed(t *testing.T) {
+	for _, body := range []string{"{", "[]", "a=%zz"} {
+		if _, err := (Provider{}).Events(request(docURL, "", body), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
+			t.Errorf("Events(%q) = %v, want ErrMalformed", body, err)
+		}
+	}
+}
+
+func FuzzVerify(f *testing.F) {
+	f.Add(docURL, docExpected, []byte(docParams().Encode()))
+	f.Add(docURL+"&bodySHA256="+docBodyHash, docBodySig, []byte(docBody))
+	f.Add("https://x:1/?bodySHA256=", "AAAA", []byte(""))
+	f.Fuzz(func(t *testing.T, u, sig string, body []byte) {
+		if err := (Provider{}).Verify(request(u, sig, string(body)), webhook.Config{Secrets: []string{"fuzz"}}, time.Now()); err == nil {
+			params := []string{""}
+			if _, ok := bodyHash(u); !ok {
+				form, _ := url.ParseQuery(string(body))
+				params = paramStrings(form)
+			}
+			for _, v := range urlVariants(u) {
+				for _, p := range params {
+					if sign("fuzz", v, p) == strings.TrimSpace(sig) {
+						return
+					}
+				}
+			}
+			t.Fatalf("Verify(%q, %q) = nil without the real signature", u, sig)
+		}
+	})
+}
+
+func FuzzEvents(f *testing.F) {
+	f.Add([]byte(docParams().Encode()), "")
+	f.Add([]byte("MessageSid=SM1&MessageStatus=sent&From=a&To=b"), "tok")
+	f.Add([]byte(`[{"id":"EZ1","type":"t","data":{"from":"a","to":"b"}},3,null]`), "")
+	f.Add([]byte(`{"sid":"x"}`), "tok")
+	f.Fuzz(func(t *testing.T, body []byte, token string) {
+		r := request(docURL, "", string(body))
+		r.Header.Set("I-Twilio-Idempotency-Token", token)
+		evs, err := Provider{}.Events(r, webhook.Config{})
+		if err != nil && !errors.Is(err, webhook.ErrMalformed) {
+			t.Fatalf("Events() error %v does not wrap ErrMalformed", err)
+		}
+		for _, ev := range evs {
+			if ev.ID == "" && ev.Body == nil {
+				t.Fatal("Events() returned an event with neither id nor body")
+			}
+			if a, b, ok := strings.Cut(ev.Conversation, "|"); ok && b < a && !strings.Contains(b, "|") {
+				t.Fatalf("conversation %q is not sorted", ev.Conversation)
+			}
+		}
+	})
+}
