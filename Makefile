@@ -8,7 +8,7 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-.PHONY: build test unit integration vet lint run bench fuzz emulators clean
+.PHONY: build test unit integration vet lint run bench fuzz emulators clean events
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -49,10 +49,14 @@ run:
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:
-	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=IngestFunction EVENT=events/ingest/github.json"; exit 2; }
+	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json"; exit 2; }
 	@fn=$$(echo '$(FUNCTION)' | sed 's/Function$$//' | tr '[:upper:]' '[:lower:]'); \
 	$(GO) build -tags lambda.norpc -o bin/local/$$fn/bootstrap ./functions/$$fn && \
 	$(GO) run ./scripts/invoke -function $(FUNCTION) -event $(EVENT) -binary bin/local/$$fn/bootstrap
+
+## events: regenerate events/ingest/* with fresh signatures from the tenants file
+events:
+	$(GO) run ./scripts/events -tenants $${TENANTS_FILE:-events/tenants.json}
 
 ## bench: performance budgets (compare runs with benchstat)
 bench:

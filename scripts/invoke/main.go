@@ -3,7 +3,7 @@
 // lambdarun) with one event file and the function's environment from an
 // env-vars file in SAM's format ({"Parameters": {…}, "<LogicalId>": {…}}).
 //
-//	make invoke FUNCTION=IngestFunction EVENT=events/ingest/github.json
+//	make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json
 //
 // It prints the response on stdout, the function's logs on stderr, and a
 // REPORT line with the measured init and invoke durations.

@@ -1,0 +1,140 @@
+package sampleevents_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/lambdarun"
+	"github.com/hookpack/hookpack/pkg/sampleevents"
+)
+
+// TestEventsAcceptedByIngest is `make events` followed by `make invoke` for
+// every event, on moto: the real IngestFunction bootstrap, provisioned by
+// devstack from the repository's tenants file, accepts every freshly
+// generated event file (or answers its handshake) and reports each repeat
+// as a duplicate.
+func TestEventsAcceptedByIngest(t *testing.T) {
+	endpoint := awstest.Moto(t)
+	root := awstest.ModuleRoot()
+	bin := buildIngest(t, root)
+
+	ctx := context.Background()
+	stack, err := devstack.Start(ctx, devstack.Options{
+		Name:        fmt.Sprintf("hookpack-ev%d", time.Now().UnixNano()%1_000_000_000),
+		TenantsFile: filepath.Join(root, "events", "tenants.json"),
+		Addr:        "127.0.0.1:0",
+		Endpoint:    endpoint,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Close)
+	env := []string{
+		"IDEMPOTENCY_TABLE=" + stack.Settings.IdempotencyTable,
+		"TENANT_PARAMETER_PREFIX=" + stack.Settings.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE=" + stack.Settings.QueueURLTemplate,
+		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_REGION=" + awstest.Region,
+	}
+
+	dir := t.TempDir()
+	evs := generate(t, time.Now())
+	if _, err := sampleevents.Write(dir, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		t.Run(ev.File, func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join(dir, ev.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := invoke(t, bin, env, payload)
+			if ev.Reply != nil {
+				if resp.StatusCode != http.StatusOK || resp.Body != ev.Reply.Body || resp.Headers["content-type"] != ev.Reply.ContentType {
+					t.Fatalf("handshake = %d %q (%s), want 200 %q (%s)", resp.StatusCode, resp.Body, resp.Headers["content-type"], ev.Reply.Body, ev.Reply.ContentType)
+				}
+				if ev.Reply.Body == "" && ev.Sample.Method == http.MethodGet {
+					t.Errorf("GET handshake echoes no challenge")
+				}
+				return
+			}
+			for _, want := range []string{"accepted", "duplicate"} {
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("invoke = %d %s, want 200 %s", resp.StatusCode, resp.Body, want)
+				}
+				var out struct {
+					Status string `json:"status"`
+					Events []struct {
+						ID     string `json:"eventId"`
+						Status string `json:"status"`
+					} `json:"events"`
+				}
+				if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
+					t.Fatalf("response body %q: %v", resp.Body, err)
+				}
+				if out.Status != want || len(out.Events) == 0 {
+					t.Fatalf("invoke = %s, want status %s", resp.Body, want)
+				}
+				for _, e := range out.Events {
+					if e.Status != want {
+						t.Errorf("event %s = %s, want %s", e.ID, e.Status, want)
+					}
+				}
+				if want == "accepted" {
+					resp = invoke(t, bin, env, payload)
+				}
+			}
+		})
+	}
+}
+
+// buildIngest builds ./functions/ingest for this machine, as `make invoke`
+// does.
+func buildIngest(t *testing.T, root string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/ingest")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./functions/ingest: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// invoke runs the bootstrap once under lambdarun and decodes its response;
+// the function's logs are shown when the test fails.
+func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := lambdarun.Invoke(ctx, lambdarun.Options{Binary: bin, Env: env, Event: payload, Timeout: 10 * time.Second, Stdout: &logs, Stderr: &logs})
+	if err != nil || res.Error != nil {
+		t.Fatalf("Invoke() = %v, function error %v\n%s", err, res.Error, logs.String())
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(res.Payload, &resp); err != nil {
+		t.Fatalf("response %s: %v", res.Payload, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("function logs:\n%s", logs.String())
+		}
+	})
+	return resp
+}

@@ -1,0 +1,67 @@
+// Command events is `make events`: it regenerates events/ingest/* from the
+// provider samples under events/samples, each addressed to one tenant of
+// the tenants file and re-signed now with that tenant's secret, so
+//
+//	make events && make invoke FUNCTION=IngestFunction EVENT=events/ingest/stripe-customer-created.json
+//
+// is accepted by the stack `make run` provisions from the same tenants file.
+// Timestamped schemes (Stripe, Slack, Standard Webhooks, Paddle via hmac)
+// accept a few minutes of clock skew, so regenerate shortly before invoking.
+// See package sampleevents.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+func main() {
+	tenants := flag.String("tenants", "events/tenants.json", "local tenants file whose secrets sign the events")
+	id := flag.String("tenant", "demo", "tenant the events are addressed to")
+	samples := flag.String("samples", "events/samples", "sample deliveries, one folder per provider")
+	out := flag.String("out", "events/ingest", "output folder; other .json files in it are removed")
+	flag.Parse()
+	if err := run(*tenants, *id, *samples, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "make events:", err)
+		os.Exit(1)
+	}
+}
+
+func run(tenantsFile, id, samplesDir, out string) error {
+	f, err := tenant.LoadFile(tenantsFile)
+	if err != nil {
+		return err
+	}
+	t, ok := f.Tenants[id]
+	if !ok {
+		return fmt.Errorf("tenants file %s has no tenant %q", tenantsFile, id)
+	}
+	samples, err := sampleevents.LoadSamples(samplesDir)
+	if err != nil {
+		return err
+	}
+	evs, err := sampleevents.Generate(samples, sampleevents.Options{
+		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	removed, err := sampleevents.Write(out, evs)
+	if err != nil {
+		return err
+	}
+	for _, name := range removed {
+		fmt.Printf("removed %s\n", filepath.Join(out, name))
+	}
+	for _, ev := range evs {
+		fmt.Printf("wrote   %s\n", filepath.Join(out, ev.File))
+	}
+	return nil
+}
