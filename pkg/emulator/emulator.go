@@ -74,6 +74,7 @@ func start(ctx context.Context, name string, port int, probe string, argv func(i
 		runtime.LockOSThread()
 		cmd := exec.Command(args[0], args[1:]...)
 		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.Dir = os.TempDir() // DynamoDB Local drops metadata files in its working directory
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 		if err := cmd.Start(); err != nil {
 			started <- err
