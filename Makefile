@@ -8,7 +8,7 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-.PHONY: build test unit integration vet lint run bench fuzz emulators clean events
+.PHONY: build test unit integration vet lint run demo bench fuzz emulators clean invoke events
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -46,6 +46,10 @@ lint: vet
 run:
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
+
+## demo: show the guarantees against `make run` (or a stack it starts)
+demo:
+	@$(GO) run ./scripts/demo
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:

@@ -1,8 +1,11 @@
-// Package devstack runs the pack on one machine with no AWS account: it
-// starts moto server, provisions what template.yaml would (idempotency
-// table, each tenant's FIFO queue and FIFO DLQ, tenant credentials as SSM
-// SecureString parameters loaded from the local tenants file) and serves the
-// real ingest handler behind a local stand-in for API Gateway's HTTP API.
+// Package devstack runs the whole pack on one machine with no AWS account:
+// it starts moto server, provisions what template.yaml would (idempotency and
+// ledger tables, each tenant's FIFO queue and FIFO DLQ, tenant credentials as
+// SSM SecureString parameters loaded from the local tenants file), serves the
+// real ingest handler behind a local stand-in for API Gateway's HTTP API,
+// polls every tenant queue into the real worker handler the way Lambda's
+// event source mapping does, and runs a target service that receives the
+// forward effect's deliveries.
 package devstack
 
 import (
@@ -14,6 +17,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,9 +30,11 @@ import (
 	"github.com/hookpack/hookpack/pkg/emulator"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/localapi"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 // Options configure a local stack.
@@ -39,6 +45,9 @@ type Options struct {
 	TenantsFile string
 	// Addr is where the HTTP API listens (default 127.0.0.1:3000).
 	Addr string
+	// TargetAddr is where the local target service listens (default
+	// 127.0.0.1:3001, the host of the tenants file's targetUrl values).
+	TargetAddr string
 	// Endpoint, when set, is an already running moto server to use.
 	Endpoint string
 	// MotoPort is where a started moto listens (0 picks a free port;
@@ -54,8 +63,11 @@ type Stack struct {
 	Tenants  *tenant.File
 	Queues   map[string]queue.Pair
 	Settings ingest.Settings
+	Worker   worker.Settings
+	Target   *Target
 	moto     *emulator.Process
 	listener net.Listener
+	targetL  net.Listener
 }
 
 // Route is the webhook route template.yaml declares.
@@ -71,6 +83,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:3000"
 	}
+	if o.TargetAddr == "" {
+		o.TargetAddr = "127.0.0.1:3001"
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -82,6 +97,10 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	s.Tenants = f
 	if s.listener, err = net.Listen("tcp", o.Addr); err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (is `make run` already running? set ADDR to use another address)", o.Addr, err)
+	}
+	if s.targetL, err = net.Listen("tcp", o.TargetAddr); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
 	}
 	if o.Endpoint == "" {
 		if s.moto, err = emulator.StartMoto(ctx, o.MotoPort); err != nil {
@@ -116,9 +135,14 @@ func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
 // provision creates what template.yaml deploys in AWS.
 func (s *Stack) provision(ctx context.Context) error {
 	table := s.Name + "-idempotency"
-	if err := idempotency.CreateTable(ctx, dynamodb.NewFromConfig(s.AWS), table); err != nil {
+	ddb := dynamodb.NewFromConfig(s.AWS)
+	if err := idempotency.CreateTable(ctx, ddb, table); err != nil {
 		return err
 	}
+	if err := ledger.CreateTable(ctx, ddb, s.Name+"-ledger"); err != nil {
+		return err
+	}
+	outbound := map[string]tenant.Outbound{}
 	sq := sqs.NewFromConfig(s.AWS)
 	creds := tenant.NewSSM(ssm.NewFromConfig(s.AWS), "/"+s.Name)
 	for _, id := range s.Tenants.IDs() {
@@ -131,6 +155,7 @@ func (s *Stack) provision(ctx context.Context) error {
 		if err := creds.Put(ctx, id, t.Inbound, t.Outbound, ""); err != nil {
 			return err
 		}
+		outbound[id] = t.Outbound
 	}
 	var tmpl string
 	for id, p := range s.Queues {
@@ -143,38 +168,77 @@ func (s *Stack) provision(ctx context.Context) error {
 		QueueURLTemplate: tmpl,
 		TenantCacheTTL:   5 * time.Second, // local edits to credentials show up fast
 	}
+	s.Worker = worker.Settings{
+		LedgerTable:      s.Name + "-ledger",
+		ParameterPrefix:  "/" + s.Name,
+		QueueURLTemplate: tmpl,
+		TenantCacheTTL:   5 * time.Second,
+		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
+		RetryMax:         10 * time.Second,
+	}
+	s.Target = NewTarget(outbound, s.Logger)
 	return nil
 }
 
 // URL is the base URL of the local HTTP API.
 func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
 
-// Serve serves the HTTP API until ctx is done, then shuts down gracefully.
+// WorkerTimeout is the worker function's timeout, as in template.yaml.
+const WorkerTimeout = 30 * time.Second
+
+// Serve runs the whole pipeline until ctx is done: the HTTP API serving the
+// real ingest handler, one poller per tenant queue invoking the real worker
+// handler like the event source mapping, and the local target service.
+// It then shuts everything down gracefully.
 func (s *Stack) Serve(ctx context.Context) error {
 	h := ingest.NewAWS(s.AWS, s.Settings, s.Logger)
-	srv := &http.Server{
+	api := &http.Server{
 		Handler:           localapi.Server(Route, h.Handle, 10*time.Second, s.Logger),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(s.listener) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
+	target := &http.Server{Handler: s.Target, ReadHeaderTimeout: 5 * time.Second}
+	w := worker.NewAWS(s.AWS, s.Worker, s.Logger)
+	sq := sqs.NewFromConfig(s.AWS)
+	pctx, stopPollers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, id := range s.Tenants.IDs() {
+		p := &Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Logger: s.Logger}
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Run(pctx) }()
 	}
+	errc := make(chan error, 2)
+	go func() { errc <- api.Serve(s.listener) }()
+	go func() { errc <- target.Serve(s.targetL) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	stopPollers()
+	wg.Wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range []*http.Server{api, target} {
+		if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
 }
+
+// TargetURL is the base URL of the local target service.
+func (s *Stack) TargetURL() string { return "http://" + s.targetL.Addr().String() }
 
 // Close stops the emulator and releases the address.
 func (s *Stack) Close() {
 	if s.listener != nil {
 		_ = s.listener.Close()
+	}
+	if s.targetL != nil {
+		_ = s.targetL.Close()
 	}
 	s.moto.Stop()
 }
@@ -198,6 +262,7 @@ func (s *Stack) Banner() string {
 	for _, id := range s.Tenants.IDs() {
 		fmt.Fprintf(&b, "  %s\n", s.Queues[id].URL)
 	}
+	fmt.Fprintf(&b, "\nTarget service (receives forwarded events): %s  (GET /applied, GET /stats)\n", s.TargetURL())
 	b.WriteString("\nStop with Ctrl-C.\n")
 	return b.String()
 }

@@ -1,20 +1,22 @@
 package devstack
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/emulator"
 )
 
 // TestMakeRunIngestPath drives what `make run` serves with the repository's
@@ -23,10 +25,12 @@ import (
 func TestMakeRunIngestPath(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	tenantsFile, targetAddr := tenantsWithTarget(t)
 	s, err := Start(ctx, Options{
 		Name:        "t" + strings.ToLower(awstest.Name(t))[:8],
-		TenantsFile: awstest.ModuleRoot() + "/events/tenants.json",
+		TenantsFile: tenantsFile,
 		Addr:        "127.0.0.1:0",
+		TargetAddr:  targetAddr,
 		Endpoint:    awstest.Moto(t),
 	})
 	if err != nil {
@@ -57,15 +61,15 @@ func TestMakeRunIngestPath(t *testing.T) {
 			t.Fatalf("POST = %d %s, want 200 %s", code, b, want)
 		}
 	}
-	out, err := sqs.NewFromConfig(s.AWS).ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(s.Queues["demo"].URL), MaxNumberOfMessages: 10, WaitTimeSeconds: 1,
-		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameMessageGroupId},
-	})
-	if err != nil {
-		t.Fatal(err)
+	// The poller hands the message to the worker, whose forward effect
+	// delivers it to the target service exactly once, in its conversation.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.Target.Applied()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
 	}
-	if len(out.Messages) != 1 || out.Messages[0].Attributes["MessageGroupId"] != "octo/hello#7" {
-		t.Fatalf("queue holds %d messages (%v), want 1 in group octo/hello#7", len(out.Messages), out.Messages)
+	applied := s.Target.Applied()
+	if len(applied) != 1 || applied[0].Conversation != "octo/hello#7" || applied[0].EventID != "devstack-1" {
+		t.Fatalf("target applied %+v, want devstack-1 once in conversation octo/hello#7", applied)
 	}
 	if !strings.Contains(s.Banner(), s.URL()+"/webhooks/demo/github") {
 		t.Errorf("banner lacks the demo GitHub URL:\n%s", s.Banner())
@@ -74,14 +78,34 @@ func TestMakeRunIngestPath(t *testing.T) {
 
 func TestStartReportsPortInUse(t *testing.T) {
 	ctx := context.Background()
-	first, err := Start(ctx, Options{Name: "pt" + strings.ToLower(awstest.Name(t))[:6], TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", Endpoint: awstest.Moto(t)})
+	first, err := Start(ctx, Options{Name: "pt" + strings.ToLower(awstest.Name(t))[:6], TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
 	addr := strings.TrimPrefix(first.URL(), "http://")
-	_, err = Start(ctx, Options{TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: addr, Endpoint: awstest.Moto(t)})
+	_, err = Start(ctx, Options{TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: addr, TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t)})
 	if err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second Start on %s = %v, want a clear port-in-use error", addr, err)
 	}
+}
+
+// tenantsWithTarget copies the repository's tenants file with the target
+// service moved to a free port, so tests never collide with `make run`.
+func tenantsWithTarget(t *testing.T) (file, addr string) {
+	t.Helper()
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	raw, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file = filepath.Join(t.TempDir(), "tenants.json")
+	if err := os.WriteFile(file, bytes.ReplaceAll(raw, []byte("127.0.0.1:3001"), []byte(addr)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, addr
 }

@@ -73,6 +73,18 @@ func Event(r *http.Request, route Route, params map[string]string, now time.Time
 		headers[strings.ToLower(k)] = strings.Join(vs, ",")
 	}
 	headers["host"] = r.Host
+	// API Gateway adds the forwarding headers; the scheme is what the
+	// caller used, so URL-signing schemes (Twilio) see the URL it called.
+	proto, port := "http", "80"
+	if r.TLS != nil || r.URL.Scheme == "https" {
+		proto, port = "https", "443"
+	}
+	if _, p, err := net.SplitHostPort(r.Host); err == nil {
+		port = p
+	}
+	headers["x-forwarded-for"] = sourceIP(r.RemoteAddr)
+	headers["x-forwarded-proto"] = proto
+	headers["x-forwarded-port"] = port
 	var query map[string]string
 	if r.URL.RawQuery != "" {
 		query = map[string]string{}

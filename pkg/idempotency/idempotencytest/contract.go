@@ -28,8 +28,10 @@ type Clock struct {
 	t  time.Time
 }
 
-// NewClock returns a clock at a fixed instant.
-func NewClock() *Clock { return &Clock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)} }
+// NewClock returns a clock at the current time. It must not start in the
+// past: DynamoDB Local's TTL sweeper would delete records whose expiration
+// has really passed while a test still expects them.
+func NewClock() *Clock { return &Clock{t: time.Now().UTC().Truncate(time.Second)} }
 
 // Now returns the current fake time.
 func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }

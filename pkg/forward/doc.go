@@ -1,0 +1,23 @@
+// Package forward delivers a verified event to a tenant's own HTTPS
+// endpoint, signed the Standard Webhooks way (https://www.standardwebhooks.com),
+// and classifies the answer so the worker knows whether to retry.
+//
+// A delivery is a POST of the event's raw body with:
+//
+//	webhook-id:        MessageID(event key), the same on every attempt
+//	webhook-timestamp: Unix seconds of this attempt
+//	webhook-signature: "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>" for
+//	                   every secret, space-separated (the key is the
+//	                   base64-decoded secret after "whsec_")
+//	Idempotency-Key:   the effect's ledger idempotency key, the same on every
+//	                   attempt, redelivery and replay
+//
+// Classification (Classify): 2xx is success; 408, 429, 5xx, timeouts and
+// connection errors are transient and honour Retry-After; every other
+// status is permanent. A cancelled context is never reported as the
+// target's fault.
+//
+// Verify is the receiving side, for a tenant's target service or a local
+// test target: it checks the headers against the secrets with a five-minute
+// timestamp tolerance.
+package forward

@@ -1,0 +1,335 @@
+package forward_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// The official Standard Webhooks test vector, from
+// github.com/standard-webhooks/standard-webhooks, libraries/go/webhook_test.go
+// (TestWebhookSign; the same vector is in the spec's other reference
+// libraries and in svix's).
+const (
+	vectorSecret    = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	vectorID        = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+	vectorTimestamp = 1614265330
+	vectorBody      = `{"test": 2432232314}`
+	vectorSignature = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+)
+
+func TestSignStandardWebhooksVector(t *testing.T) {
+	got, err := forward.Sign(vectorID, time.Unix(vectorTimestamp, 0), []byte(vectorBody), []string{vectorSecret})
+	if err != nil || got != vectorSignature {
+		t.Errorf("Sign(vector) = %q, %v; want %q", got, err, vectorSignature)
+	}
+	// Without the whsec_ prefix, as the reference libraries also accept.
+	got, err = forward.Sign(vectorID, time.Unix(vectorTimestamp, 0), []byte(vectorBody), []string{strings.TrimPrefix(vectorSecret, "whsec_")})
+	if err != nil || got != vectorSignature {
+		t.Errorf("Sign(vector, unprefixed) = %q, %v; want %q", got, err, vectorSignature)
+	}
+}
+
+func TestSignEverySecret(t *testing.T) {
+	other := "whsec_" + "c2Vjb25kLXNlY3JldC1mb3ItdGVzdHM=" // "second-secret-for-tests"
+	got, err := forward.Sign(vectorID, time.Unix(vectorTimestamp, 0), []byte(vectorBody), []string{vectorSecret, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(got, " ")
+	if len(parts) != 2 || parts[0] != vectorSignature || !strings.HasPrefix(parts[1], "v1,") || parts[1] == parts[0] {
+		t.Errorf("Sign(two secrets) = %q, want the vector signature then a second v1 signature", got)
+	}
+	for _, bad := range [][]string{nil, {"whsec_not base64!"}, {"whsec_"}} {
+		if _, err := forward.Sign("id", time.Now(), nil, bad); !errors.Is(err, forward.ErrInvalidSecret) {
+			t.Errorf("Sign(secrets %q) = %v, want ErrInvalidSecret", bad, err)
+		}
+	}
+}
+
+func TestVerify(t *testing.T) {
+	now := time.Unix(vectorTimestamp, 0)
+	headers := func(mod func(h http.Header)) http.Header {
+		h := http.Header{}
+		h.Set("Webhook-Id", vectorID)
+		h.Set("Webhook-Timestamp", strconv.Itoa(vectorTimestamp))
+		h.Set("Webhook-Signature", vectorSignature)
+		if mod != nil {
+			mod(h)
+		}
+		return h
+	}
+	rotated := "whsec_" + "b2xkLXNlY3JldA==" // "old-secret"
+	tests := []struct {
+		name    string
+		h       http.Header
+		body    string
+		secrets []string
+		now     time.Time
+		want    error
+	}{
+		{"official vector", headers(nil), vectorBody, []string{vectorSecret}, now, nil},
+		{"second of two secrets matches", headers(nil), vectorBody, []string{rotated, vectorSecret}, now, nil},
+		{"one of several signatures matches", headers(func(h http.Header) {
+			h.Set("Webhook-Signature", "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v1a,xyz "+vectorSignature)
+		}), vectorBody, []string{vectorSecret}, now, nil},
+		{"4m59s late is within tolerance", headers(nil), vectorBody, []string{vectorSecret}, now.Add(forward.Tolerance - time.Second), nil},
+		{"tampered body", headers(nil), `{"test": 2432232315}`, []string{vectorSecret}, now, webhook.ErrInvalidSignature},
+		{"wrong secret", headers(nil), vectorBody, []string{rotated}, now, webhook.ErrInvalidSignature},
+		{"tampered id", headers(func(h http.Header) { h.Set("Webhook-Id", "msg_other") }), vectorBody, []string{vectorSecret}, now, webhook.ErrInvalidSignature},
+		{"only a v2 signature", headers(func(h http.Header) { h.Set("Webhook-Signature", strings.Replace(vectorSignature, "v1,", "v2,", 1)) }), vectorBody, []string{vectorSecret}, now, webhook.ErrInvalidSignature},
+		{"missing id", headers(func(h http.Header) { h.Del("Webhook-Id") }), vectorBody, []string{vectorSecret}, now, webhook.ErrMissingSignature},
+		{"missing timestamp", headers(func(h http.Header) { h.Del("Webhook-Timestamp") }), vectorBody, []string{vectorSecret}, now, webhook.ErrMissingSignature},
+		{"missing signature", headers(func(h http.Header) { h.Del("Webhook-Signature") }), vectorBody, []string{vectorSecret}, now, webhook.ErrMissingSignature},
+		{"too old", headers(nil), vectorBody, []string{vectorSecret}, now.Add(forward.Tolerance + time.Second), webhook.ErrStale},
+		{"too new", headers(nil), vectorBody, []string{vectorSecret}, now.Add(-forward.Tolerance - time.Second), webhook.ErrStale},
+		{"timestamp not a number", headers(func(h http.Header) { h.Set("Webhook-Timestamp", "yesterday") }), vectorBody, []string{vectorSecret}, now, webhook.ErrInvalidSignature},
+		{"unusable secret", headers(nil), vectorBody, []string{"whsec_%%%"}, now, forward.ErrInvalidSecret},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := forward.Verify(tt.h, []byte(tt.body), tt.secrets, tt.now)
+			if !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
+				t.Errorf("Verify() = %v, want %v", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "MfKQ9r8") {
+				t.Errorf("Verify() error %q leaks the secret", err)
+			}
+		})
+	}
+}
+
+func TestMessageID(t *testing.T) {
+	a := forward.MessageID("acme#stripe#evt_1")
+	if a != forward.MessageID("acme#stripe#evt_1") || !strings.HasPrefix(a, "msg_") || len(a) != 4+32 {
+		t.Errorf("MessageID() = %q, want a stable msg_ + 32 hex id", a)
+	}
+	if a == forward.MessageID("acme#stripe#evt_2") {
+		t.Error("MessageID() is the same for two events")
+	}
+	if strings.Contains(a, "acme") || strings.Contains(a, "evt_1") {
+		t.Errorf("MessageID() = %q reveals the key", a)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ra := func(v string) http.Header { return http.Header{"Retry-After": {v}} }
+	tests := []struct {
+		name       string
+		status     int
+		h          http.Header
+		err        error
+		want       error // nil, ErrRejected or ErrUnavailable
+		permanent  bool
+		retryAfter time.Duration
+	}{
+		{"200", 200, nil, nil, nil, false, 0},
+		{"202", 202, nil, nil, nil, false, 0},
+		{"204", 204, nil, nil, nil, false, 0},
+		{"301 is not followed", 301, nil, nil, forward.ErrRejected, true, 0},
+		{"400", 400, nil, nil, forward.ErrRejected, true, 0},
+		{"401", 401, nil, nil, forward.ErrRejected, true, 0},
+		{"404", 404, nil, nil, forward.ErrRejected, true, 0},
+		{"409", 409, nil, nil, forward.ErrRejected, true, 0},
+		{"410", 410, nil, nil, forward.ErrRejected, true, 0},
+		{"422", 422, nil, nil, forward.ErrRejected, true, 0},
+		{"408", 408, nil, nil, forward.ErrUnavailable, false, 0},
+		{"429 with seconds", 429, ra("120"), nil, forward.ErrUnavailable, false, 2 * time.Minute},
+		{"429 with an HTTP date", 429, ra(now.Add(90 * time.Second).Format(http.TimeFormat)), nil, forward.ErrUnavailable, false, 90 * time.Second},
+		{"429 with a past date", 429, ra(now.Add(-time.Hour).Format(http.TimeFormat)), nil, forward.ErrUnavailable, false, 0},
+		{"429 with garbage", 429, ra("soon"), nil, forward.ErrUnavailable, false, 0},
+		{"500", 500, nil, nil, forward.ErrUnavailable, false, 0},
+		{"502", 502, nil, nil, forward.ErrUnavailable, false, 0},
+		{"503 with Retry-After", 503, ra("7"), nil, forward.ErrUnavailable, false, 7 * time.Second},
+		{"504", 504, nil, nil, forward.ErrUnavailable, false, 0},
+		{"timeout", 0, nil, fmt.Errorf("do: %w", context.DeadlineExceeded), forward.ErrUnavailable, false, 0},
+		{"connection refused", 0, nil, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, forward.ErrUnavailable, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := forward.Classify(tt.status, tt.h, tt.err, now)
+			if tt.want == nil {
+				if err != nil {
+					t.Errorf("Classify(%d) = %v, want nil", tt.status, err)
+				}
+				return
+			}
+			var fe *forward.Error
+			if !errors.Is(err, tt.want) || !errors.As(err, &fe) {
+				t.Fatalf("Classify(%d, %v) = %v, want %v", tt.status, tt.err, err, tt.want)
+			}
+			if fe.Permanent() != tt.permanent || fe.RetryAfter() != tt.retryAfter {
+				t.Errorf("Classify(%d) = permanent %v, retry after %s; want %v, %s", tt.status, fe.Permanent(), fe.RetryAfter(), tt.permanent, tt.retryAfter)
+			}
+		})
+	}
+}
+
+func TestPost(t *testing.T) {
+	secrets := []string{vectorSecret}
+	now := time.Now()
+	var got *http.Request
+	var gotBody []byte
+	status := http.StatusNoContent
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r
+		gotBody, _ = io.ReadAll(r.Body)
+		if status == http.StatusFound {
+			http.Redirect(w, r, "/elsewhere", status)
+			return
+		}
+		w.WriteHeader(status)
+	}))
+	defer target.Close()
+	c := forward.New(nil, func() time.Time { return now })
+	req := forward.Request{
+		URL:            target.URL + "/events",
+		ID:             forward.MessageID("acme#stripe#evt_1"),
+		IdempotencyKey: "idem-1",
+		Body:           []byte(`{"id":"evt_1"}`),
+		Secrets:        secrets,
+		Headers:        map[string]string{"Hookpack-Provider": "stripe", "webhook-signature": "forged"},
+	}
+	if err := c.Post(context.Background(), req); err != nil {
+		t.Fatalf("Post() = %v", err)
+	}
+	if err := forward.Verify(got.Header, gotBody, secrets, now); err != nil {
+		t.Errorf("the target cannot verify the delivery: %v", err)
+	}
+	checks := map[string]string{
+		"Idempotency-Key":   "idem-1",
+		"Content-Type":      "application/json",
+		"Webhook-Id":        req.ID,
+		"Webhook-Timestamp": strconv.FormatInt(now.Unix(), 10),
+		"Hookpack-Provider": "stripe",
+	}
+	for k, want := range checks {
+		if v := got.Header.Get(k); v != want {
+			t.Errorf("header %s = %q, want %q", k, v, want)
+		}
+	}
+	if got.Method != http.MethodPost || string(gotBody) != `{"id":"evt_1"}` {
+		t.Errorf("target got %s %q", got.Method, gotBody)
+	}
+
+	status = http.StatusFound
+	if err := c.Post(context.Background(), req); !errors.Is(err, forward.ErrRejected) || got.URL.Path != "/events" {
+		t.Errorf("Post() answered 302 = %v (path %s), want ErrRejected without following", err, got.URL.Path)
+	}
+	status = http.StatusServiceUnavailable
+	if err := c.Post(context.Background(), req); !errors.Is(err, forward.ErrUnavailable) {
+		t.Errorf("Post() answered 503 = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestPostFailures(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer slow.Close()
+	defer close(release) // before Close, which waits for handlers
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	c := forward.New(nil, nil)
+	base := forward.Request{ID: "msg_1", Body: []byte("{}"), Secrets: []string{vectorSecret}}
+
+	tests := []struct {
+		name      string
+		mod       func(r *forward.Request)
+		ctx       func() (context.Context, context.CancelFunc)
+		want      error
+		permanent bool
+	}{
+		{"timeout is transient", func(r *forward.Request) { r.URL = slow.URL; r.Timeout = 50 * time.Millisecond }, nil, forward.ErrUnavailable, false},
+		{"refused connection is transient", func(r *forward.Request) { r.URL = closedURL }, nil, forward.ErrUnavailable, false},
+		{"relative URL is permanent", func(r *forward.Request) { r.URL = "/events" }, nil, forward.ErrMisconfigured, true},
+		{"ftp URL is permanent", func(r *forward.Request) { r.URL = "ftp://example.com/x" }, nil, forward.ErrMisconfigured, true},
+		{"no secret is permanent", func(r *forward.Request) { r.URL = slow.URL; r.Secrets = nil }, nil, forward.ErrMisconfigured, true},
+		{"cancelled caller is not the target's fault", func(r *forward.Request) { r.URL = slow.URL }, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 30*time.Millisecond)
+		}, context.DeadlineExceeded, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := base
+			tt.mod(&r)
+			ctx, cancel := context.Background(), func() {}
+			if tt.ctx != nil {
+				ctx, cancel = tt.ctx()
+			}
+			defer cancel()
+			err := c.Post(ctx, r)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Post() = %v, want %v", err, tt.want)
+			}
+			var fe *forward.Error
+			isFE := errors.As(err, &fe)
+			if tt.want == context.DeadlineExceeded {
+				if isFE {
+					t.Errorf("Post() = %#v, want the caller's context error, not a target classification", err)
+				}
+				return
+			}
+			if !isFE || fe.Permanent() != tt.permanent {
+				t.Errorf("Post() = %v, want permanent=%v", err, tt.permanent)
+			}
+		})
+	}
+}
+
+// A tenant's target service verifies deliveries with Verify.
+func ExampleVerify() {
+	secrets := []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+	h := http.Header{}
+	h.Set("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek")
+	h.Set("webhook-timestamp", "1614265330")
+	h.Set("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")
+	err := forward.Verify(h, []byte(`{"test": 2432232314}`), secrets, time.Unix(1614265330, 0))
+	fmt.Println("verified:", err == nil)
+	err = forward.Verify(h, []byte(`{"test": 1}`), secrets, time.Unix(1614265330, 0))
+	fmt.Println("tampered:", errors.Is(err, webhook.ErrInvalidSignature))
+	// Output:
+	// verified: true
+	// tampered: true
+}
+
+// What the forward effect sends must pass the pack's own inbound Standard
+// Webhooks verifier, so one hookpack can forward to another.
+func TestPostPassesTheInboundStandardWebhooksVerifier(t *testing.T) {
+	now := time.Now()
+	var req *webhook.Request
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req = &webhook.Request{Method: r.Method, Header: r.Header.Clone(), Body: body}
+	}))
+	defer target.Close()
+	secrets := []string{"whsec_" + "c2Vjb25kLXNlY3JldC1mb3ItdGVzdHM=", vectorSecret}
+	err := forward.New(nil, func() time.Time { return now }).Post(context.Background(), forward.Request{
+		URL: target.URL, ID: forward.MessageID("acme#stripe#evt_1"), Body: []byte(`{"id":"evt_1"}`), Secrets: secrets,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The receiver knows only the second (rotated-in) secret.
+	if err := (standardwebhooks.Provider{}).Verify(req, webhook.Config{Secrets: secrets[1:]}, now); err != nil {
+		t.Errorf("standardwebhooks.Verify(forwarded delivery) = %v", err)
+	}
+}

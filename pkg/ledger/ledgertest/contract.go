@@ -1,0 +1,403 @@
+// Package ledgertest is the contract suite every effect ledger must pass:
+// the in-memory ledger, and the DynamoDB ledger against both DynamoDB Local
+// and moto.
+package ledgertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+)
+
+// Store is the behaviour under test.
+type Store interface {
+	Take(ctx context.Context, tenant, conversation string) (ledger.Fence, error)
+	Claim(ctx context.Context, f ledger.Fence, k ledger.Key, lease time.Duration) (ledger.Lease, error)
+	Complete(ctx context.Context, l ledger.Lease) error
+	Fail(ctx context.Context, l ledger.Lease, reason string) error
+	Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error
+	Entity(ctx context.Context, tenant, id string) (ledger.Entity, error)
+	Record(ctx context.Context, k ledger.Key) (ledger.Record, error)
+}
+
+// Clock is a settable clock shared by the test and the store.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at the current second. It must not start in the
+// past: DynamoDB Local runs a TTL reaper, and items whose "expiration" lies
+// in the real past vanish in the middle of a test.
+func NewClock() *Clock { return &Clock{t: time.Now().UTC().Truncate(time.Second)} }
+
+// Now returns the current fake time.
+func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+
+// Advance moves the clock forward.
+func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// Lease and Retention are the options every store under test must be built
+// with.
+const (
+	Lease     = 30 * time.Second
+	Retention = time.Hour
+)
+
+// Tenant is the tenant the suite writes under.
+const Tenant = "acme"
+
+// Quirks are known defects of a backend that the suite must not report as
+// the adapter's. Each one skips the affected subtest, saying why.
+type Quirks struct {
+	// NonAtomicConcurrentTransactions: the backend lets concurrent
+	// TransactWriteItems interleave. moto 5 does: moto_server is threaded,
+	// holds no lock, and restores a deep copy of the whole table taken at a
+	// transaction's start when it cancels one, undoing writes committed
+	// meanwhile. DynamoDB and DynamoDB Local serialise transactions.
+	NonAtomicConcurrentTransactions bool
+}
+
+// Run runs the contract. newStore returns a store using clock.Now, Lease and
+// Retention, on storage not shared with other calls.
+func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks) {
+	ctx := context.Background()
+	uniq := func(t *testing.T) string { return fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()) }
+	key := func(t *testing.T, effect string) ledger.Key {
+		return ledger.Key{Tenant: Tenant, Event: Tenant + "#stripe#evt_" + uniq(t), Effect: effect}
+	}
+
+	t.Run("TakeIssuesIncreasingTokensPerConversation", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		conv, other := "conv-"+uniq(t), "other-"+uniq(t)
+		a := mustTake(t, s, conv)
+		b := mustTake(t, s, conv)
+		if b.Token <= a.Token {
+			t.Errorf("second Take() token = %d, want > %d", b.Token, a.Token)
+		}
+		o := mustTake(t, s, other)
+		if o.Token != 1 {
+			t.Errorf("Take(other conversation) token = %d, want 1 (independent counter)", o.Token)
+		}
+		x, err := s.Take(ctx, "globex", conv)
+		if err != nil || x.Token != 1 {
+			t.Errorf("Take(other tenant, same conversation) = %+v, %v; want token 1", x, err)
+		}
+	})
+
+	t.Run("ClaimCompleteThenSkip", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		l, err := s.Claim(ctx, f, k, 10*time.Second)
+		if err != nil {
+			t.Fatalf("Claim() = %v", err)
+		}
+		if l.Token == "" || !l.Expires.Equal(clock.Now().Add(10*time.Second)) {
+			t.Errorf("Claim() = %+v, want a token and a lease until now+10s", l)
+		}
+		_, err = s.Claim(ctx, f, k, 0)
+		var ce *ledger.ConflictError
+		if !errors.Is(err, ledger.ErrInFlight) || !errors.As(err, &ce) {
+			t.Fatalf("second Claim() = %v, want ErrInFlight conflict", err)
+		}
+		if ce.Record.Status != ledger.StatusInProgress || ce.Record.Fence != f.Token ||
+			!ce.Record.LeaseExpires.Equal(clock.Now().Add(10*time.Second)) {
+			t.Errorf("conflict record = %+v, want INPROGRESS under fence %d until now+10s", ce.Record, f.Token)
+		}
+		if err := s.Complete(ctx, l); err != nil {
+			t.Fatalf("Complete() = %v", err)
+		}
+		if _, err := s.Claim(ctx, f, k, 0); !errors.Is(err, ledger.ErrCompleted) || !errors.As(err, &ce) {
+			t.Fatalf("Claim() after Complete = %v, want ErrCompleted conflict", err)
+		}
+		clock.Advance(Lease * 100) // a completed effect has no lease to take over
+		if _, err := s.Claim(ctx, f, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() long after Complete = %v, want ErrCompleted", err)
+		}
+		r, err := s.Record(ctx, k)
+		if err != nil || r.Status != ledger.StatusCompleted {
+			t.Errorf("Record() = %+v, %v; want COMPLETED", r, err)
+		}
+		if err := s.Complete(ctx, l); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("Complete() twice = %v, want ErrLeaseLost", err)
+		}
+	})
+
+	t.Run("ZeroLeaseTakesTheDefault", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		f := mustTake(t, s, "conv-"+uniq(t))
+		l, err := s.Claim(ctx, f, key(t, "forward"), 0)
+		if err != nil || !l.Expires.Equal(clock.Now().Add(Lease)) {
+			t.Errorf("Claim(lease 0) = %+v, %v; want lease until now+%s", l, err, Lease)
+		}
+	})
+
+	t.Run("EffectsAreIndependent", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		mustComplete(t, s, mustClaim(t, s, f, k))
+		other := k
+		other.Effect = "email"
+		if _, err := s.Claim(ctx, f, other, 0); err != nil {
+			t.Errorf("Claim(other effect of the same event) = %v, want success", err)
+		}
+	})
+
+	t.Run("ExpiredLeaseIsTakenOverAndTheStaleWorkerFenced", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "forward")
+		fa := mustTake(t, s, conv) // worker A, stuck after claiming
+		la := mustClaim(t, s, fa, k)
+		fb := mustTake(t, s, conv) // worker B got the redelivery
+		clock.Advance(Lease - time.Second)
+		if _, err := s.Claim(ctx, fb, k, 0); !errors.Is(err, ledger.ErrInFlight) {
+			t.Fatalf("Claim() inside A's lease = %v, want ErrInFlight", err)
+		}
+		clock.Advance(2 * time.Second)
+		lb, err := s.Claim(ctx, fb, k, 0)
+		if err != nil {
+			t.Fatalf("Claim() after A's lease = %v, want takeover", err)
+		}
+		if lb.Token == la.Token {
+			t.Fatal("takeover reused the stale lease token")
+		}
+		if err := s.Complete(ctx, la); !errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("stale Complete() = %v, want ErrFenced", err)
+		}
+		if err := s.Fail(ctx, la, "late"); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("stale Fail() = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Complete(ctx, lb); err != nil {
+			t.Errorf("Complete() by the new owner = %v", err)
+		}
+		r, err := s.Record(ctx, k)
+		if err != nil || r.Status != ledger.StatusCompleted || r.Fence != fb.Token {
+			t.Errorf("Record() = %+v, %v; want COMPLETED by fence %d", r, err, fb.Token)
+		}
+	})
+
+	t.Run("FencingIsAtomicWithTheWrite", func(t *testing.T) {
+		// A still holds a live lease, but B took the conversation: A's
+		// completion must be refused even though its lease token matches.
+		clock := NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "forward")
+		fa := mustTake(t, s, conv)
+		la := mustClaim(t, s, fa, k)
+		fb := mustTake(t, s, conv)
+		if err := s.Complete(ctx, la); !errors.Is(err, ledger.ErrFenced) {
+			t.Fatalf("Complete() after a newer Take = %v, want ErrFenced", err)
+		}
+		if r, err := s.Record(ctx, k); err != nil || r.Status != ledger.StatusInProgress {
+			t.Errorf("Record() = %+v, %v; want still INPROGRESS (the fenced write must not land)", r, err)
+		}
+		if _, err := s.Claim(ctx, fa, key(t, "email"), 0); !errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("stale Claim() = %v, want ErrFenced", err)
+		}
+		// A gives its lease up; B need not wait for it to run out.
+		if err := s.Fail(ctx, la, "fenced"); err != nil {
+			t.Fatalf("Fail() = %v", err)
+		}
+		lb, err := s.Claim(ctx, fb, k, 0)
+		if err != nil {
+			t.Fatalf("Claim() after the stale worker failed = %v", err)
+		}
+		mustComplete(t, s, lb)
+	})
+
+	t.Run("FailedEffectCanBeClaimedAgain", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		l := mustClaim(t, s, f, k)
+		if err := s.Fail(ctx, ledger.Lease{Key: k, Fence: f, Token: "not-mine"}, "x"); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("Fail(wrong token) = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Fail(ctx, l, "target answered 503"); err != nil {
+			t.Fatalf("Fail() = %v", err)
+		}
+		r, err := s.Record(ctx, k)
+		if err != nil || r.Status != ledger.StatusFailed || r.Reason != "target answered 503" {
+			t.Errorf("Record() = %+v, %v; want FAILED with its reason", r, err)
+		}
+		if err := s.Complete(ctx, l); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("Complete() after Fail = %v, want ErrLeaseLost", err)
+		}
+		again, err := s.Claim(ctx, f, k, 0)
+		if err != nil {
+			t.Fatalf("Claim() after Fail = %v, want success", err)
+		}
+		mustComplete(t, s, again)
+	})
+
+	t.Run("CompletedCountsUntilRetentionEnds", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		l := mustClaim(t, s, f, k)
+		clock.Advance(Lease / 2)
+		mustComplete(t, s, l)
+		clock.Advance(Retention - time.Second)
+		if _, err := s.Claim(ctx, f, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Fatalf("Claim() within retention (counted from completion) = %v, want ErrCompleted", err)
+		}
+		clock.Advance(2 * time.Second)
+		if _, err := s.Claim(ctx, f, k, 0); err != nil {
+			t.Fatalf("Claim() after retention = %v, want success", err)
+		}
+	})
+
+	t.Run("ApplyOnlyNewerVersions", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		f := mustTake(t, s, "conv-"+uniq(t))
+		id := "customer:" + uniq(t)
+		if _, err := s.Entity(ctx, Tenant, id); !errors.Is(err, ledger.ErrNotFound) {
+			t.Errorf("Entity(new) = %v, want ErrNotFound", err)
+		}
+		steps := []struct {
+			version int64
+			data    string
+			want    error
+		}{
+			{2, "v2", nil},
+			{1, "v1", ledger.ErrStale},
+			{2, "v2 again", ledger.ErrStale},
+			{3, "v3", nil},
+		}
+		for _, st := range steps {
+			err := s.Apply(ctx, f, ledger.Update{Entity: id, Version: st.version, Data: []byte(st.data)})
+			if !errors.Is(err, st.want) {
+				t.Errorf("Apply(version %d) = %v, want %v", st.version, err, st.want)
+			}
+		}
+		e, err := s.Entity(ctx, Tenant, id)
+		if err != nil || e.Version != 3 || !bytes.Equal(e.Data, []byte("v3")) || e.Fence != f.Token {
+			t.Errorf("Entity() = %+v, %v; want version 3 with data v3 by fence %d", e, err, f.Token)
+		}
+	})
+
+	t.Run("ApplyIsFenced", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		conv := "conv-" + uniq(t)
+		id := "order:" + uniq(t)
+		fa := mustTake(t, s, conv)
+		if err := s.Apply(ctx, fa, ledger.Update{Entity: id, Version: 1, Data: []byte("a")}); err != nil {
+			t.Fatalf("Apply() = %v", err)
+		}
+		fb := mustTake(t, s, conv)
+		if err := s.Apply(ctx, fa, ledger.Update{Entity: id, Version: 9, Data: []byte("stale")}); !errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("stale Apply() = %v, want ErrFenced", err)
+		}
+		if err := s.Apply(ctx, fb, ledger.Update{Entity: id, Version: 2, Data: []byte("b")}); err != nil {
+			t.Errorf("Apply() by the new owner = %v", err)
+		}
+		if e, err := s.Entity(ctx, Tenant, id); err != nil || string(e.Data) != "b" {
+			t.Errorf("Entity() = %+v, %v; want data b", e, err)
+		}
+	})
+
+	t.Run("InvalidKeysAreRejected", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		bad := []struct {
+			name string
+			f    ledger.Fence
+			k    ledger.Key
+		}{
+			{"effect with a pipe", f, ledger.Key{Tenant: Tenant, Event: k.Event, Effect: "a|b"}},
+			{"empty effect", f, ledger.Key{Tenant: Tenant, Event: k.Event}},
+			{"empty event", f, ledger.Key{Tenant: Tenant, Effect: "forward"}},
+			{"other tenant's fence", ledger.Fence{Tenant: "globex", Conversation: f.Conversation, Token: f.Token}, k},
+		}
+		for _, tt := range bad {
+			if _, err := s.Claim(ctx, tt.f, tt.k, 0); !errors.Is(err, ledger.ErrInvalidKey) {
+				t.Errorf("Claim(%s) = %v, want ErrInvalidKey", tt.name, err)
+			}
+		}
+		if _, err := s.Take(ctx, "Bad|Tenant", "c"); !errors.Is(err, ledger.ErrInvalidKey) {
+			t.Errorf("Take(bad tenant) = %v, want ErrInvalidKey", err)
+		}
+	})
+
+	t.Run("ConcurrentClaimsHaveAtMostOneWinner", func(t *testing.T) {
+		if q.NonAtomicConcurrentTransactions {
+			t.Skip("backend quirk: concurrent transactions are not atomic (see Quirks); DynamoDB Local runs this case")
+		}
+		s := newStore(t, NewClock())
+		f := mustTake(t, s, "conv-"+uniq(t))
+		k := key(t, "forward")
+		const n = 20
+		var mu sync.Mutex
+		var wins int
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, err := s.Claim(ctx, f, k, 0)
+				switch {
+				case err == nil:
+					mu.Lock()
+					wins++
+					mu.Unlock()
+				case errors.Is(err, ledger.ErrInFlight), errors.Is(err, ledger.ErrContended):
+				default:
+					t.Errorf("Claim() = %v, want success, ErrInFlight or ErrContended", err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		_, err := s.Claim(ctx, f, k, 0)
+		switch {
+		case wins > 1:
+			t.Errorf("%d concurrent claims won, want at most 1", wins)
+		case wins == 1 && !errors.Is(err, ledger.ErrInFlight):
+			t.Errorf("Claim() after the race = %v, want ErrInFlight (the winner holds it)", err)
+		case wins == 0 && err != nil:
+			t.Errorf("no claim won the race, yet a later Claim() = %v", err)
+		}
+	})
+}
+
+func mustTake(t *testing.T, s Store, conv string) ledger.Fence {
+	t.Helper()
+	f, err := s.Take(context.Background(), Tenant, conv)
+	if err != nil {
+		t.Fatalf("Take(%q) = %v", conv, err)
+	}
+	return f
+}
+
+func mustClaim(t *testing.T, s Store, f ledger.Fence, k ledger.Key) ledger.Lease {
+	t.Helper()
+	l, err := s.Claim(context.Background(), f, k, 0)
+	if err != nil {
+		t.Fatalf("Claim(%s) = %v", k, err)
+	}
+	return l
+}
+
+func mustComplete(t *testing.T, s Store, l ledger.Lease) {
+	t.Helper()
+	if err := s.Complete(context.Background(), l); err != nil {
+		t.Fatalf("Complete(%s) = %v", l.Key, err)
+	}
+}

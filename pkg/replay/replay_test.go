@@ -1,0 +1,269 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/sqsevent"
+	"github.com/hookpack/hookpack/pkg/webhook"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+type fixture struct {
+	t      *testing.T
+	client *sqs.Client
+	q      *queue.SQS
+	pair   queue.Pair
+	r      *replay.Replayer
+}
+
+func newFixture(t *testing.T) *fixture {
+	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
+	pair, err := queue.CreatePair(context.Background(), client, awstest.Name(t), queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := queue.NewSQS(client)
+	return &fixture{t: t, client: client, q: q, pair: pair, r: replay.New(client, q, replay.Options{Wait: -1})}
+}
+
+func envelopeOf(id, conv, typ string) *envelope.Envelope {
+	e := &envelope.Envelope{
+		Version: envelope.Version, Key: "acme#hmac#" + id, Tenant: "acme", Provider: "hmac", EventID: id,
+		Type: typ, Conversation: conv, ReceivedAt: time.Now().UTC(),
+	}
+	e.SetBody([]byte(`{"id":"` + id + `"}`))
+	return e
+}
+
+// deadLetter puts a message on the DLQ the way the worker does.
+func (f *fixture) deadLetter(group, origID string, body []byte) {
+	f.t.Helper()
+	_, err := f.q.Send(context.Background(), f.pair.DLQURL, queue.Message{
+		GroupID: group, DeduplicationID: webhook.DeduplicationID("dlq#" + origID), Body: body,
+		Attributes: map[string]string{
+			worker.AttrReason: "target rejected the event: answered 400 Bad Request", worker.AttrAttempts: "3",
+			worker.AttrGroupID: group, worker.AttrMessageID: origID, worker.AttrFailedAt: "2026-11-22T12:00:00Z",
+		},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) deadLetterEvent(id, conv, typ string) {
+	f.t.Helper()
+	b, err := envelopeOf(id, conv, typ).Encode()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.deadLetter(conv, "orig-"+id, b)
+}
+
+// sourceEvents receives everything on the source queue: event ids per group
+// in delivery order.
+func (f *fixture) sourceEvents() map[string][]string {
+	f.t.Helper()
+	out := map[string][]string{}
+	for {
+		ev, err := sqsevent.Receive(context.Background(), f.client, f.pair.URL, sqsevent.ReceiveOptions{})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if len(ev.Records) == 0 {
+			return out
+		}
+		for _, r := range ev.Records {
+			id := "invalid"
+			if e, err := envelope.Decode([]byte(r.Body)); err == nil {
+				id = e.EventID
+			}
+			out[r.Attributes["MessageGroupId"]] = append(out[r.Attributes["MessageGroupId"]], id)
+		}
+		if err := sqsevent.Settle(context.Background(), f.client, f.pair.URL, ev, events.SQSEventResponse{}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+func (f *fixture) dlqDepth() int {
+	f.t.Helper()
+	out, err := f.client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(f.pair.DLQURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var v, nv int
+	fmt.Sscan(out.Attributes["ApproximateNumberOfMessages"], &v)
+	fmt.Sscan(out.Attributes["ApproximateNumberOfMessagesNotVisible"], &nv)
+	return v + nv
+}
+
+func statuses(items []replay.Item) map[string]string {
+	out := map[string]string{}
+	for _, it := range items {
+		k := it.EventKey
+		if k == "" {
+			k = "garbage"
+		}
+		out[strings.TrimPrefix(k, "acme#hmac#")] = it.Status
+	}
+	return out
+}
+
+func TestListAndRedriveOnMoto(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.deadLetterEvent("a1", "A", "order.updated")
+	f.deadLetterEvent("a2", "A", "order.refunded")
+	f.deadLetterEvent("a3", "A", "order.updated")
+	f.deadLetterEvent("b1", "B", "customer.updated")
+	f.deadLetter("C", "orig-garbage", []byte("{not json"))
+
+	items, err := f.r.List(ctx, f.pair.DLQURL, replay.Filter{})
+	if err != nil {
+		t.Fatalf("List() = %v", err)
+	}
+	if len(items) != 5 {
+		t.Fatalf("List() = %d items, want 5", len(items))
+	}
+	for _, it := range items {
+		if it.Reason != "target rejected the event: answered 400 Bad Request" || it.Attempts != "3" ||
+			!strings.HasPrefix(it.OriginalMessageID, "orig-") || it.Status != replay.StatusListed || it.SentAt.IsZero() {
+			t.Errorf("List() item = %+v", it)
+		}
+	}
+	if a, err := f.r.List(ctx, f.pair.DLQURL, replay.Filter{Conversation: "A"}); err != nil || len(a) != 3 {
+		t.Errorf("List(conversation A) = %d items, %v; want 3", len(a), err)
+	}
+	if n := f.dlqDepth(); n != 5 {
+		t.Fatalf("after List the DLQ holds %d messages, want all 5 back", n)
+	}
+
+	items, err = f.r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, true)
+	if err != nil {
+		t.Fatalf("Redrive(dry run) = %v", err)
+	}
+	for k, s := range statuses(items) {
+		if s != replay.StatusWouldMove {
+			t.Errorf("dry run: %s is %s, want %s", k, s, replay.StatusWouldMove)
+		}
+	}
+	if f.dlqDepth() != 5 || len(f.sourceEvents()) != 0 {
+		t.Fatal("a dry run moved messages")
+	}
+
+	// Only order.updated: a1 moves; a2 does not match, and a3 must not
+	// overtake it.
+	items, err = f.r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{Type: "order.updated"}, false)
+	if err != nil {
+		t.Fatalf("Redrive(type) = %v", err)
+	}
+	want := map[string]string{"a1": replay.StatusMoved, "a2": replay.StatusHeld, "a3": replay.StatusHeld, "b1": replay.StatusHeld, "garbage": replay.StatusHeld}
+	if got := statuses(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive(type order.updated) = %v, want %v", got, want)
+	}
+	if got := f.sourceEvents(); !slices.Equal(got["A"], []string{"a1"}) || len(got) != 1 {
+		t.Errorf("source queue after the filtered redrive = %v, want only A: a1", got)
+	}
+
+	// Everything else, in DLQ order per conversation.
+	if _, err := f.r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false); err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	got := f.sourceEvents()
+	if !slices.Equal(got["A"], []string{"a2", "a3"}) || !slices.Equal(got["B"], []string{"b1"}) || !slices.Equal(got["C"], []string{"invalid"}) {
+		t.Errorf("source queue = %v, want A: a2 a3, B: b1, C: the invalid message", got)
+	}
+	if n := f.dlqDepth(); n != 0 {
+		t.Errorf("DLQ holds %d messages after the redrive, want 0", n)
+	}
+}
+
+// End to end: the worker dead-letters an event after one of its two effects
+// completed; after the fix, the replayed event runs only the missing one.
+func TestReplayedEventDoesNotRepeatCompletedEffectsOnMoto(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	runs := map[string]int{}
+	broken := true
+	reg := worker.NewRegistry()
+	reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		for _, effect := range []string{"charge", "email"} {
+			err := ev.Once(ctx, effect, func(context.Context, string) error {
+				if effect == "email" && broken {
+					return worker.Permanent(errors.New("mail template missing"))
+				}
+				runs[effect]++
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	h := worker.New(worker.Config{
+		Ledger: ledger.NewMemory(ledger.Options{}), Handlers: reg, DLQ: f.q, Visibility: f.client,
+		QueueURLTemplate: f.pair.URL, Retry: worker.Retry{Base: -1},
+	})
+	drain := func() {
+		for range 20 {
+			ev, err := sqsevent.Receive(ctx, f.client, f.pair.URL, sqsevent.ReceiveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ev.Records) == 0 {
+				return
+			}
+			resp, _ := h.Handle(ctx, ev)
+			if err := sqsevent.Settle(ctx, f.client, f.pair.URL, ev, resp); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Fatal("queue not drained")
+	}
+	e := envelopeOf("e1", "A", "order.paid")
+	b, _ := e.Encode()
+	if _, err := f.q.Send(ctx, f.pair.URL, queue.Message{GroupID: "A", DeduplicationID: webhook.DeduplicationID(e.Key), Body: b}); err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if f.dlqDepth() != 1 || runs["charge"] != 1 || runs["email"] != 0 {
+		t.Fatalf("after the failure: DLQ %d, runs %v; want the event dead-lettered after charging once", f.dlqDepth(), runs)
+	}
+
+	broken = false
+	items, err := f.r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false)
+	if err != nil || len(items) != 1 || items[0].Status != replay.StatusMoved || !strings.Contains(items[0].Reason, "mail template missing") {
+		t.Fatalf("Redrive() = %+v, %v", items, err)
+	}
+	drain()
+	if runs["charge"] != 1 || runs["email"] != 1 {
+		t.Errorf("runs after the replay = %v, want charge once (skipped on replay) and email once", runs)
+	}
+	// Replaying it again is a no-op.
+	if _, err := f.q.Send(ctx, f.pair.URL, queue.Message{GroupID: "A", DeduplicationID: "replay-again", Body: b}); err != nil {
+		t.Fatal(err)
+	}
+	drain()
+	if runs["charge"] != 1 || runs["email"] != 1 || f.dlqDepth() != 0 {
+		t.Errorf("runs after a second replay = %v (DLQ %d), want no change", runs, f.dlqDepth())
+	}
+}

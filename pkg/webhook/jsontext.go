@@ -1,0 +1,367 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"iter"
+	"math/bits"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Text returns v as Field returns the same value of a decoded document: a
+// string unescaped exactly as encoding/json decodes it (invalid UTF-8 and
+// unpaired surrogates become U+FFFD), a number or boolean in its JSON text,
+// an object or array as json.Marshal writes the decoded value (compact, keys
+// sorted, HTML characters escaped); "" for null and missing values.
+func (v Value) Text() string {
+	switch v.Kind {
+	case KindString:
+		s := v.Raw[1 : len(v.Raw)-1]
+		if bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			return string(s)
+		}
+		return string(appendUnquote(make([]byte, 0, len(s)), s))
+	case KindNumber:
+		return string(v.Raw)
+	case KindBool:
+		if v.Raw[0] == 't' {
+			return "true"
+		}
+		return "false"
+	case KindObject, KindArray:
+		// Rare on the hot path: let encoding/json canonicalise, so the
+		// result is byte for byte Field's.
+		dec := json.NewDecoder(bytes.NewReader(v.Raw))
+		dec.UseNumber()
+		var x any
+		if dec.Decode(&x) != nil {
+			return ""
+		}
+		b, err := json.Marshal(x)
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	return ""
+}
+
+// Elements returns an iterator over the elements of an array value, each
+// with its kind and raw text (a sub-slice of v.Raw, which Scan can scan
+// again). It yields nothing for other kinds.
+func (v Value) Elements() iter.Seq[Value] {
+	return func(yield func(Value) bool) {
+		if v.Kind != KindArray {
+			return
+		}
+		s := scanner{data: v.Raw}
+		i := s.ws(1)
+		for i < len(v.Raw) && v.Raw[i] != ']' {
+			kind, end, err := s.kindOf(i)
+			if err != nil || !yield(Value{Kind: kind, Raw: v.Raw[i:end]}) {
+				return
+			}
+			if i = s.ws(end); i < len(v.Raw) && v.Raw[i] == ',' {
+				i = s.ws(i + 1)
+			}
+		}
+	}
+}
+
+// kindOf scans the value at i and returns its kind and end.
+func (s *scanner) kindOf(i int) (Kind, int, error) {
+	switch s.data[i] {
+	case '{':
+		end, err := s.object(i, -1)
+		return KindObject, end, err
+	case '[':
+		end, err := s.array(i, -1)
+		return KindArray, end, err
+	}
+	return s.scalar(i)
+}
+
+// AppendCompact appends v's raw text without insignificant whitespace: byte
+// for byte what encoding/json writes for a json.RawMessage holding it when
+// HTML escaping is off. A missing value appends nothing.
+func (v Value) AppendCompact(dst []byte) []byte {
+	raw := v.Raw
+	s := scanner{data: raw}
+	start := 0
+	for i := 0; i < len(raw); {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, raw[start:i]...)
+			i = s.ws(i)
+			start = i
+		case '"':
+			end, _, err := s.str(i + 1)
+			if err != nil { // not a scanned value: copy the rest as is
+				return append(dst, raw[start:]...)
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return append(dst, raw[start:]...)
+}
+
+// appendUnquote appends the decoded content of a JSON string (the text
+// between its quotes, already validated) as encoding/json decodes it.
+func appendUnquote(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c < utf8.RuneSelf && c != '\\':
+			j := i + 1
+			for j < len(s) && s[j] < utf8.RuneSelf && s[j] != '\\' {
+				j++
+			}
+			dst = append(dst, s[i:j]...)
+			i = j
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = append(dst, "\uFFFD"...)
+			} else {
+				dst = append(dst, s[i:i+size]...)
+			}
+			i += size
+		case i+1 >= len(s):
+			return dst // a lone backslash: not from a scanned value
+		default:
+			switch e := s[i+1]; e {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r := getu4(s[i:])
+				if r < 0 {
+					return dst
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if dec := utf16.DecodeRune(r, getu4(s[i:])); dec != unicode.ReplacementChar {
+						dst = utf8.AppendRune(dst, dec)
+						i += 6
+						continue
+					}
+					r = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, e)
+			}
+			i += 2
+		}
+	}
+	return dst
+}
+
+// getu4 decodes a \uXXXX escape at the start of s, or returns -1.
+func getu4(s []byte) rune {
+	if len(s) < 6 || s[0] != '\\' || s[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range s[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r*16 + rune(c)
+	}
+	return r
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendJSONString appends s as a JSON string, escaped byte for byte as
+// encoding/json escapes it with HTML escaping off
+// (Encoder.SetEscapeHTML(false)): '"' and '\\' get a backslash, control
+// characters become \b, \f, \n, \r, \t or \u00XX, U+2028 and U+2029 become
+// \u2028 and \u2029, each byte of invalid UTF-8 becomes \ufffd, and
+// everything else is copied as is.
+func AppendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	if utf8.ValidString(s) {
+		dst = appendValidString(dst, s)
+	} else {
+		dst = appendAnyString(dst, s)
+	}
+	return append(dst, '"')
+}
+
+// escSpecial marks the bytes appendValidString stops at: those it escapes
+// and 0xE2, which starts U+2028 and U+2029.
+var escSpecial = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'], t[0xE2] = true, true, true
+	return t
+}()
+
+// appendValidString escapes valid UTF-8. It looks for special bytes a word
+// at a time (SWAR) and, once a run has been clean for a while, jumps to the
+// next special byte with vectorised strings.IndexByte, remembering where the
+// next quote, backslash and 0xE2 are so that no byte is searched twice.
+func appendValidString(dst []byte, s string) []byte {
+	start := 0              // the pending run of bytes to copy as is
+	nq, nb, ne := -1, -1, -1 // next '"', '\\', 0xE2 at or after i, once known
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			m := escMask(load64(s, i))
+			if m == 0 {
+				if i += 8; i-start >= 64 {
+					nq = nextByte(s, i, nq, '"')
+					nb = nextByte(s, i, nb, '\\')
+					ne = nextByte(s, i, ne, 0xE2)
+					end := min(nq, nb, ne)
+					if j := indexCtl(s[i:end]); j >= 0 {
+						end = i + j
+					}
+					i = end
+				}
+				continue
+			}
+			i += bits.TrailingZeros64(m) >> 3
+		} else if !escSpecial[s[i]] {
+			i++
+			continue
+		}
+		c := s[i]
+		if c == 0xE2 {
+			// U+2028 is E2 80 A8, U+2029 is E2 80 A9.
+			if i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8 {
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+				i += 3
+				start = i
+			} else {
+				i++
+			}
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		dst = appendEscapedByte(dst, c)
+		i++
+		start = i
+	}
+	return append(dst, s[start:]...)
+}
+
+// nextByte returns the index of the first c at or after i, or len(s); known
+// is a previous answer, reused while it is still ahead.
+func nextByte(s string, i, known int, c byte) int {
+	if known >= i {
+		return known
+	}
+	if j := strings.IndexByte(s[i:], c); j >= 0 {
+		return i + j
+	}
+	return len(s)
+}
+
+// indexCtl returns the index of the first byte below 0x20 in s, or -1.
+func indexCtl(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := load64(s, i)
+		if m := (x - lsb*0x20) &^ x & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return i
+		}
+	}
+	return -1
+}
+
+// escMask flags, in the high bit of each byte, the lowest byte of x (read
+// little-endian) that is '"', '\\', below 0x20 or 0xE2; bytes above a
+// flagged one may be flagged spuriously, so only the lowest is used.
+func escMask(x uint64) uint64 {
+	q := x ^ (lsb * '"')
+	b := x ^ (lsb * '\\')
+	e := x ^ (lsb * 0xE2)
+	return ((q-lsb)&^q | (b-lsb)&^b | (e-lsb)&^e | (x-lsb*0x20)&^x) & msb
+}
+
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+func appendEscapedByte(dst []byte, c byte) []byte {
+	switch c {
+	case '\\', '"':
+		return append(dst, '\\', c)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+}
+
+// appendAnyString is encoding/json's own loop, for strings that hold invalid
+// UTF-8.
+func appendAnyString(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			dst = appendEscapedByte(dst, c)
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(dst, s[start:]...)
+}

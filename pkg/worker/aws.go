@@ -1,0 +1,65 @@
+package worker
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+// Settings are the deployment's knobs, read from the environment by the
+// Lambda main and set directly by the local stack.
+type Settings struct {
+	LedgerTable      string
+	ParameterPrefix  string
+	QueueURLTemplate string
+	// LedgerRetention is how long completed effects are remembered.
+	LedgerRetention time.Duration
+	// TenantCacheTTL is how long a warm instance trusts fetched credentials.
+	TenantCacheTTL time.Duration
+	// RetryBase and RetryMax shape the transient-failure backoff.
+	RetryBase, RetryMax time.Duration
+	// SafetyMargin is kept free before the Lambda deadline.
+	SafetyMargin time.Duration
+	// MaxAttempts dead-letters transient failures at this receive count
+	// (0: leave it to the queue's maxReceiveCount).
+	MaxAttempts int
+}
+
+// NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
+// Every event is forwarded to its tenant's target (Forward) unless a
+// register function adds more specific handlers:
+//
+//	worker.NewAWS(cfg, s, logger, func(r *worker.Registry) {
+//		r.Handle("stripe", "invoice.paid", markPaid)
+//	})
+//
+// Clients are built once, here; nothing calls AWS until the first batch.
+func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*Registry)) *Handler {
+	sqsClient := sqs.NewFromConfig(cfg)
+	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), s.ParameterPrefix)
+	reg := NewRegistry()
+	reg.Handle(Any, Any, Forward(tenant.NewCache(creds.Outbound, s.TenantCacheTTL, 0, nil), forward.New(nil, nil)))
+	for _, f := range register {
+		f(reg)
+	}
+	return New(Config{
+		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
+		Handlers:         reg,
+		DLQ:              queue.NewSQS(sqsClient),
+		Visibility:       sqsClient,
+		QueueURLTemplate: s.QueueURLTemplate,
+		Retry:            Retry{Base: s.RetryBase, Max: s.RetryMax},
+		SafetyMargin:     s.SafetyMargin,
+		MaxAttempts:      s.MaxAttempts,
+		Logger:           logger,
+	})
+}

@@ -1,0 +1,62 @@
+package worker
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Message attributes of a dead-lettered message. Messages SQS itself
+// redrove after maxReceiveCount carry none of them.
+const (
+	// AttrReason is why the worker gave up (the permanent error).
+	AttrReason = "hookpack.reason"
+	// AttrAttempts is the ApproximateReceiveCount at the time.
+	AttrAttempts = "hookpack.attempts"
+	// AttrGroupID is the original MessageGroupId (the DLQ message keeps it
+	// as its own group too, so the conversation's order survives).
+	AttrGroupID = "hookpack.groupId"
+	// AttrMessageID is the original SQS message id.
+	AttrMessageID = "hookpack.messageId"
+	// AttrFailedAt is when the worker dead-lettered it (RFC 3339, UTC).
+	AttrFailedAt = "hookpack.failedAt"
+	// AttrEventKey is the envelope's idempotency key, when it could be
+	// decoded.
+	AttrEventKey = "hookpack.eventKey"
+)
+
+// maxReasonBytes keeps the reason attribute small next to a body that may
+// be near the queue's size limit.
+const maxReasonBytes = 512
+
+// DLQURL returns the dead-letter queue of a source queue URL, by the naming
+// of queue.CreatePair and template.yaml: "…/<name>.fifo" becomes
+// "…/<name>-dlq.fifo". It returns an error wrapping ErrNoDLQ for a URL that
+// is not a FIFO queue's or that already names a dead-letter queue.
+func DLQURL(sourceURL string) (string, error) {
+	base, ok := strings.CutSuffix(sourceURL, ".fifo")
+	name := base[strings.LastIndexByte(base, '/')+1:]
+	if !ok || name == "" || strings.HasSuffix(name, "-dlq") {
+		return "", fmt.Errorf("%w: %q is not a FIFO source queue URL", ErrNoDLQ, sourceURL)
+	}
+	return base + "-dlq.fifo", nil
+}
+
+// attrText makes s a valid SQS attribute value of at most about n bytes:
+// valid UTF-8 without the control characters SQS rejects (a reason SQS
+// refused would make the message impossible to dead-letter).
+func attrText(s string, n int) string {
+	cut := len(s) > n
+	if cut {
+		s = s[:n]
+	}
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	if cut {
+		s += "…"
+	}
+	return s
+}

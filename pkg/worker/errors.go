@@ -1,0 +1,88 @@
+package worker
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors.
+var (
+	// ErrNoHandler: no handler is registered for the event's provider and
+	// type. Permanent: register one (Discard to drop a type on purpose).
+	ErrNoHandler = errors.New("no handler for provider and event type")
+	// ErrNoTarget: the tenant has no outbound configuration or target URL
+	// for the forward effect. Permanent until it is configured; replay the
+	// dead letters afterwards.
+	ErrNoTarget = errors.New("no outbound target configured")
+	// ErrNoDLQ: the source queue's dead-letter queue cannot be derived
+	// (not a FIFO queue URL). The message is retried instead.
+	ErrNoDLQ = errors.New("no dead-letter queue")
+)
+
+// Permanent marks err as permanent: retrying cannot succeed, so the worker
+// dead-letters the message and lets its conversation continue. It returns
+// nil for nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string   { return e.err.Error() }
+func (e *permanentError) Unwrap() error   { return e.err }
+func (e *permanentError) Permanent() bool { return true }
+
+// RetryAfter marks a transient err with the minimum wait before the next
+// attempt (a downstream's Retry-After, a lease's remaining time). It
+// returns nil for nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, d: d}
+}
+
+type retryAfterError struct {
+	err error
+	d   time.Duration
+}
+
+func (e *retryAfterError) Error() string             { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error             { return e.err }
+func (e *retryAfterError) RetryAfter() time.Duration { return e.d }
+
+// IsPermanent reports whether err, or an error it wraps, has a Permanent()
+// bool method returning true (Permanent, forward.Error, …).
+func IsPermanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
+}
+
+// retryAfterOf returns the longest RetryAfter() carried by err's tree.
+func retryAfterOf(err error) time.Duration {
+	var longest time.Duration
+	walk(err, func(e error) {
+		if r, ok := e.(interface{ RetryAfter() time.Duration }); ok && r.RetryAfter() > longest {
+			longest = r.RetryAfter()
+		}
+	})
+	return longest
+}
+
+func walk(err error, f func(error)) {
+	if err == nil {
+		return
+	}
+	f(err)
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		walk(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			walk(e, f)
+		}
+	}
+}

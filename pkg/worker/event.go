@@ -1,0 +1,173 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
+)
+
+// fencer issues a conversation's fencing token (see ledger.Take).
+type fencer interface {
+	Take(ctx context.Context, tenant, conversation string) (ledger.Fence, error)
+}
+
+// effectStore claims, completes and fails effects under a fence (see
+// package ledger for the semantics and errors of each call).
+type effectStore interface {
+	Claim(ctx context.Context, f ledger.Fence, k ledger.Key, lease time.Duration) (ledger.Lease, error)
+	Complete(ctx context.Context, l ledger.Lease) error
+	Fail(ctx context.Context, l ledger.Lease, reason string) error
+}
+
+// stateStore applies versioned entity updates under a fence.
+type stateStore interface {
+	Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error
+}
+
+// ledgerStore is everything the worker needs from the ledger.
+type ledgerStore interface {
+	fencer
+	effectStore
+	stateStore
+}
+
+// Event is one queued event as a handler sees it: the envelope plus where
+// and how often it was delivered, and the ledger-backed helpers. Its
+// methods are not safe for concurrent use: run a message's effects one
+// after another.
+type Event struct {
+	*envelope.Envelope
+	// MessageID is the SQS message id (it changes on replay; never key
+	// effects by it).
+	MessageID string
+	// Attempt is the message's ApproximateReceiveCount (1 on first delivery).
+	Attempt int
+	// GroupID is the SQS message group: the unit of order and fencing.
+	GroupID string
+
+	ledger ledgerStore
+	lease  time.Duration
+	now    func() time.Time
+	finish func(context.Context) (context.Context, context.CancelFunc)
+
+	fence     ledger.Fence
+	took      bool
+	ran       int
+	skipped   int
+	effectDur time.Duration
+}
+
+// EffectKey returns the ledger key of this event's effect name.
+func (e *Event) EffectKey(name string) ledger.Key {
+	return ledger.Key{Tenant: e.Tenant, Event: e.Key, Effect: name}
+}
+
+// Once runs fn as the effect name of this event unless it already
+// completed: it claims the effect in the ledger (under this worker's fence
+// of the conversation), calls fn with a context ending at the work deadline
+// and the effect's idempotency key — pass it to the downstream call (for
+// example as the Idempotency-Key header) so that a repeat after a lost
+// completion is absorbed there — and records the outcome.
+//
+// It returns nil when fn succeeded or the effect had completed before;
+// fn's error (after recording the failure, so the next attempt may claim
+// the effect at once); an error wrapping ledger.ErrFenced or
+// ledger.ErrLeaseLost when a newer worker took over (stop: do not write
+// anything else); a transient error carrying RetryAfter when another
+// worker holds a live lease on the effect; a permanent error for an
+// invalid effect name; or a wrapped ledger error.
+func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
+	if err := ledger.ValidEffect(name); err != nil {
+		return Permanent(err)
+	}
+	f, err := e.take(ctx)
+	if err != nil {
+		return err
+	}
+	k := e.EffectKey(name)
+	l, err := e.ledger.Claim(ctx, f, k, e.lease)
+	var ce *ledger.ConflictError
+	switch {
+	case errors.Is(err, ledger.ErrCompleted):
+		e.skipped++
+		return nil
+	case errors.As(err, &ce): // in flight under another worker's live lease
+		return RetryAfter(err, ce.Record.LeaseExpires.Sub(e.now()))
+	case errors.Is(err, ledger.ErrInvalidKey):
+		return Permanent(err)
+	case err != nil:
+		return err
+	}
+
+	start := e.now()
+	ferr := fn(ctx, k.IdempotencyKey())
+	e.effectDur += e.now().Sub(start)
+
+	// Record the outcome even when ctx has ended: the effect ran.
+	fctx, cancel := e.finish(ctx)
+	defer cancel()
+	if ferr != nil {
+		if err := e.ledger.Fail(fctx, l, ferr.Error()); err != nil {
+			return errors.Join(fmt.Errorf("effect %s: %w", name, ferr), err)
+		}
+		return fmt.Errorf("effect %s: %w", name, ferr)
+	}
+	if err := e.ledger.Complete(fctx, l); err != nil {
+		// The effect ran but its completion is not recorded (fenced, or the
+		// write was lost). Give the lease up so the next attempt need not
+		// wait for it to run out; that attempt runs the effect again with
+		// the same idempotency key, and the downstream absorbs the repeat.
+		// If this write is lost too, the lease's expiry does the same.
+		if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
+			return errors.Join(err, ferr)
+		}
+		return err
+	}
+	e.ran++
+	return nil
+}
+
+// ApplyIfNewer stores data as the state of entity (within the tenant) when
+// version is greater than the stored version — for providers that do not
+// deliver in order, use the provider's event time (epoch.Millis) or
+// sequence number. It reports whether the update was applied; an older or
+// equal version is not an error. It returns an error wrapping
+// ledger.ErrFenced when a newer worker took over, or a wrapped ledger
+// error.
+func (e *Event) ApplyIfNewer(ctx context.Context, entity string, version int64, data []byte) (bool, error) {
+	f, err := e.take(ctx)
+	if err != nil {
+		return false, err
+	}
+	err = e.ledger.Apply(ctx, f, ledger.Update{Entity: entity, Version: version, Data: data})
+	switch {
+	case errors.Is(err, ledger.ErrStale):
+		return false, nil
+	case errors.Is(err, ledger.ErrInvalidKey):
+		return false, Permanent(err)
+	case err != nil:
+		return false, err
+	}
+	return true, nil
+}
+
+// take returns this message's fence of the conversation, taking it on
+// first use: messages without effects cost no write.
+func (e *Event) take(ctx context.Context) (ledger.Fence, error) {
+	if e.took {
+		return e.fence, nil
+	}
+	f, err := e.ledger.Take(ctx, e.Tenant, e.GroupID)
+	if errors.Is(err, ledger.ErrInvalidKey) {
+		return ledger.Fence{}, Permanent(err)
+	}
+	if err != nil {
+		return ledger.Fence{}, err
+	}
+	e.fence, e.took = f, true
+	return f, nil
+}

@@ -1,0 +1,206 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+const (
+	testARN = "arn:aws:sqs:us-east-1:123456789012:hp-acme.fifo"
+	testURL = "https://sqs.us-east-1.amazonaws.com/123456789012/hp-acme.fifo"
+	testDLQ = "https://sqs.us-east-1.amazonaws.com/123456789012/hp-acme-dlq.fifo"
+)
+
+// clock is a settable clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock                     { return &clock{t: time.Now().Truncate(time.Second)} }
+func (c *clock) Now() time.Time            { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration)   { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *clock) Set(t time.Time)           { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func fixedJitter(f float64) func() float64 { return func() float64 { return f } }
+
+// fakeSQS records dead letters and visibility changes.
+type fakeSQS struct {
+	mu         sync.Mutex
+	sent       []sentMessage
+	visibility map[string]int32 // receipt handle → seconds
+	sendErr    error
+	visErr     error
+}
+
+type sentMessage struct {
+	url string
+	msg queue.Message
+}
+
+func newFakeSQS() *fakeSQS { return &fakeSQS{visibility: map[string]int32{}} }
+
+func (f *fakeSQS) Send(_ context.Context, url string, m queue.Message) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sendErr != nil {
+		return "", f.sendErr
+	}
+	f.sent = append(f.sent, sentMessage{url, m})
+	return fmt.Sprintf("dlq-%d", len(f.sent)), nil
+}
+
+func (f *fakeSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.visErr != nil {
+		return nil, f.visErr
+	}
+	if aws.ToString(in.QueueUrl) != testURL {
+		return nil, fmt.Errorf("unexpected queue %s", aws.ToString(in.QueueUrl))
+	}
+	if len(in.Entries) > 10 {
+		return nil, errors.New("more than 10 entries")
+	}
+	for _, e := range in.Entries {
+		f.visibility[aws.ToString(e.ReceiptHandle)] = e.VisibilityTimeout
+	}
+	return &sqs.ChangeMessageVisibilityBatchOutput{Successful: make([]types.ChangeMessageVisibilityBatchResultEntry, len(in.Entries))}, nil
+}
+
+// env returns the envelope of event id in conversation conv.
+func env(id, conv string) *envelope.Envelope {
+	e := &envelope.Envelope{
+		Version: envelope.Version, Key: "acme#stripe#" + id, Tenant: "acme", Provider: "stripe",
+		EventID: id, Type: "invoice.paid", Conversation: conv, ReceivedAt: time.Now().UTC(),
+		Headers: map[string]string{"content-type": "application/json"},
+	}
+	e.SetBody([]byte(`{"id":"` + id + `","secret_card":"4242"}`))
+	return e
+}
+
+// rec builds the SQS record Lambda would deliver for e.
+func rec(t testing.TB, e *envelope.Envelope, receiveCount int) events.SQSMessage {
+	t.Helper()
+	b, err := e.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events.SQSMessage{
+		MessageId:     "m-" + e.EventID,
+		ReceiptHandle: "rh-" + e.EventID,
+		Body:          string(b),
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": strconv.Itoa(receiveCount),
+			"MessageGroupId":          e.Conversation,
+			"SequenceNumber":          "1",
+		},
+		EventSourceARN: testARN,
+		EventSource:    "aws:sqs",
+		AWSRegion:      "us-east-1",
+	}
+}
+
+// batch returns an event of one first delivery per envelope.
+func batch(t testing.TB, envs ...*envelope.Envelope) events.SQSEvent {
+	var ev events.SQSEvent
+	for _, e := range envs {
+		ev.Records = append(ev.Records, rec(t, e, 1))
+	}
+	return ev
+}
+
+func failed(resp events.SQSEventResponse) []string {
+	var ids []string
+	for _, f := range resp.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return ids
+}
+
+// logBuffer collects JSON log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) lines(t testing.TB) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
+	for dec.More() {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			t.Fatalf("log line is not JSON: %v", err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// outcomes maps messageId → outcome of the "message" lines.
+func (l *logBuffer) outcomes(t testing.TB) map[string]string {
+	out := map[string]string{}
+	for _, m := range l.lines(t) {
+		if m["msg"] == "message" {
+			out[m["messageId"].(string)] = m["outcome"].(string)
+		}
+	}
+	return out
+}
+
+func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
+
+// fixture is a handler on fakes with an in-memory ledger.
+type fixture struct {
+	h      *worker.Handler
+	sqs    *fakeSQS
+	ledger *ledger.Memory
+	clock  *clock
+	logs   *logBuffer
+	reg    *worker.Registry
+}
+
+func newFixture(t testing.TB, mod func(c *worker.Config)) *fixture {
+	f := &fixture{sqs: newFakeSQS(), clock: newClock(), logs: &logBuffer{}, reg: worker.NewRegistry()}
+	f.ledger = ledger.NewMemory(ledger.Options{Now: f.clock.Now})
+	cfg := worker.Config{
+		Ledger:     f.ledger,
+		Handlers:   f.reg,
+		DLQ:        f.sqs,
+		Visibility: f.sqs,
+		Retry:      worker.Retry{Base: 4 * time.Second, Jitter: fixedJitter(0)},
+		Now:        f.clock.Now,
+		Logger:     slog.New(slog.NewJSONHandler(f.logs, nil)),
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	f.h = worker.New(cfg)
+	return f
+}

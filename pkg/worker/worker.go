@@ -1,0 +1,457 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/metrics"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/sqsevent"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// sender puts a message on a FIFO queue (the DLQ) and returns its id.
+type sender interface {
+	Send(ctx context.Context, url string, m queue.Message) (string, error)
+}
+
+// visibilityAPI changes the visibility timeout of received messages.
+type visibilityAPI interface {
+	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+}
+
+// Defaults of Config.
+const (
+	DefaultSafetyMargin  = 5 * time.Second
+	DefaultFinishTimeout = 2 * time.Second
+)
+
+// Config holds the handler's dependencies. Ledger, Handlers, DLQ and
+// Visibility are required.
+type Config struct {
+	Ledger   ledgerStore
+	Handlers *Registry
+	// DLQ sends dead letters (queue.SQS).
+	DLQ sender
+	// Visibility changes the visibility of retried messages (the SQS client).
+	Visibility visibilityAPI
+	// QueueURLTemplate gives the scheme and host of queue URLs derived from
+	// an event's eventSourceARN (see sqsevent.QueueURL); empty means the
+	// public SQS endpoint.
+	QueueURLTemplate string
+	Retry            Retry
+	// MaxAttempts, when > 0, dead-letters a message whose attempt-th
+	// receive failed transiently, with the last error as the reason. Set it
+	// below the queue's maxReceiveCount so that exhausted retries reach the
+	// DLQ with a reason rather than through SQS's redrive, which records
+	// none. (Messages held back behind a failing one are received with it,
+	// so their receive counts climb too.)
+	MaxAttempts int
+	// SafetyMargin is kept free before the Lambda deadline for completing
+	// ledger writes, dead-lettering and visibility changes.
+	SafetyMargin time.Duration
+	// FinishTimeout bounds each of those calls (≤ SafetyMargin).
+	FinishTimeout time.Duration
+	// Lease is the effect lease when the context has no deadline (a local
+	// poller); under Lambda a lease lasts until the invocation's deadline.
+	Lease  time.Duration
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Handler consumes SQS batches. It is safe for concurrent use.
+type Handler struct {
+	cfg Config
+}
+
+// New returns a handler; missing optional fields take defaults.
+func New(cfg Config) *Handler {
+	if cfg.SafetyMargin <= 0 {
+		cfg.SafetyMargin = DefaultSafetyMargin
+	}
+	if cfg.FinishTimeout <= 0 || cfg.FinishTimeout > cfg.SafetyMargin {
+		cfg.FinishTimeout = min(DefaultFinishTimeout, cfg.SafetyMargin)
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = ledger.DefaultLease
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{cfg: cfg}
+}
+
+// outcome names what happened to one message, in logs and metrics.
+type outcome string
+
+const (
+	outProcessed    outcome = "processed"
+	outDuplicate    outcome = "skipped_duplicate"
+	outRetried      outcome = "retried"
+	outDeadLettered outcome = "dead_lettered"
+	outBlocked      outcome = "blocked"
+	outDeadline     outcome = "deadline"
+	outFenced       outcome = "fenced"
+)
+
+// result is what happened to one message.
+type result struct {
+	outcome outcome
+	failed  bool // reported in batchItemFailures
+	// visibility, when setVisibility, is the new visibility timeout.
+	visibility    time.Duration
+	setVisibility bool
+	visibilityErr error
+	err           error
+
+	env            *envelope.Envelope
+	attempt        int
+	start          time.Time
+	dur            time.Duration
+	effects, skips int
+	effectDur      time.Duration
+	groupID        string
+}
+
+// Handle processes one batch and reports the messages to leave on the
+// queue. It never returns an error: that would make the mapping retry the
+// whole batch, repeating the work of groups that succeeded.
+func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	results := make([]result, len(ev.Records))
+	workDeadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		workDeadline = workDeadline.Add(-h.cfg.SafetyMargin)
+	}
+
+	var wg sync.WaitGroup
+	for _, group := range groups(ev.Records) {
+		wg.Go(func() {
+			var blocker *result
+			for _, i := range group {
+				r := &results[i]
+				switch {
+				case blocker != nil:
+					*r = h.blocked(&ev.Records[i], blocker)
+				case hasDeadline && !h.cfg.Now().Before(workDeadline):
+					*r = h.expired(&ev.Records[i])
+				default:
+					*r = h.process(ctx, &ev.Records[i], workDeadline, hasDeadline)
+				}
+				if r.failed && blocker == nil {
+					blocker = r
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	h.changeVisibility(ctx, ev.Records, results)
+	var resp events.SQSEventResponse
+	for i := range ev.Records {
+		if results[i].failed {
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: ev.Records[i].MessageId})
+		}
+		h.log(ctx, &ev.Records[i], &results[i])
+	}
+	return resp, nil
+}
+
+// groups returns the record indices per message group, groups in order of
+// first appearance, records in batch order (SQS FIFO's order). Records
+// without a group (standard queues) are each their own group.
+func groups(recs []events.SQSMessage) [][]int {
+	var out [][]int
+	index := map[string]int{}
+	for i, r := range recs {
+		g, ok := r.Attributes["MessageGroupId"]
+		if !ok || g == "" {
+			out = append(out, []int{i})
+			continue
+		}
+		j, seen := index[g]
+		if !seen {
+			j = len(out)
+			index[g] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
+}
+
+func attemptOf(rec *events.SQSMessage) int {
+	n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+func (h *Handler) newResult(rec *events.SQSMessage) result {
+	return result{attempt: attemptOf(rec), start: h.cfg.Now(), groupID: rec.Attributes["MessageGroupId"]}
+}
+
+// blocked reports a message behind a failed one of its group: it waits as
+// long as the failure does, so the group resumes in order.
+func (h *Handler) blocked(rec *events.SQSMessage, blocker *result) result {
+	r := h.newResult(rec)
+	r.outcome, r.failed = outBlocked, true
+	r.visibility, r.setVisibility = blocker.visibility, blocker.setVisibility
+	r.env, _ = envelope.Decode([]byte(rec.Body))
+	return r
+}
+
+// expired reports a message not started before the work deadline; it is
+// made visible at once so the next invocation takes it.
+func (h *Handler) expired(rec *events.SQSMessage) result {
+	r := h.newResult(rec)
+	r.outcome, r.failed, r.setVisibility = outDeadline, true, true
+	r.env, _ = envelope.Decode([]byte(rec.Body))
+	return r
+}
+
+// process runs one message's handler and routes its failure.
+func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadline time.Time, hasDeadline bool) (r result) {
+	r = h.newResult(rec)
+	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
+
+	env, err := envelope.Decode([]byte(rec.Body))
+	if err != nil {
+		return h.deadLetter(ctx, rec, r, Permanent(err))
+	}
+	r.env = env
+	if r.groupID == "" {
+		r.groupID = webhook.GroupID(env.Conversation, env.Key)
+	}
+	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
+	if !ok {
+		return h.deadLetter(ctx, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
+	}
+
+	lease := h.cfg.Lease
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if hasDeadline {
+		hctx, cancel = context.WithDeadline(ctx, workDeadline)
+		// The lease lasts as long as this invocation can: a Lambda killed at
+		// its deadline holds nothing after it.
+		lease = workDeadline.Add(h.cfg.SafetyMargin).Sub(h.cfg.Now()) + time.Second
+	}
+	ev := &Event{
+		Envelope: env, MessageID: rec.MessageId, Attempt: r.attempt, GroupID: r.groupID,
+		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish,
+	}
+	err = h.run(hctx, handle, ev)
+	cancel()
+	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
+
+	switch {
+	case err == nil && r.effects == 0 && r.skips > 0:
+		r.outcome = outDuplicate
+	case err == nil:
+		r.outcome = outProcessed
+	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
+		// A newer worker owns the message now; leave its visibility alone.
+		r.outcome, r.failed, r.err = outFenced, true, err
+	case IsPermanent(err):
+		return h.deadLetter(ctx, rec, r, err)
+	case h.cfg.MaxAttempts > 0 && r.attempt >= h.cfg.MaxAttempts:
+		return h.deadLetter(ctx, rec, r, fmt.Errorf("gave up after %d attempts: %w", r.attempt, err))
+	default:
+		r = h.retry(r, err)
+	}
+	return r
+}
+
+// run calls the handler, turning a panic into a transient error: a bug
+// must not take the other groups of the batch down with it, and retrying
+// (rather than dead-lettering) keeps the conversation in order until the
+// fix is deployed.
+func (h *Handler) run(ctx context.Context, handle HandlerFunc, ev *Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.cfg.Logger.ErrorContext(ctx, "handler panicked",
+				slog.String("tenantId", ev.Tenant), slog.String("idempotencyKey", ev.Key),
+				slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return handle(ctx, ev)
+}
+
+func (h *Handler) retry(r result, err error) result {
+	r.outcome, r.failed, r.err = outRetried, true, err
+	r.visibility, r.setVisibility = h.cfg.Retry.Delay(r.attempt, retryAfterOf(err)), true
+	return r
+}
+
+// deadLetter sends the message to its queue's DLQ with the reason and
+// reports it done, so the mapping deletes it and its conversation
+// continues. When the DLQ cannot be reached it retries the message
+// instead: nothing is dropped.
+func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r result, cause error) result {
+	r.err = cause
+	source, err := sqsevent.QueueURL(rec.EventSourceARN, h.cfg.QueueURLTemplate)
+	if err != nil {
+		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+	}
+	dlq, err := DLQURL(source)
+	if err != nil {
+		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+	}
+	group := r.groupID
+	if group == "" {
+		group = rec.MessageId
+	}
+	attrs := map[string]string{
+		AttrReason:    attrText(cause.Error(), maxReasonBytes),
+		AttrAttempts:  strconv.Itoa(r.attempt),
+		AttrGroupID:   group,
+		AttrMessageID: rec.MessageId,
+		AttrFailedAt:  h.cfg.Now().UTC().Format(time.RFC3339),
+	}
+	if r.env != nil {
+		attrs[AttrEventKey] = r.env.Key
+	}
+	fctx, cancel := h.finish(ctx)
+	defer cancel()
+	_, err = h.cfg.DLQ.Send(fctx, dlq, queue.Message{
+		GroupID: group,
+		// Stable per source message: a redelivery that dead-letters again
+		// within SQS's five-minute window is dropped by SQS.
+		DeduplicationID: webhook.DeduplicationID("dlq#" + rec.MessageId),
+		Body:            []byte(rec.Body),
+		Attributes:      attrs,
+	})
+	if err != nil {
+		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+	}
+	r.outcome, r.failed = outDeadLettered, false
+	return r
+}
+
+// finish returns a context for the bookkeeping after the work deadline: it
+// survives ctx's cancellation, bounded by FinishTimeout.
+func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
+}
+
+// changeVisibility applies the new visibility timeouts, ten per request
+// per queue. A failure is recorded on each message's log line: the message
+// then reappears after the queue's default visibility timeout instead.
+func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage, results []result) {
+	byQueue := map[string][]int{}
+	var order []string
+	for i := range recs {
+		if !results[i].failed || !results[i].setVisibility {
+			continue
+		}
+		url, err := sqsevent.QueueURL(recs[i].EventSourceARN, h.cfg.QueueURLTemplate)
+		if err != nil {
+			results[i].visibilityErr = err
+			continue
+		}
+		if _, ok := byQueue[url]; !ok {
+			order = append(order, url)
+		}
+		byQueue[url] = append(byQueue[url], i)
+	}
+	fctx, cancel := h.finish(ctx)
+	defer cancel()
+	for _, url := range order {
+		idx := byQueue[url]
+		for len(idx) > 0 {
+			n := min(len(idx), 10)
+			entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, n)
+			for j, i := range idx[:n] {
+				entries[j] = types.ChangeMessageVisibilityBatchRequestEntry{
+					Id:                aws.String(strconv.Itoa(i)),
+					ReceiptHandle:     aws.String(recs[i].ReceiptHandle),
+					VisibilityTimeout: int32(results[i].visibility / time.Second),
+				}
+			}
+			out, err := h.cfg.Visibility.ChangeMessageVisibilityBatch(fctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: entries})
+			if err != nil {
+				for _, i := range idx[:n] {
+					results[i].visibilityErr = fmt.Errorf("change visibility: %w", err)
+				}
+			} else {
+				for _, f := range out.Failed {
+					if i, err := strconv.Atoi(aws.ToString(f.Id)); err == nil && i < len(results) {
+						results[i].visibilityErr = fmt.Errorf("change visibility: %s", aws.ToString(f.Code))
+					}
+				}
+			}
+			idx = idx[n:]
+		}
+	}
+}
+
+// log writes the message's one line, which is also its EMF record: fixed
+// keys, no body, secret or signature.
+func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
+	attrs := []any{
+		slog.String("messageId", rec.MessageId),
+		slog.String("outcome", string(r.outcome)),
+		slog.Int("attempt", r.attempt),
+		slog.Float64("durationMs", ms(r.dur)),
+		slog.String("groupId", r.groupID),
+	}
+	if r.env != nil {
+		attrs = append(attrs,
+			slog.String("tenantId", r.env.Tenant),
+			slog.String("provider", r.env.Provider),
+			slog.String("eventId", r.env.EventID),
+			slog.String("eventType", r.env.Type),
+			slog.String("idempotencyKey", r.env.Key),
+		)
+		if !r.env.ReceivedAt.IsZero() {
+			attrs = append(attrs, slog.Float64("ageMs", ms(h.cfg.Now().Sub(r.env.ReceivedAt))))
+		}
+	}
+	if r.effects+r.skips > 0 {
+		attrs = append(attrs, slog.Int("effects", r.effects), slog.Int("effectsSkipped", r.skips), slog.Float64("effectMs", ms(r.effectDur)))
+	}
+	if r.setVisibility {
+		attrs = append(attrs, slog.Int64("visibilitySec", int64(r.visibility/time.Second)))
+	}
+	if r.err != nil {
+		attrs = append(attrs, slog.String("error", r.err.Error()))
+	}
+	if r.visibilityErr != nil {
+		attrs = append(attrs, slog.String("visibilityError", r.visibilityErr.Error()))
+	}
+	mets := []metrics.Metric{
+		{Name: "Messages", Unit: metrics.Count, Value: 1},
+		{Name: "MessageDuration", Unit: metrics.Milliseconds, Value: ms(r.dur)},
+	}
+	if r.effects > 0 {
+		mets = append(mets, metrics.Metric{Name: "EffectLatency", Unit: metrics.Milliseconds, Value: ms(r.effectDur)})
+	}
+	attrs = append(attrs, metrics.Attrs(h.cfg.Now(), []string{"outcome"}, mets...)...)
+	level := slog.LevelInfo
+	switch r.outcome {
+	case outDeadLettered:
+		level = slog.LevelError
+	case outRetried, outBlocked, outDeadline, outFenced:
+		level = slog.LevelWarn
+	}
+	h.cfg.Logger.Log(ctx, level, "message", attrs...)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

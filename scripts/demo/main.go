@@ -1,0 +1,96 @@
+// Command demo is `make demo`: it shows the pack's guarantees against a
+// running `make run`, or starts the stack itself when none answers. See
+// package demo.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookpack/hookpack/pkg/demo"
+	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "make demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	addr, targetAddr, motoPort := envOr("ADDR", "127.0.0.1:3000"), envOr("TARGET_ADDR", "127.0.0.1:3001"), envOr("MOTO_PORT", "4566")
+	tenantsFile := envOr("TENANTS_FILE", "events/tenants.json")
+	f, err := tenant.LoadFile(tenantsFile)
+	if err != nil {
+		return err
+	}
+	endpoint := "http://127.0.0.1:" + motoPort
+	if !listening(addr) {
+		fmt.Println("No `make run` answers on " + addr + "; starting the stack for this demo (its logs: demo-stack.log)")
+		logf, err := os.Create("demo-stack.log")
+		if err != nil {
+			return err
+		}
+		defer logf.Close()
+		var port int
+		fmt.Sscan(motoPort, &port)
+		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: port, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() { _ = s.Serve(sctx) }()
+		endpoint = s.Endpoint
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"), config.WithBaseEndpoint(endpoint),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	if err != nil {
+		return err
+	}
+	const tenantID = "demo"
+	t, ok := f.Tenants[tenantID]
+	if !ok {
+		return fmt.Errorf("%s has no %q tenant", tenantsFile, tenantID)
+	}
+	rep, err := demo.Run(ctx, demo.Options{
+		BaseURL: "http://" + addr, TargetURL: "http://" + targetAddr, Tenant: tenantID, Providers: t.Providers,
+		SQS:    sqs.NewFromConfig(cfg),
+		DLQURL: endpoint + "/123456789012/hookpack-local-" + tenantID + "-dlq.fifo",
+		Out:    os.Stdout,
+	})
+	rep.Print(os.Stdout)
+	return err
+}
+
+func listening(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
