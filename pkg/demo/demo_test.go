@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,12 +28,8 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	raw, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"))
+	tenantsFile, err := devstack.RetargetTenantsFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), t.TempDir(), targetAddr)
 	if err != nil {
-		t.Fatal(err)
-	}
-	tenantsFile := filepath.Join(t.TempDir(), "tenants.json")
-	if err := os.WriteFile(tenantsFile, bytes.ReplaceAll(raw, []byte("127.0.0.1:3001"), []byte(targetAddr)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	name := "e2e" + strings.ToLower(awstest.Name(t))[len(awstest.Name(t))-6:]

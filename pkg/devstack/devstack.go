@@ -9,12 +9,15 @@
 package devstack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -84,7 +87,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		o.Addr = "127.0.0.1:3000"
 	}
 	if o.TargetAddr == "" {
-		o.TargetAddr = "127.0.0.1:3001"
+		o.TargetAddr = DefaultTargetAddr
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -265,4 +268,24 @@ func (s *Stack) Banner() string {
 	fmt.Fprintf(&b, "\nTarget service (receives forwarded events): %s  (GET /applied, GET /stats)\n", s.TargetURL())
 	b.WriteString("\nStop with Ctrl-C.\n")
 	return b.String()
+}
+
+// DefaultTargetAddr is the target service address the repository's tenants
+// file points its targetUrl values at.
+const DefaultTargetAddr = "127.0.0.1:3001"
+
+// RetargetTenantsFile copies a tenants file into dir with every targetUrl
+// moved from DefaultTargetAddr to addr, so tests and parallel stacks can run
+// their own target service next to a running `make run`.
+func RetargetTenantsFile(src, dir, addr string) (string, error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return "", fmt.Errorf("read tenants file: %w", err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	out := bytes.ReplaceAll(raw, []byte("//"+DefaultTargetAddr+"/"), []byte("//"+addr+"/"))
+	if err := os.WriteFile(dst, out, 0o600); err != nil {
+		return "", fmt.Errorf("write tenants file: %w", err)
+	}
+	return dst, nil
 }

@@ -1,7 +1,6 @@
 package devstack
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -99,12 +97,8 @@ func tenantsWithTarget(t *testing.T) (file, addr string) {
 		t.Fatal(err)
 	}
 	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	raw, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"))
+	file, err = RetargetTenantsFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), t.TempDir(), addr)
 	if err != nil {
-		t.Fatal(err)
-	}
-	file = filepath.Join(t.TempDir(), "tenants.json")
-	if err := os.WriteFile(file, bytes.ReplaceAll(raw, []byte("127.0.0.1:3001"), []byte(addr)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return file, addr

@@ -16,8 +16,12 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/emulator"
 	"github.com/hookpack/hookpack/pkg/lambdarun"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/sqsevent"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // TestEventsAcceptedByIngest is `make events` followed by `make invoke` for
@@ -35,6 +39,7 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 		Name:        fmt.Sprintf("hookpack-ev%d", time.Now().UnixNano()%1_000_000_000),
 		TenantsFile: filepath.Join(root, "events", "tenants.json"),
 		Addr:        "127.0.0.1:0",
+		TargetAddr:  "127.0.0.1:0",
 		Endpoint:    endpoint,
 	})
 	if err != nil {
@@ -104,14 +109,17 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 
 // buildIngest builds ./functions/ingest for this machine, as `make invoke`
 // does.
-func buildIngest(t *testing.T, root string) string {
+func buildIngest(t *testing.T, root string) string { return buildFunction(t, root, "ingest") }
+
+// buildFunction builds ./functions/<name> for this machine.
+func buildFunction(t *testing.T, root, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/ingest")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/"+name)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./functions/ingest: %v\n%s", err, out)
+		t.Fatalf("go build ./functions/%s: %v\n%s", name, err, out)
 	}
 	return bin
 }
@@ -137,4 +145,76 @@ func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGa
 		}
 	})
 	return resp
+}
+
+// TestWorkerEventAcceptedByWorker runs events/worker/sqs-batch.json (fresh)
+// through the real worker binary: every record is applied (forwarded to the
+// target service) and a second delivery of the batch repeats no effect.
+func TestWorkerEventAcceptedByWorker(t *testing.T) {
+	endpoint := awstest.Moto(t)
+	root := awstest.ModuleRoot()
+	bin := buildFunction(t, root, "worker")
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	tenants, err := devstack.RetargetTenantsFile(filepath.Join(root, "events", "tenants.json"), t.TempDir(), targetAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stack, err := devstack.Start(ctx, devstack.Options{
+		Name:        fmt.Sprintf("hookpack-wk%d", time.Now().UnixNano()%1_000_000_000),
+		TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: endpoint,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Close)
+	go func() { _ = stack.Serve(ctx) }() // the target service
+
+	f, err := tenant.LoadFile(tenants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := sampleevents.LoadSamples(filepath.Join(root, "events", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := sampleevents.WorkerBatch(samples, sampleevents.WorkerOptions{
+		Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: time.Now(),
+		QueueARN: sqsevent.ARNOf(stack.Queues["demo"].URL, awstest.Region),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"LEDGER_TABLE=" + stack.Worker.LedgerTable,
+		"TENANT_PARAMETER_PREFIX=" + stack.Worker.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE=" + stack.Worker.QueueURLTemplate,
+		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_REGION=" + awstest.Region,
+	}
+	for round := 1; round <= 2; round++ {
+		var logs bytes.Buffer
+		res, err := lambdarun.Invoke(ctx, lambdarun.Options{Binary: bin, Env: env, Event: payload, Timeout: 30 * time.Second, Stdout: &logs, Stderr: &logs})
+		if err != nil || res.Error != nil {
+			t.Fatalf("round %d: Invoke() = %v, %v\n%s", round, err, res.Error, logs.String())
+		}
+		var resp events.SQSEventResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("round %d: response %s (%v), want no batch item failures\n%s", round, res.Payload, err, logs.String())
+		}
+		if got := len(stack.Target.Applied()); got != len(batch.Records) {
+			t.Fatalf("round %d: target applied %d effects, want %d (one per record, never repeated)", round, got, len(batch.Records))
+		}
+	}
 }

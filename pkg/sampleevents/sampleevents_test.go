@@ -292,9 +292,11 @@ func TestEnvJSONMatchesTemplate(t *testing.T) {
 	if err := json.Unmarshal(b, &env); err != nil {
 		t.Fatalf("events/env.json: %v", err)
 	}
-	want := slices.Sorted(maps.Keys(tpl.Resources["IngestFunction"].Properties.Environment.Variables))
-	got := slices.Sorted(maps.Keys(env["IngestFunction"]))
-	if len(want) == 0 || !slices.Equal(got, want) {
-		t.Errorf("events/env.json IngestFunction declares %v, template.yaml %v", got, want)
+	for _, fn := range []string{"IngestFunction", "WorkerFunction"} {
+		want := slices.Sorted(maps.Keys(tpl.Resources[fn].Properties.Environment.Variables))
+		got := slices.Sorted(maps.Keys(env[fn]))
+		if len(want) == 0 || !slices.Equal(got, want) {
+			t.Errorf("events/env.json %s declares %v, template.yaml %v", fn, got, want)
+		}
 	}
 }

@@ -67,8 +67,8 @@ func QueueURL(arn, template string) (string, error) {
 	return u.Scheme + "://" + u.Host + "/" + a.Account + "/" + a.Name, nil
 }
 
-// arnOf derives a queue's ARN from its URL ("<scheme>://<host>/<account>/<name>").
-func arnOf(queueURL, region string) string {
+// ARNOf derives a queue's ARN from its URL ("<scheme>://<host>/<account>/<name>").
+func ARNOf(queueURL, region string) string {
 	parts := strings.Split(strings.TrimRight(queueURL, "/"), "/")
 	if len(parts) < 2 {
 		return ""
@@ -113,7 +113,7 @@ func Receive(ctx context.Context, client receiver, queueURL string, o ReceiveOpt
 	if err != nil {
 		return events.SQSEvent{}, fmt.Errorf("receive from %s: %w", queueURL, err)
 	}
-	return FromMessages(out.Messages, arnOf(queueURL, o.Region), o.Region), nil
+	return FromMessages(out.Messages, ARNOf(queueURL, o.Region), o.Region), nil
 }
 
 // FromMessages builds the event Lambda delivers for msgs from queueARN.

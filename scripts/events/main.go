@@ -1,4 +1,5 @@
-// Command events is `make events`: it regenerates events/ingest/* from the
+// Command events is `make events`: it regenerates events/ingest/* (and the
+// worker's SQS batch, events/worker/sqs-batch.json) from the
 // provider samples under events/samples, each addressed to one tenant of
 // the tenants file and re-signed now with that tenant's secret, so
 //
@@ -27,14 +28,15 @@ func main() {
 	id := flag.String("tenant", "demo", "tenant the events are addressed to")
 	samples := flag.String("samples", "events/samples", "sample deliveries, one folder per provider")
 	out := flag.String("out", "events/ingest", "output folder; other .json files in it are removed")
+	workerOut := flag.String("worker-out", "events/worker", "output folder of the worker's SQS event")
 	flag.Parse()
-	if err := run(*tenants, *id, *samples, *out); err != nil {
+	if err := run(*tenants, *id, *samples, *out, *workerOut); err != nil {
 		fmt.Fprintln(os.Stderr, "make events:", err)
 		os.Exit(1)
 	}
 }
 
-func run(tenantsFile, id, samplesDir, out string) error {
+func run(tenantsFile, id, samplesDir, out, workerOut string) error {
 	f, err := tenant.LoadFile(tenantsFile)
 	if err != nil {
 		return err
@@ -63,5 +65,17 @@ func run(tenantsFile, id, samplesDir, out string) error {
 	for _, ev := range evs {
 		fmt.Printf("wrote   %s\n", filepath.Join(out, ev.File))
 	}
+	batch, err := sampleevents.WorkerBatch(samples, sampleevents.WorkerOptions{
+		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
+		QueueARN: "arn:aws:sqs:us-east-1:123456789012:hookpack-local-" + id + ".fifo",
+	})
+	if err != nil {
+		return err
+	}
+	path, err := sampleevents.WriteWorker(workerOut, batch)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("wrote   %s (%d records)\n", path, len(batch.Records))
 	return nil
 }

@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := t.TempDir()
-			err := run(tt.tenants, tt.tenant, tt.samples, out)
+			err := run(tt.tenants, tt.tenant, tt.samples, out, filepath.Join(t.TempDir(), "worker"))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("run() = %v, want an error containing %q", err, tt.wantErr)

@@ -136,7 +136,68 @@ func TestTemplateGuarantees(t *testing.T) {
 		}
 	})
 
+	t.Run("every tenant queue has a capped mapping to the worker", func(t *testing.T) {
+		for _, tenant := range []string{"acme", "globexeu"} {
+			m, ok := rs["TenantMapping"+tenant]
+			if !ok {
+				t.Fatalf("no TenantMapping%s", tenant)
+			}
+			if !strings.Contains(fmt.Sprint(m.Properties["EventSourceArn"]), "TenantQueue"+tenant) || !strings.Contains(fmt.Sprint(m.Properties["FunctionName"]), "WorkerFunction") {
+				t.Errorf("%s mapping = %v", tenant, m.Properties)
+			}
+			sc, _ := m.Properties["ScalingConfig"].(map[string]any)
+			if sc["MaximumConcurrency"] == nil {
+				t.Errorf("%s mapping has no MaximumConcurrency", tenant)
+			}
+			if fmt.Sprint(m.Properties["BatchSize"]) != "10" {
+				t.Errorf("%s BatchSize = %v, want 10 (the FIFO maximum)", tenant, m.Properties["BatchSize"])
+			}
+			for _, alarm := range []string{"TenantDLQDepthAlarm", "TenantOldestMessageAlarm"} {
+				if _, ok := rs[alarm+tenant]; !ok {
+					t.Errorf("no %s%s", alarm, tenant)
+				}
+			}
+		}
+	})
+
+	t.Run("visibility timeout is at least 6x the worker timeout", func(t *testing.T) {
+		timeout := num(t, rs["WorkerFunction"].Properties["Timeout"])
+		for id, q := range ofType(rs, "AWS::SQS::Queue") {
+			if strings.HasPrefix(id, "TenantQueue") {
+				if vis := num(t, q.Properties["VisibilityTimeout"]); vis < 6*timeout {
+					t.Errorf("%s: visibility %v < 6 x worker timeout %v", id, vis, timeout)
+				}
+			}
+		}
+	})
+
+	t.Run("worker reads outbound credentials only", func(t *testing.T) {
+		for _, st := range statements(rs["WorkerFunctionRole"]) {
+			for _, a := range list(st["Action"]) {
+				if strings.HasPrefix(fmt.Sprint(a), "ssm:") {
+					if res := fmt.Sprint(st["Resource"]); !strings.Contains(res, "/tenants/*/outbound") || strings.Contains(res, "inbound") {
+						t.Errorf("worker reads credentials at %s", res)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("operational alarms exist", func(t *testing.T) {
+		for _, id := range []string{"IngestErrorRateAlarm", "IngestThrottleAlarm", "WorkerThrottleAlarm", "WorkerErrorAlarm"} {
+			if rs[id].Type != "AWS::CloudWatch::Alarm" {
+				t.Errorf("no %s", id)
+			}
+		}
+		if len(ofType(rs, "AWS::CloudWatch::Dashboard")) != 1 {
+			t.Error("no dashboard")
+		}
+	})
+
 	t.Run("event source mappings report partial batch failures without batching window", func(t *testing.T) {
+		if len(ofType(rs, "AWS::Lambda::EventSourceMapping")) == 0 {
+			t.Fatal("no event source mappings")
+		}
 		for id, m := range ofType(rs, "AWS::Lambda::EventSourceMapping") {
 			if !strings.Contains(fmt.Sprint(m.Properties["FunctionResponseTypes"]), "ReportBatchItemFailures") {
 				t.Errorf("%s: no ReportBatchItemFailures", id)
@@ -146,6 +207,15 @@ func TestTemplateGuarantees(t *testing.T) {
 			}
 		}
 	})
+}
+
+func num(t *testing.T, v any) float64 {
+	t.Helper()
+	var f float64
+	if _, err := fmt.Sscan(fmt.Sprint(v), &f); err != nil {
+		t.Fatalf("%v is not a number", v)
+	}
+	return f
 }
 
 func statements(role resource) []map[string]any {
