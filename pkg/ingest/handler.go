@@ -17,7 +17,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/metrics"
 	"github.com/hookpack/hookpack/pkg/queue"
@@ -206,7 +205,7 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 	}
 	out := make([]pending, 0, len(evs))
 	for _, ev := range evs {
-		m, env, err := Message(tenantID, providerName, ev, now)
+		m, env, err := queue.EventMessage(tenantID, providerName, ev, now)
 		if err != nil {
 			return nil, err
 		}
@@ -214,41 +213,6 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 		out = append(out, pending{id: env.EventID, key: env.Key, validation: hex.EncodeToString(sum[:]), msg: m})
 	}
 	return out, nil
-}
-
-// Message builds the queue message of one verified event exactly as the
-// ingest path sends it: the version-1 envelope, MessageGroupId from the
-// conversation, MessageDeduplicationId from the idempotency key. It returns
-// an error wrapping errBodyTooLarge (413) when the message would exceed
-// queue.MaxMessageBytes. Tools that fabricate worker input (make events)
-// use it so their messages cannot drift from what ingest sends.
-func Message(tenantID, providerName string, ev webhook.Event, now time.Time) (queue.Message, envelope.Envelope, error) {
-	key := webhook.IdempotencyKey(tenantID, providerName, ev)
-	env := envelope.Envelope{
-		Version:      envelope.Version,
-		Key:          key,
-		Tenant:       tenantID,
-		Provider:     providerName,
-		EventID:      webhook.EventID(ev),
-		Type:         ev.Type,
-		Conversation: ev.Conversation,
-		ReceivedAt:   now.UTC(),
-		Headers:      ev.Headers,
-	}
-	env.SetBody(ev.Body)
-	b, err := env.Encode()
-	if err != nil {
-		return queue.Message{}, env, fmt.Errorf("encode envelope %s: %w", key, err)
-	}
-	m := queue.Message{
-		GroupID:         webhook.GroupID(ev.Conversation, key),
-		DeduplicationID: webhook.DeduplicationID(key),
-		Body:            b,
-	}
-	if m.Size() > queue.MaxMessageBytes {
-		return m, env, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", errBodyTooLarge, env.EventID, m.Size(), queue.MaxMessageBytes)
-	}
-	return m, env, nil
 }
 
 // enqueue claims, sends and completes each event in order. It stops at the

@@ -12,7 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -28,7 +28,7 @@ type WorkerOptions struct {
 
 // WorkerBatch turns the samples' deliveries (handshakes excluded) into the
 // SQS FIFO event the worker's event source mapping delivers: the events
-// the ingest path would queue for them (built with ingest.Message, so they
+// the ingest path would queue for them (built with queue.EventMessage, so they
 // cannot drift from it), in sample order, at most 10 records as a FIFO
 // mapping delivers.
 func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
@@ -60,7 +60,7 @@ func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
 			if len(ev.Records) == 10 {
 				return ev, nil
 			}
-			m, _, err := ingest.Message(o.Tenant, s.Provider, e, o.Now)
+			m, _, err := queue.EventMessage(o.Tenant, s.Provider, e, o.Now)
 			if err != nil {
 				return ev, fmt.Errorf("%s/%s: %w", s.Provider, s.Name, err)
 			}

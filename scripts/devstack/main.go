@@ -17,16 +17,23 @@ import (
 
 func main() {
 	addr := flag.String("addr", envOr("ADDR", "127.0.0.1:3000"), "listen address of the local HTTP API (env ADDR)")
+	targetAddr := flag.String("target-addr", envOr("TARGET_ADDR", "127.0.0.1:3001"), "listen address of the local target service (env TARGET_ADDR)")
 	tenants := flag.String("tenants", envOr("TENANTS_FILE", "events/tenants.json"), "local tenants file (env TENANTS_FILE)")
 	motoPort := flag.Int("moto-port", envInt("MOTO_PORT", 4566), "port of the moto server it starts (env MOTO_PORT; events/env.json expects 4566)")
 	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this running moto server instead of starting one")
+	jsonLogs := flag.Bool("json", os.Getenv("LOG_FORMAT") == "json", "log the functions' raw JSON lines, as CloudWatch receives them (env LOG_FORMAT=json)")
 	flag.Parse()
 
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	var logger *slog.Logger
+	if *jsonLogs {
+		logger = slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	} else {
+		logger = slog.New(devstack.NewPretty(os.Stdout))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, Endpoint: *endpoint, MotoPort: *motoPort, Logger: logger})
+	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, TargetAddr: *targetAddr, Endpoint: *endpoint, MotoPort: *motoPort, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)
