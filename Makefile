@@ -8,7 +8,7 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-.PHONY: build test unit integration vet lint run demo bench fuzz emulators clean invoke events
+.PHONY: build test unit integration vet lint run demo bench cost fuzz emulators clean invoke events
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -65,6 +65,10 @@ events:
 ## bench: performance budgets (compare runs with benchstat)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=$${COUNT:-1} ./...
+
+## cost: measure the whole path on emulators and price a million webhooks (writes docs/cost.md)
+cost:
+	@$(GO) run ./scripts/cost
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

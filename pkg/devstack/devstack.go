@@ -53,6 +53,9 @@ type Options struct {
 	TargetAddr string
 	// Endpoint, when set, is an already running moto server to use.
 	Endpoint string
+	// ManualWorker leaves the tenant queues alone: Serve starts no pollers
+	// and the caller drives the worker (make cost measures it that way).
+	ManualWorker bool
 	// MotoPort is where a started moto listens (0 picks a free port;
 	// `make run` uses 4566 so events/env.json can point at it).
 	MotoPort int
@@ -205,6 +208,9 @@ func (s *Stack) Serve(ctx context.Context) error {
 	pctx, stopPollers := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, id := range s.Tenants.IDs() {
+		if s.ManualWorker {
+			break
+		}
 		p := &Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Logger: s.Logger}
 		wg.Add(1)
 		go func() { defer wg.Done(); p.Run(pctx) }()

@@ -1,0 +1,151 @@
+// Package cost prices the pack per million webhooks from measured usage:
+// AWS requests counted per webhook, function durations, and log bytes per
+// event, at us-east-1 list prices. `make cost` measures the usage on the
+// local emulators (scripts/cost) and prints the table this package builds.
+package cost
+
+import (
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Prices are us-east-1 list prices in USD (first pricing tier, no free
+// tier), as published on the AWS pricing pages in 2025–2026. Update them
+// here; every figure in docs/cost.md is derived from these values.
+type Prices struct {
+	HTTPAPIPerMillion         float64 // API Gateway HTTP API, per million requests (≤ 512 KB each)
+	LambdaRequestPerMillion   float64 // Lambda, per million invocations
+	LambdaArmGBSecond         float64 // Lambda arm64, per GB-second
+	DynamoWritePerMillion     float64 // DynamoDB on-demand, per million write request units
+	DynamoReadPerMillion      float64 // DynamoDB on-demand, per million read request units
+	DynamoStorageGBMonth      float64 // DynamoDB standard storage + PITR, per GB-month
+	SQSFIFOPerMillion         float64 // SQS FIFO, per million requests (64 KB chunks)
+	LogsIngestGB              float64 // CloudWatch Logs ingestion (standard), per GB
+	KMSPerTenThousand         float64 // KMS requests (SecureString decryption), per 10,000
+	AlarmMonth                float64 // CloudWatch standard-resolution alarm, per month
+	CustomMetricMonth         float64 // CloudWatch custom metric (EMF), per metric-month
+	SSMStandardParameterMonth float64 // SSM Parameter Store standard parameter, per month
+}
+
+// USEast1 are the prices the pack is budgeted against.
+var USEast1 = Prices{
+	HTTPAPIPerMillion:         1.00,
+	LambdaRequestPerMillion:   0.20,
+	LambdaArmGBSecond:         0.0000133334,
+	DynamoWritePerMillion:     0.625,
+	DynamoReadPerMillion:      0.125,
+	DynamoStorageGBMonth:      0.25 + 0.20,
+	SQSFIFOPerMillion:         0.50,
+	LogsIngestGB:              0.50,
+	KMSPerTenThousand:         0.03,
+	AlarmMonth:                0.10,
+	CustomMetricMonth:         0.30,
+	SSMStandardParameterMonth: 0,
+}
+
+// Function is one Lambda function's measured usage per webhook.
+type Function struct {
+	Name string
+	// Invocations per webhook (the worker handles a batch per invocation).
+	Invocations float64
+	// DurationMs is the mean billed duration of one invocation.
+	DurationMs float64
+	MemoryMB   float64
+}
+
+// Usage is what one accepted webhook costs in requests, time and bytes.
+type Usage struct {
+	Functions []Function
+	// DynamoWrites and DynamoReads are request units per webhook.
+	DynamoWrites, DynamoReads float64
+	// SQSRequests per webhook (send, receive and delete, amortised over
+	// batches).
+	SQSRequests float64
+	// LogBytes per webhook (all functions' log lines).
+	LogBytes float64
+	// StoredBytes is the DynamoDB item bytes a webhook keeps for the
+	// retention window; RetentionDays is that window.
+	StoredBytes   float64
+	RetentionDays float64
+}
+
+// Line is one priced item per million webhooks.
+type Line struct {
+	Service string
+	Detail  string
+	USD     float64
+}
+
+// PerMillion prices u for one million accepted webhooks.
+func PerMillion(p Prices, u Usage) []Line {
+	const m = 1e6
+	lines := []Line{{"API Gateway HTTP API", "1 request", p.HTTPAPIPerMillion}}
+	for _, f := range u.Functions {
+		gbs := f.Invocations * m * (f.MemoryMB / 1024) * (f.DurationMs / 1000)
+		lines = append(lines,
+			Line{"Lambda " + f.Name + " requests", fmt.Sprintf("%.2f invocations", f.Invocations), f.Invocations * p.LambdaRequestPerMillion},
+			Line{"Lambda " + f.Name + " compute", fmt.Sprintf("%.0f MB × %.1f ms (arm64)", f.MemoryMB, f.DurationMs), gbs * p.LambdaArmGBSecond},
+		)
+	}
+	// Items written once stay for the retention window: a million
+	// webhooks' items cost RetentionDays/30 month of storage.
+	storage := u.StoredBytes * m / 1e9 * p.DynamoStorageGBMonth * u.RetentionDays / 30
+	lines = append(lines,
+		Line{"DynamoDB writes", fmt.Sprintf("%.1f WRU (claim + ledger)", u.DynamoWrites), u.DynamoWrites * p.DynamoWritePerMillion},
+		Line{"DynamoDB reads", fmt.Sprintf("%.1f RRU", u.DynamoReads), u.DynamoReads * p.DynamoReadPerMillion},
+		Line{"DynamoDB storage + PITR", fmt.Sprintf("%.0f B for %.0f days", u.StoredBytes, u.RetentionDays), storage},
+		Line{"SQS FIFO", fmt.Sprintf("%.2f requests", u.SQSRequests), u.SQSRequests * p.SQSFIFOPerMillion},
+		Line{"CloudWatch Logs", fmt.Sprintf("%.0f bytes", u.LogBytes), u.LogBytes * m / 1e9 * p.LogsIngestGB},
+	)
+	return lines
+}
+
+// Total sums lines.
+func Total(lines []Line) float64 {
+	t := 0.0
+	for _, l := range lines {
+		t += l.USD
+	}
+	return t
+}
+
+// Tenant is the fixed monthly cost of one idle tenant.
+type Tenant struct {
+	// Alarms per tenant (DLQ depth, oldest message age).
+	Alarms int
+	// IdlePollRequestsMonth are the event source mapping's empty long
+	// polls on the tenant queue per month.
+	IdlePollRequestsMonth float64
+	// Parameters are the tenant's SSM parameters (inbound, outbound).
+	Parameters int
+}
+
+// DefaultTenant assumes Lambda's SQS poller keeps a handful of 20 s long
+// polls open on an idle queue: 5 pollers × 3 per minute × 43,200 minutes.
+var DefaultTenant = Tenant{Alarms: 2, IdlePollRequestsMonth: 5 * 3 * 43200, Parameters: 2}
+
+// PerTenantMonth prices t.
+func PerTenantMonth(p Prices, t Tenant) []Line {
+	return []Line{
+		{"SQS idle polling", fmt.Sprintf("%.0f empty receives", t.IdlePollRequestsMonth), t.IdlePollRequestsMonth / 1e6 * p.SQSFIFOPerMillion},
+		{"CloudWatch alarms", fmt.Sprintf("%d alarms", t.Alarms), float64(t.Alarms) * p.AlarmMonth},
+		{"SSM parameters", fmt.Sprintf("%d standard SecureStrings", t.Parameters), float64(t.Parameters) * p.SSMStandardParameterMonth},
+	}
+}
+
+// Write prints a markdown table of lines with a total, sorted by cost.
+func Write(w io.Writer, title string, lines []Line) {
+	sorted := append([]Line(nil), lines...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].USD > sorted[j].USD })
+	total := Total(lines)
+	fmt.Fprintf(w, "| %s | usage | USD | share |\n|---|---|---:|---:|\n", title)
+	for _, l := range sorted {
+		share := 0.0
+		if total > 0 {
+			share = 100 * l.USD / total
+		}
+		fmt.Fprintf(w, "| %s | %s | %.4f | %.1f%% |\n", l.Service, l.Detail, l.USD, share)
+	}
+	fmt.Fprintf(w, "| **total** | | **%.2f** | |\n", total)
+}

@@ -1,0 +1,46 @@
+package cost
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestPerMillion(t *testing.T) {
+	u := Usage{
+		Functions:    []Function{{Name: "ingest", Invocations: 1, DurationMs: 20, MemoryMB: 256}},
+		DynamoWrites: 2, SQSRequests: 1, LogBytes: 1000, StoredBytes: 200, RetentionDays: 30,
+	}
+	lines := PerMillion(USEast1, u)
+	want := map[string]float64{
+		"API Gateway HTTP API":    1.00,
+		"Lambda ingest requests":  0.20,
+		"Lambda ingest compute":   1e6 * 0.25 * 0.02 * 0.0000133334, // 5,000 GB-s
+		"DynamoDB writes":         2 * 0.625,
+		"SQS FIFO":                0.50,
+		"CloudWatch Logs":         1e9 / 1e9 * 0.50, // 1 GB
+		"DynamoDB storage + PITR": 0.2 * 0.45,       // 0.2 GB for one month
+	}
+	got := map[string]float64{}
+	for _, l := range lines {
+		got[l.Service] = l.USD
+	}
+	for k, v := range want {
+		if math.Abs(got[k]-v) > 1e-9 {
+			t.Errorf("%s = %.6f, want %.6f", k, got[k], v)
+		}
+	}
+	var buf bytes.Buffer
+	Write(&buf, "per million", lines)
+	if !strings.Contains(buf.String(), "**total**") || !strings.HasPrefix(strings.Split(buf.String(), "\n")[2], "| DynamoDB writes") {
+		t.Errorf("table not sorted by cost:\n%s", buf.String())
+	}
+}
+
+func TestPerTenantMonth(t *testing.T) {
+	lines := PerTenantMonth(USEast1, DefaultTenant)
+	if got := Total(lines); math.Abs(got-(648000/1e6*0.5+0.2)) > 1e-9 {
+		t.Errorf("per tenant = %.4f", got)
+	}
+}

@@ -1,0 +1,239 @@
+// Command cost is `make cost`: it measures what one accepted webhook costs
+// on the local emulators — AWS requests counted by an SDK middleware, the
+// handlers' durations, and the bytes of their log lines — for the whole
+// path (ingest, queue, worker, forward effect to a target), then prices it
+// per million webhooks at us-east-1 list prices (package cost) and writes
+// the tables to stdout (and to -out, default docs/cost.md).
+//
+// Durations are measured against moto on this machine, whose latency is of
+// the same order as DynamoDB and SQS inside a region; -ingest-ms and
+// -worker-ms override them with figures observed in AWS.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookpack/hookpack/pkg/cost"
+	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/emulator"
+	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/localapi"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/sqsevent"
+	"github.com/hookpack/hookpack/pkg/webhook"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+func main() {
+	n := flag.Int("n", 200, "webhooks to send")
+	out := flag.String("out", "docs/cost.md", "markdown file to write (empty: stdout only)")
+	ingestMs := flag.Float64("ingest-ms", 0, "override the measured ingest duration (ms)")
+	workerMs := flag.Float64("worker-ms", 0, "override the measured worker duration per invocation (ms)")
+	flag.Parse()
+	if err := run(*n, *out, *ingestMs, *workerMs); err != nil {
+		fmt.Fprintln(os.Stderr, "make cost:", err)
+		os.Exit(1)
+	}
+}
+
+// counter counts AWS requests per "Service.Operation" (every attempt).
+type counter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *counter) install(cfg aws.Config) aws.Config {
+	cfg.APIOptions = append(append([]func(*middleware.Stack) error{}, cfg.APIOptions...), func(s *middleware.Stack) error {
+		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("count", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			c.mu.Lock()
+			c.n[awsmw.GetServiceID(ctx)+"."+awsmw.GetOperationName(ctx)]++
+			c.mu.Unlock()
+			return next.HandleFinalize(ctx, in)
+		}), middleware.After)
+	})
+	return cfg
+}
+
+func (c *counter) sum(service string, ops ...string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := 0
+	for _, op := range ops {
+		t += c.n[service+"."+op]
+	}
+	return t
+}
+
+type byteCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (b *byteCounter) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	b.n += len(p)
+	b.mu.Unlock()
+	return len(p), nil
+}
+
+func run(n int, outFile string, ingestOverride, workerOverride float64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	port, err := emulator.FreePort()
+	if err != nil {
+		return err
+	}
+	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	dir, err := os.MkdirTemp("", "hookpack-cost")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tenants, err := devstack.RetargetTenantsFile("events/tenants.json", dir, targetAddr)
+	if err != nil {
+		return err
+	}
+	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, ManualWorker: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = s.Serve(sctx) }() // the target service
+
+	ingestReqs, workerReqs := &counter{n: map[string]int{}}, &counter{n: map[string]int{}}
+	ingestLog, workerLog := &byteCounter{}, &byteCounter{}
+	ih := ingest.NewAWS(ingestReqs.install(s.AWS), s.Settings, slog.New(slog.NewJSONHandler(ingestLog, nil)))
+	wh := worker.NewAWS(workerReqs.install(s.AWS), s.Worker, slog.New(slog.NewJSONHandler(workerLog, nil)))
+	cfg := s.Tenants.Tenants["demo"].Providers["stripe"]
+
+	// Ingest: n Stripe events for n/5 customers, signed, as API Gateway
+	// delivers them.
+	var ingestDur time.Duration
+	for i := 0; i < n; i++ {
+		body := fmt.Sprintf(`{"id":"evt_cost_%d_%d","object":"event","type":"invoice.paid","data":{"object":{"id":"in_%d","object":"invoice","customer":"cus_%d","amount_paid":4200,"currency":"usd"}}}`, time.Now().UnixNano(), i, i, i%(n/5+1))
+		ev, err := apiEvent(body, cfg)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		resp, _ := ih.Handle(ctx, ev)
+		ingestDur += time.Since(start)
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("ingest answered %d %s", resp.StatusCode, resp.Body)
+		}
+	}
+
+	// Worker: drain the queue the way the event source mapping does.
+	sq := sqs.NewFromConfig(workerReqs.install(s.AWS))
+	var workerDur time.Duration
+	invocations, processed := 0, 0
+	for empty := 0; processed < n && empty < 20; {
+		ev, err := sqsevent.Receive(ctx, sq, s.Queues["demo"].URL, sqsevent.ReceiveOptions{})
+		if err != nil {
+			return err
+		}
+		if len(ev.Records) == 0 {
+			empty++
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		wctx, wcancel := context.WithTimeout(ctx, devstack.WorkerTimeout)
+		start := time.Now()
+		resp, err := wh.Handle(wctx, ev)
+		workerDur += time.Since(start)
+		wcancel()
+		if err != nil {
+			return err
+		}
+		if err := sqsevent.Settle(ctx, sq, s.Queues["demo"].URL, ev, resp); err != nil {
+			return err
+		}
+		invocations++
+		processed += len(ev.Records) - len(resp.BatchItemFailures)
+	}
+	if applied := len(s.Target.Applied()); applied != n {
+		return fmt.Errorf("target applied %d of %d effects", applied, n)
+	}
+
+	perWebhook := func(x int) float64 { return float64(x) / float64(n) }
+	im := float64(ingestDur.Microseconds()) / 1000 / float64(n)
+	wm := float64(workerDur.Microseconds()) / 1000 / float64(invocations)
+	if ingestOverride > 0 {
+		im = ingestOverride
+	}
+	if workerOverride > 0 {
+		wm = workerOverride
+	}
+	u := cost.Usage{
+		Functions: []cost.Function{
+			{Name: "ingest", Invocations: 1, DurationMs: im, MemoryMB: 256},
+			{Name: "worker", Invocations: perWebhook(invocations), DurationMs: wm, MemoryMB: 256},
+		},
+		DynamoWrites: perWebhook(ingestReqs.sum("DynamoDB", "PutItem", "UpdateItem", "DeleteItem") +
+			workerReqs.sum("DynamoDB", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems")*1),
+		DynamoReads:   perWebhook(workerReqs.sum("DynamoDB", "GetItem", "Query")),
+		SQSRequests:   perWebhook(ingestReqs.sum("SQS", "SendMessage") + workerReqs.sum("SQS", "ReceiveMessage", "DeleteMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "SendMessage")),
+		LogBytes:      perWebhook(ingestLog.n + workerLog.n),
+		StoredBytes:   400,
+		RetentionDays: 7,
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Cost per million webhooks\n\nGenerated by `make cost` on %s from %d Stripe webhooks through the whole local pipeline\n", time.Now().UTC().Format("2006-01-02"), n)
+	fmt.Fprintf(&b, "(ingest → SQS FIFO → worker → ledger → signed forward to a target), us-east-1 list prices (pkg/cost).\n\n")
+	fmt.Fprintf(&b, "Measured per webhook: ingest %d DynamoDB + %d SQS requests, worker %d DynamoDB writes, %d SSM reads when warm; ",
+		ingestReqs.sum("DynamoDB", "PutItem", "UpdateItem")/n, ingestReqs.sum("SQS", "SendMessage")/n,
+		workerReqs.sum("DynamoDB", "PutItem", "UpdateItem", "TransactWriteItems")/n, 0)
+	fmt.Fprintf(&b, "%.1f messages per worker invocation; ingest %.1f ms, worker %.1f ms per invocation; %.0f log bytes.\n\n",
+		float64(n)/float64(invocations), im, wm, u.LogBytes)
+	cost.Write(&b, "per million accepted webhooks", cost.PerMillion(cost.USEast1, u))
+	fmt.Fprintf(&b, "\nFixed cost per tenant per month (idle):\n\n")
+	cost.Write(&b, "per tenant-month", cost.PerTenantMonth(cost.USEast1, cost.DefaultTenant))
+	fmt.Fprintf(&b, "\nAWS requests counted (all %d webhooks): ingest %v; worker %v.\n", n, ingestReqs.n, workerReqs.n)
+	if _, err := io.Copy(os.Stdout, bytes.NewReader(b.Bytes())); err != nil {
+		return err
+	}
+	if outFile != "" {
+		if err := os.MkdirAll(filepath.Dir(outFile), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(outFile, b.Bytes(), 0o644)
+	}
+	return nil
+}
+
+// apiEvent builds the HTTP API event of a signed Stripe delivery.
+func apiEvent(body string, cfg webhook.Config) (events.APIGatewayV2HTTPRequest, error) {
+	u := "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/demo/stripe"
+	req := &webhook.Request{Method: "POST", Tenant: "demo", Provider: "stripe", Header: http.Header{"Content-Type": {"application/json"}}, Query: url.Values{}, Body: []byte(body), URL: u}
+	p, _ := provider.Registry().Lookup("stripe")
+	if err := p.(webhook.Signer).Sign(req, cfg, time.Now()); err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
+	hr, err := http.NewRequest("POST", u, bytes.NewReader(req.Body))
+	if err != nil {
+		return events.APIGatewayV2HTTPRequest{}, err
+	}
+	hr.Header = req.Header
+	route := localapi.Route{Methods: []string{"POST"}, Path: "/webhooks/{tenant}/{provider}"}
+	params, _ := route.Match(hr.URL.Path)
+	return localapi.Event(hr, route, params, time.Now())
+}
