@@ -43,12 +43,12 @@ lint: vet
 	cfn-lint template.yaml
 
 ## run: the pipeline locally on emulators (ADDR, TENANTS_FILE override defaults)
-run:
+run: emulators
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
 
 ## demo: show the guarantees against `make run` (or a stack it starts)
-demo:
+demo: emulators
 	@$(GO) run ./scripts/demo
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
@@ -67,7 +67,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count=$${COUNT:-1} ./...
 
 ## cost: measure the whole path on emulators and price a million webhooks (writes docs/cost.md)
-cost:
+cost: emulators
 	@$(GO) run ./scripts/cost
 
 ## fuzz: run every fuzz target for FUZZTIME each

@@ -33,7 +33,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "e2e" + strings.ToLower(awstest.Name(t))[len(awstest.Name(t))-6:]
-	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: tenantsFile, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: awstest.Moto(t)})
+	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: tenantsFile, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

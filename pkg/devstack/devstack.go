@@ -53,6 +53,15 @@ type Options struct {
 	TargetAddr string
 	// Endpoint, when set, is an already running moto server to use.
 	Endpoint string
+	// DynamoDBEndpoint, when set, serves DynamoDB instead of moto: AWS's
+	// DynamoDB Local, whose conditional writes are atomic under concurrency
+	// as in AWS (moto's are not). DynamoDBLocalDir starts one from an
+	// installed DynamoDB Local (scripts/install-dynamodb-local.sh).
+	DynamoDBEndpoint string
+	DynamoDBLocalDir string
+	// DynamoDBLocalPort is where a started DynamoDB Local listens (0 picks
+	// a free port; `make run` uses 8000 so events/env.json can point at it).
+	DynamoDBLocalPort int
 	// ManualWorker leaves the tenant queues alone: Serve starts no pollers
 	// and the caller drives the worker (make cost measures it that way).
 	ManualWorker bool
@@ -72,6 +81,7 @@ type Stack struct {
 	Worker   worker.Settings
 	Target   *Target
 	moto     *emulator.Process
+	ddbLocal *emulator.Process
 	listener net.Listener
 	targetL  net.Listener
 }
@@ -115,7 +125,14 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 		s.Endpoint = s.moto.Endpoint
 	}
-	if s.AWS, err = awsConfig(ctx, s.Endpoint); err != nil {
+	if s.DynamoDBEndpoint == "" && s.DynamoDBLocalDir != "" {
+		if s.ddbLocal, err = emulator.StartDynamoDBLocal(ctx, s.DynamoDBLocalDir, s.DynamoDBLocalPort); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.DynamoDBEndpoint = s.ddbLocal.Endpoint
+	}
+	if s.AWS, err = awsConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -126,7 +143,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	return s, nil
 }
 
-func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
+func awsConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
@@ -134,6 +151,13 @@ func awsConfig(ctx context.Context, endpoint string) (aws.Config, error) {
 	)
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config: %w", err)
+	}
+	if dynamoEndpoint != "" {
+		cfg.ServiceOptions = append(cfg.ServiceOptions, func(id string, o any) {
+			if opts, ok := o.(*dynamodb.Options); ok && id == dynamodb.ServiceID {
+				opts.BaseEndpoint = aws.String(dynamoEndpoint)
+			}
+		})
 	}
 	return cfg, nil
 }
@@ -250,12 +274,17 @@ func (s *Stack) Close() {
 		_ = s.targetL.Close()
 	}
 	s.moto.Stop()
+	s.ddbLocal.Stop()
 }
 
 // Banner describes the running stack for a newcomer.
 func (s *Stack) Banner() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nhookpack is running locally (moto at %s)\n\n", s.Endpoint)
+	fmt.Fprintf(&b, "\nhookpack is running locally (moto at %s", s.Endpoint)
+	if s.DynamoDBEndpoint != "" {
+		fmt.Fprintf(&b, ", DynamoDB Local at %s", s.DynamoDBEndpoint)
+	}
+	b.WriteString(")\n\n")
 	fmt.Fprintf(&b, "Tenants file: %s\n\nWebhook URLs:\n", s.TenantsFile)
 	for _, id := range s.Tenants.IDs() {
 		var names []string

@@ -29,7 +29,7 @@ func TestMakeRunIngestPath(t *testing.T) {
 		TenantsFile: tenantsFile,
 		Addr:        "127.0.0.1:0",
 		TargetAddr:  targetAddr,
-		Endpoint:    awstest.Moto(t),
+		Endpoint:    awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -76,13 +76,13 @@ func TestMakeRunIngestPath(t *testing.T) {
 
 func TestStartReportsPortInUse(t *testing.T) {
 	ctx := context.Background()
-	first, err := Start(ctx, Options{Name: "pt" + strings.ToLower(awstest.Name(t))[:6], TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t)})
+	first, err := Start(ctx, Options{Name: "pt" + strings.ToLower(awstest.Name(t))[:6], TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
 	addr := strings.TrimPrefix(first.URL(), "http://")
-	_, err = Start(ctx, Options{TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: addr, TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t)})
+	_, err = Start(ctx, Options{TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: addr, TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
 	if err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second Start on %s = %v, want a clear port-in-use error", addr, err)
 	}

@@ -41,6 +41,9 @@ func StartMoto(ctx context.Context, port int) (*Process, error) {
 // StartDynamoDBLocal starts DynamoDB Local from dir (holding
 // DynamoDBLocal.jar and DynamoDBLocal_lib) on port (0 picks a free one).
 func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // the process runs in the temp dir
+	}
 	jar := filepath.Join(dir, "DynamoDBLocal.jar")
 	if _, err := os.Stat(jar); err != nil {
 		return nil, fmt.Errorf("%s missing: run scripts/install-dynamodb-local.sh", jar)

@@ -18,18 +18,18 @@ var opts = func(c *idempotencytest.Clock) idempotency.Options {
 func TestMemoryContract(t *testing.T) {
 	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
 		return idempotency.NewMemory(opts(c))
-	})
+	}, idempotencytest.Quirks{})
 }
 
 func TestDynamoDBLocalContract(t *testing.T) {
-	runDynamo(t, awstest.DynamoDBLocal(t))
+	runDynamo(t, awstest.DynamoDBLocal(t), idempotencytest.Quirks{})
 }
 
 func TestMotoContract(t *testing.T) {
-	runDynamo(t, awstest.Moto(t))
+	runDynamo(t, awstest.Moto(t), idempotencytest.Quirks{NonAtomicConditionalWrites: true})
 }
 
-func runDynamo(t *testing.T, endpoint string) {
+func runDynamo(t *testing.T, endpoint string, q idempotencytest.Quirks) {
 	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
 	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
 		table := awstest.Name(t)
@@ -37,5 +37,5 @@ func runDynamo(t *testing.T, endpoint string) {
 			t.Fatalf("CreateTable: %v", err)
 		}
 		return idempotency.NewDynamoDB(client, table, opts(c))
-	})
+	}, q)
 }

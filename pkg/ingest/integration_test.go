@@ -58,7 +58,9 @@ func newStack(t *testing.T, now func() time.Time) *stack {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
-	ddb := dynamodb.NewFromConfig(cfg)
+	// Claims go to DynamoDB Local: moto's conditional writes are not atomic
+	// under concurrency, and the burst test depends on DynamoDB's semantics.
+	ddb := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
 	if err := idempotency.CreateTable(ctx, ddb, name); err != nil {
 		t.Fatal(err)
 	}

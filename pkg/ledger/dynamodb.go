@@ -22,29 +22,25 @@ const (
 	attrStatus    = "status"           // effect status
 	attrToken     = "lease_token"      // effect lease token
 	attrLeaseMs   = "lease_expiration" // epoch milliseconds
-	attrFence     = "fence"            // conversation fence; claimer's/writer's token elsewhere
+	attrFence     = "fence"            // conversation counter; last writer's token elsewhere
+	attrSeries    = "fence_series"     // series of the counter (Fence.Series)
 	attrReason    = "reason"           // why an effect last failed
 	attrVersion   = "version"          // entity version
 	attrData      = "data"             // entity state
 	attrUpdatedMs = "updated_at"       // epoch milliseconds
 )
 
-// Cancellation reason codes of TransactWriteItems.
-const (
-	codeConditionFailed = "ConditionalCheckFailed"
-	codeConflict        = "TransactionConflict"
-)
-
 // dynamoAPI is the subset of the DynamoDB client the store uses.
 type dynamoAPI interface {
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
 // DynamoDB is a ledger in a DynamoDB table whose partition key is the
 // string attribute "pk" and whose TTL attribute is "expiration" (see
-// CreateTable).
+// CreateTable). Every call is one single-item request; none is a
+// transaction.
 type DynamoDB struct {
 	client dynamoAPI
 	table  string
@@ -56,169 +52,173 @@ func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
 	return &DynamoDB{client: client, table: table, opts: opts.withDefaults()}
 }
 
-// Take bumps the conversation's fence and returns it: one UpdateItem. Every
-// earlier token of the conversation is stale from now on.
+// Take bumps the conversation's counter and returns it as the caller's
+// fence: one UpdateItem. Every item written under an earlier token of the
+// conversation rejects that token's writes once a write under this one
+// lands on it.
 func (d *DynamoDB) Take(ctx context.Context, tenantID, conversation string) (Fence, error) {
-	f := Fence{Tenant: tenantID, Conversation: conversation}
-	if err := validFence(f); err != nil {
+	if err := validConversation(tenantID, conversation); err != nil {
 		return Fence{}, err
 	}
 	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
 		Key:                      d.key(conversationPK(tenantID, conversation)),
-		UpdateExpression:         aws.String("ADD #fence :one SET #exp = :exp"),
-		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#exp": attrExp},
+		UpdateExpression:         aws.String("ADD #fence :one SET #exp = :exp, #series = if_not_exists(#series, :series)"),
+		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#exp": attrExp, "#series": attrSeries},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": num(1),
-			":exp": num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":one":    num(1),
+			":exp":    num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":series": str(newSeries()),
 		},
-		ReturnValues: types.ReturnValueUpdatedNew,
+		ReturnValues: types.ReturnValueAllNew,
 	})
 	if err != nil {
 		return Fence{}, fmt.Errorf("take conversation %s of %s: %w", conversation, tenantID, err)
 	}
-	f.Token = numAttr(out.Attributes[attrFence])
-	return f, nil
+	return Fence{
+		Tenant: tenantID, Conversation: conversation,
+		Token: numAttr(out.Attributes[attrFence]), Series: strAttr(out.Attributes[attrSeries]),
+	}, nil
 }
 
-var claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR #status = :failed OR " +
-	"(#status = :inprogress AND #lexp < :nowms)")
+// fenceOK is the condition that an item was last written under the
+// caller's token or an older one (or under another series, or never).
+const fenceOK = "(attribute_not_exists(#series) OR #series <> :series OR #fence <= :fence)"
+
+var claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
+	"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms)) AND " + fenceOK + ")")
 
 // Claim takes the effect with a fresh lease of the given duration
-// (Options.Lease when ≤ 0), fenced by f: one TransactWriteItems. It returns
-// ErrFenced when f is stale, a *ConflictError wrapping ErrCompleted or
-// ErrInFlight when the effect is done or held, ErrContended, or a wrapped
-// AWS error.
+// (Options.Lease when ≤ 0), fenced by f: one conditional PutItem. A record
+// past its retention counts as absent. It returns ErrFenced when the
+// record was written under a newer token of f's conversation, a
+// *ConflictError wrapping ErrCompleted or ErrInFlight when the effect is
+// done or held, or a wrapped AWS error. A failed claim costs the same one
+// request (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the record
+// in the way).
 func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
 		return Lease{}, err
 	}
 	now := d.opts.Now()
 	l := Lease{Key: k, Fence: f, Token: newToken(), Expires: now.Add(d.opts.lease(lease))}
-	item := map[string]types.AttributeValue{
-		attrPK:      str(effectPK(k)),
-		attrExp:     num(epoch.Seconds(now.Add(d.opts.Retention))),
-		attrStatus:  str(string(StatusInProgress)),
-		attrToken:   str(l.Token),
-		attrLeaseMs: num(epoch.Millis(l.Expires)),
-		attrFence:   num(f.Token),
-	}
-	_, err := d.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			d.fenceCheck(f),
-			{Put: &types.Put{
-				TableName:           aws.String(d.table),
-				Item:                item,
-				ConditionExpression: claimCondition,
-				ExpressionAttributeNames: map[string]string{
-					"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
-				},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":now":        num(epoch.Seconds(now)),
-					":nowms":      num(epoch.Millis(now)),
-					":failed":     str(string(StatusFailed)),
-					":inprogress": str(string(StatusInProgress)),
-				},
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			}},
+	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(d.table),
+		Item: map[string]types.AttributeValue{
+			attrPK:      str(effectPK(k)),
+			attrExp:     num(epoch.Seconds(now.Add(d.opts.Retention))),
+			attrStatus:  str(string(StatusInProgress)),
+			attrToken:   str(l.Token),
+			attrLeaseMs: num(epoch.Millis(l.Expires)),
+			attrFence:   num(f.Token),
+			attrSeries:  str(f.Series),
 		},
+		ConditionExpression: claimCondition,
+		ExpressionAttributeNames: map[string]string{
+			"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
+			"#series": attrSeries, "#fence": attrFence,
+		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now":        num(epoch.Seconds(now)),
+			":nowms":      num(epoch.Millis(now)),
+			":failed":     str(string(StatusFailed)),
+			":inprogress": str(string(StatusInProgress)),
+			":series":     str(f.Series),
+			":fence":      num(f.Token),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err == nil {
-		return l, nil
-	}
-	switch cancelled(err) {
-	case txFence:
-		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
-	case txItem:
-		old := cancelledItem(err, 1)
-		if old == nil { // an emulator that does not return the item
-			if old, err = d.get(ctx, effectPK(k)); err != nil {
-				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
-			}
-		}
-		return Lease{}, conflict(record(k, old))
-	case txContended:
-		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrContended)
-	default:
+	old, err := d.rejected(ctx, effectPK(k), err)
+	switch {
+	case err != nil:
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
+	case old == nil:
+		return l, nil
+	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), f):
+		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
+	default:
+		return Lease{}, conflict(record(k, old))
 	}
 }
 
-// Complete marks the effect completed and restarts its retention, fenced by
-// the lease's fence: one TransactWriteItems. It returns ErrFenced when a
-// newer worker took the conversation, ErrLeaseLost when the lease token no
-// longer owns the record, ErrContended, or a wrapped AWS error.
+// leaseCondition holds while the lease owns the effect record. The fence
+// comparison is implied by the token (only Claim sets either) and is there
+// to state the rule every fenced write follows.
+var leaseCondition = aws.String("#token = :token AND #status = :inprogress AND #fence = :fence")
+
+// Complete marks the effect completed and restarts its retention,
+// conditional on the lease: one UpdateItem. It returns ErrFenced when a
+// newer worker of the conversation has claimed the effect since,
+// ErrLeaseLost when the lease token no longer owns the record otherwise
+// (it was completed or failed already, or taken over within the same
+// token), or a wrapped AWS error.
 func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
 	now := d.opts.Now()
-	_, err := d.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			d.fenceCheck(l.Fence),
-			{Update: &types.Update{
-				TableName:           aws.String(d.table),
-				Key:                 d.key(effectPK(l.Key)),
-				UpdateExpression:    aws.String("SET #status = :completed, #exp = :exp REMOVE #lexp, #reason"),
-				ConditionExpression: aws.String("#token = :token AND #status = :inprogress"),
-				ExpressionAttributeNames: map[string]string{
-					"#status": attrStatus, "#exp": attrExp, "#lexp": attrLeaseMs, "#reason": attrReason, "#token": attrToken,
-				},
-				ExpressionAttributeValues: map[string]types.AttributeValue{
-					":completed":  str(string(StatusCompleted)),
-					":inprogress": str(string(StatusInProgress)),
-					":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
-					":token":      str(l.Token),
-				},
-			}},
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:           aws.String(d.table),
+		Key:                 d.key(effectPK(l.Key)),
+		UpdateExpression:    aws.String("SET #status = :completed, #exp = :exp REMOVE #lexp, #reason"),
+		ConditionExpression: leaseCondition,
+		ExpressionAttributeNames: map[string]string{
+			"#status": attrStatus, "#exp": attrExp, "#lexp": attrLeaseMs, "#reason": attrReason,
+			"#token": attrToken, "#fence": attrFence,
 		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":completed":  str(string(StatusCompleted)),
+			":inprogress": str(string(StatusInProgress)),
+			":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
+			":token":      str(l.Token),
+			":fence":      num(l.Fence.Token),
+		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err == nil {
-		return nil
-	}
-	switch cancelled(err) {
-	case txFence:
-		return fmt.Errorf("complete %s: %w", l.Key, ErrFenced)
-	case txItem:
-		return fmt.Errorf("complete %s: %w", l.Key, ErrLeaseLost)
-	case txContended:
-		return fmt.Errorf("complete %s: %w", l.Key, ErrContended)
-	default:
-		return fmt.Errorf("complete %s: %w", l.Key, err)
-	}
+	return d.leaseErr(ctx, "complete", l, err)
 }
 
 // Fail gives up the lease and records why, so the next attempt can claim
-// the effect at once: one UpdateItem, not fenced (it only releases the
-// caller's own lease). It returns ErrLeaseLost when the token no longer
-// owns the record.
+// the effect at once, conditional on the lease: one UpdateItem. It returns
+// ErrFenced or ErrLeaseLost as Complete does, or a wrapped AWS error.
 func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:           aws.String(d.table),
 		Key:                 d.key(effectPK(l.Key)),
 		UpdateExpression:    aws.String("SET #status = :failed, #reason = :reason REMOVE #lexp"),
-		ConditionExpression: aws.String("#token = :token AND #status = :inprogress"),
+		ConditionExpression: leaseCondition,
 		ExpressionAttributeNames: map[string]string{
-			"#status": attrStatus, "#reason": attrReason, "#lexp": attrLeaseMs, "#token": attrToken,
+			"#status": attrStatus, "#reason": attrReason, "#lexp": attrLeaseMs,
+			"#token": attrToken, "#fence": attrFence,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":failed":     str(string(StatusFailed)),
 			":inprogress": str(string(StatusInProgress)),
 			":reason":     str(reasonText(reason)),
 			":token":      str(l.Token),
+			":fence":      num(l.Fence.Token),
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	var ccf *types.ConditionalCheckFailedException
+	return d.leaseErr(ctx, "fail", l, err)
+}
+
+func (d *DynamoDB) leaseErr(ctx context.Context, op string, l Lease, err error) error {
+	old, err := d.rejected(ctx, effectPK(l.Key), err)
 	switch {
-	case err == nil:
+	case err != nil:
+		return fmt.Errorf("%s %s: %w", op, l.Key, err)
+	case old == nil:
 		return nil
-	case errors.As(err, &ccf):
-		return fmt.Errorf("fail %s: %w", l.Key, ErrLeaseLost)
+	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), l.Fence):
+		return fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
 	default:
-		return fmt.Errorf("fail %s: %w", l.Key, err)
+		return fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
 	}
 }
 
 // Apply stores the entity when u.Version is greater than the stored
-// version, fenced by f: one TransactWriteItems. It returns ErrStale for an
-// older or equal version, ErrFenced, ErrContended, or a wrapped AWS error.
+// version, fenced by f: one conditional PutItem. It returns ErrFenced when
+// the entity was written under a newer token of f's conversation (whatever
+// the versions), ErrStale for an older or equal version, or a wrapped AWS
+// error.
 func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 	if err := validFence(f); err != nil {
 		return err
@@ -226,40 +226,68 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 	if err := validName("entity", u.Entity); err != nil {
 		return err
 	}
+	pk := entityPK(f.Tenant, u.Entity)
 	item := map[string]types.AttributeValue{
-		attrPK:        str(entityPK(f.Tenant, u.Entity)),
+		attrPK:        str(pk),
 		attrVersion:   num(u.Version),
 		attrFence:     num(f.Token),
+		attrSeries:    str(f.Series),
 		attrUpdatedMs: num(epoch.Millis(d.opts.Now())),
 	}
 	if len(u.Data) > 0 {
 		item[attrData] = &types.AttributeValueMemberB{Value: u.Data}
 	}
-	_, err := d.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			d.fenceCheck(f),
-			{Put: &types.Put{
-				TableName:                 aws.String(d.table),
-				Item:                      item,
-				ConditionExpression:       aws.String("attribute_not_exists(#pk) OR #version < :version"),
-				ExpressionAttributeNames:  map[string]string{"#pk": attrPK, "#version": attrVersion},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":version": num(u.Version)},
-			}},
+	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(d.table),
+		Item:                item,
+		ConditionExpression: aws.String("attribute_not_exists(#pk) OR (#version < :version AND " + fenceOK + ")"),
+		ExpressionAttributeNames: map[string]string{
+			"#pk": attrPK, "#version": attrVersion, "#series": attrSeries, "#fence": attrFence,
 		},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":version": num(u.Version), ":series": str(f.Series), ":fence": num(f.Token),
+		},
+		// The old item, which comes with the rejection (no read), tells a
+		// fenced write from a stale one.
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err == nil {
-		return nil
-	}
-	switch cancelled(err) {
-	case txFence:
-		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
-	case txItem:
-		return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
-	case txContended:
-		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrContended)
-	default:
+	old, err := d.rejected(ctx, pk, err)
+	switch {
+	case err != nil:
 		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, err)
+	case old == nil:
+		return nil
+	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), f):
+		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
+	default:
+		return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
 	}
+}
+
+// rejected translates the outcome of a conditional write: (nil, nil) when
+// it succeeded; the item that failed the condition (empty when there was
+// none), when the condition failed; or the AWS error. Translating the
+// SDK's exception happens only here.
+func (d *DynamoDB) rejected(ctx context.Context, pk string, err error) (map[string]types.AttributeValue, error) {
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return nil, nil
+	case !errors.As(err, &ccf):
+		return nil, err
+	case len(ccf.Item) > 0:
+		return ccf.Item, nil
+	}
+	// An emulator that does not return the item: read it (it may have
+	// changed since; the error is then as good as a later attempt's).
+	item, err := d.get(ctx, pk)
+	if err != nil {
+		return nil, err
+	}
+	if item == nil {
+		item = map[string]types.AttributeValue{}
+	}
+	return item, nil
 }
 
 // Entity returns the stored state of an entity (a strongly consistent
@@ -293,16 +321,6 @@ func (d *DynamoDB) Record(ctx context.Context, k Key) (Record, error) {
 	return record(k, item), nil
 }
 
-func (d *DynamoDB) fenceCheck(f Fence) types.TransactWriteItem {
-	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName:                 aws.String(d.table),
-		Key:                       d.key(conversationPK(f.Tenant, f.Conversation)),
-		ConditionExpression:       aws.String("#fence = :fence"),
-		ExpressionAttributeNames:  map[string]string{"#fence": attrFence},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": num(f.Token)},
-	}}
-}
-
 func (d *DynamoDB) key(pk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: str(pk)}
 }
@@ -321,45 +339,6 @@ func (d *DynamoDB) get(ctx context.Context, pk string) (map[string]types.Attribu
 		return nil, nil
 	}
 	return out.Item, nil
-}
-
-// txOutcome says why a two-item transaction (fence check first, the write
-// second) failed.
-type txOutcome int
-
-const (
-	txOther     txOutcome = iota // not a cancellation: an AWS or network error
-	txFence                      // the fence check failed
-	txItem                       // the write's own condition failed
-	txContended                  // a concurrent transaction touched an item
-)
-
-// cancelled classifies err. Translating the SDK's exception happens only
-// here; the fence check wins when both conditions failed.
-func cancelled(err error) txOutcome {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || len(tce.CancellationReasons) != 2 {
-		return txOther
-	}
-	code := func(i int) string { return aws.ToString(tce.CancellationReasons[i].Code) }
-	switch {
-	case code(0) == codeConditionFailed:
-		return txFence
-	case code(1) == codeConditionFailed:
-		return txItem
-	case code(0) == codeConflict || code(1) == codeConflict:
-		return txContended
-	default:
-		return txOther
-	}
-}
-
-func cancelledItem(err error, i int) map[string]types.AttributeValue {
-	var tce *types.TransactionCanceledException
-	if errors.As(err, &tce) && i < len(tce.CancellationReasons) && len(tce.CancellationReasons[i].Item) > 0 {
-		return tce.CancellationReasons[i].Item
-	}
-	return nil
 }
 
 func record(k Key, item map[string]types.AttributeValue) Record {
@@ -383,6 +362,13 @@ func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Va
 
 func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func strAttr(v types.AttributeValue) string {
+	if s, ok := v.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
 }
 
 func numAttr(v types.AttributeValue) int64 {

@@ -40,8 +40,9 @@ var (
 	// ErrLeaseLost: the lease token no longer owns the effect record (it
 	// was taken over, or completed or failed already).
 	ErrLeaseLost = errors.New("lease lost")
-	// ErrFenced: a newer worker took the conversation; the caller's token
-	// is stale and it must stop writing.
+	// ErrFenced: the item was written under a newer fencing token of the
+	// conversation, so a newer worker took the caller's message; the
+	// caller's token is stale and it must stop writing.
 	ErrFenced = errors.New("fenced by a newer worker")
 	// ErrStale: the update's version is not newer than the stored entity's.
 	ErrStale = errors.New("stale update")
@@ -50,9 +51,6 @@ var (
 	// ErrInvalidKey: a tenant, conversation, event, effect or entity name
 	// fails validation.
 	ErrInvalidKey = errors.New("invalid ledger key")
-	// ErrContended: DynamoDB cancelled a transaction because another one
-	// touched the same item concurrently; the outcome is unknown, retry.
-	ErrContended = errors.New("transaction contended")
 )
 
 // Key names one effect of one event.
@@ -84,10 +82,18 @@ func (k Key) IdempotencyKey() string {
 }
 
 // Fence is a worker's fencing token for one conversation, returned by Take.
+// Only Take makes valid fences.
 type Fence struct {
 	Tenant       string
 	Conversation string
-	Token        int64
+	// Token is the conversation's counter after Take bumped it (≥ 1).
+	Token int64
+	// Series names the counter Token was drawn from: a random id given to
+	// the conversation's fence item when it is created. Tokens compare only
+	// within a series, so an item written from another conversation, or
+	// before the conversation's fence item expired and its counter started
+	// again at 1, never fences a write.
+	Series string
 }
 
 // Lease is a held claim on an effect.
@@ -106,7 +112,8 @@ type Record struct {
 	LeaseExpires time.Time
 	// Expires is when the record stops counting (the TTL).
 	Expires time.Time
-	// Fence is the fencing token of the worker that last claimed it.
+	// Fence is the fencing token of the worker that last claimed it (or
+	// completed or failed it: those keep the claimer's token).
 	Fence int64
 	// Reason is why the effect last failed.
 	Reason string
@@ -145,7 +152,7 @@ type Entity struct {
 	Tenant, ID string
 	Version    int64
 	Data       []byte
-	// Fence is the token of the worker that wrote it.
+	// Fence is the token of the worker that last wrote it.
 	Fence     int64
 	UpdatedAt time.Time
 }
@@ -200,11 +207,30 @@ func validKey(k Key) error {
 	return validName("event", k.Event)
 }
 
-func validFence(f Fence) error {
-	if err := tenant.ValidID(f.Tenant); err != nil {
+func validConversation(tenantID, conversation string) error {
+	if err := tenant.ValidID(tenantID); err != nil {
 		return fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
 	}
-	return validName("conversation", f.Conversation)
+	return validName("conversation", conversation)
+}
+
+// validFence checks a fence passed to a write: a valid conversation, and a
+// token and series only Take issues (a zero fence would pass every fence
+// condition).
+func validFence(f Fence) error {
+	if err := validConversation(f.Tenant, f.Conversation); err != nil {
+		return err
+	}
+	if f.Token < 1 || f.Series == "" {
+		return fmt.Errorf("%w: fence of %s was not issued by Take", ErrInvalidKey, f.Conversation)
+	}
+	return nil
+}
+
+// newer reports whether an item last written under token stored of series
+// storedSeries was written by a newer worker than f's: the caller is stale.
+func newer(storedSeries string, stored int64, f Fence) bool {
+	return storedSeries == f.Series && stored > f.Token
 }
 
 func validName(what, s string) error {
@@ -245,8 +271,14 @@ func checkClaim(f Fence, k Key) error {
 }
 
 // newToken returns a random lease token.
-func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
+func newToken() string { return randomHex(16) }
+
+// newSeries returns a random fence series id; 64 bits suffice, as a series
+// is only ever compared with the series stored on the same item.
+func newSeries() string { return randomHex(8) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b)
 }

@@ -11,21 +11,33 @@ import (
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,
-// including the order in which a fenced write's conditions are reported. It
-// backs unit tests, benchmarks and the example, and passes the same
-// contract suite.
+// including which error a write whose conditions fail for several reasons
+// reports. It backs unit tests, benchmarks and the example, and passes the
+// same contract suite. Unlike DynamoDB's TTL it never deletes anything, so
+// a conversation's counter never starts again.
 type Memory struct {
 	opts Options
 
 	mu       sync.Mutex
 	effects  map[string]memEffect
-	fences   map[string]int64
-	entities map[string]Entity
+	fences   map[string]memFence
+	entities map[string]memEntity
 }
 
 type memEffect struct {
 	Record
-	token string
+	token  string
+	series string
+}
+
+type memFence struct {
+	token  int64
+	series string
+}
+
+type memEntity struct {
+	Entity
+	series string
 }
 
 // NewMemory returns an empty in-memory ledger.
@@ -33,30 +45,26 @@ func NewMemory(opts Options) *Memory {
 	return &Memory{
 		opts:     opts.withDefaults(),
 		effects:  map[string]memEffect{},
-		fences:   map[string]int64{},
-		entities: map[string]Entity{},
+		fences:   map[string]memFence{},
+		entities: map[string]memEntity{},
 	}
 }
 
 // Take behaves like (*DynamoDB).Take.
 func (m *Memory) Take(_ context.Context, tenantID, conversation string) (Fence, error) {
-	f := Fence{Tenant: tenantID, Conversation: conversation}
-	if err := validFence(f); err != nil {
+	if err := validConversation(tenantID, conversation); err != nil {
 		return Fence{}, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pk := conversationPK(tenantID, conversation)
-	m.fences[pk]++
-	f.Token = m.fences[pk]
-	return f, nil
-}
-
-// fenced reports whether f is no longer the conversation's current token.
-// The caller holds m.mu.
-func (m *Memory) fenced(f Fence) bool {
-	cur, ok := m.fences[conversationPK(f.Tenant, f.Conversation)]
-	return !ok || cur != f.Token
+	cur, ok := m.fences[pk]
+	if !ok {
+		cur.series = newSeries()
+	}
+	cur.token++
+	m.fences[pk] = cur
+	return Fence{Tenant: tenantID, Conversation: conversation, Token: cur.token, Series: cur.series}, nil
 }
 
 // Claim behaves like (*DynamoDB).Claim.
@@ -67,15 +75,14 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (
 	now := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fenced(f) {
-		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
-	}
 	pk := effectPK(k)
-	if r, ok := m.effects[pk]; ok {
-		// Compare in the stored units, exactly as the DynamoDB condition does.
-		expired := epoch.Seconds(r.Expires) < epoch.Seconds(now)
+	// Compare in the stored units, exactly as the DynamoDB condition does.
+	if r, ok := m.effects[pk]; ok && epoch.Seconds(r.Expires) >= epoch.Seconds(now) {
+		if newer(r.series, r.Fence, f) {
+			return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
+		}
 		leaseOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now)
-		if !expired && !leaseOver && r.Status != StatusFailed {
+		if !leaseOver && r.Status != StatusFailed {
 			return Lease{}, conflict(r.Record)
 		}
 	}
@@ -87,27 +94,38 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (
 			LeaseExpires: epoch.FromMillis(epoch.Millis(l.Expires)),
 			Expires:      epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention))),
 		},
-		token: l.Token,
+		token:  l.Token,
+		series: f.Series,
 	}
 	return l, nil
+}
+
+// owned returns the effect record l still owns, or the error
+// (*DynamoDB).Complete and Fail report. The caller holds m.mu.
+func (m *Memory) owned(op string, l Lease) (memEffect, error) {
+	r, ok := m.effects[effectPK(l.Key)]
+	switch {
+	case ok && r.token == l.Token && r.Status == StatusInProgress && r.Fence == l.Fence.Token:
+		return r, nil
+	case ok && newer(r.series, r.Fence, l.Fence):
+		return r, fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
+	default:
+		return r, fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
+	}
 }
 
 // Complete behaves like (*DynamoDB).Complete.
 func (m *Memory) Complete(_ context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fenced(l.Fence) {
-		return fmt.Errorf("complete %s: %w", l.Key, ErrFenced)
-	}
-	pk := effectPK(l.Key)
-	r, ok := m.effects[pk]
-	if !ok || r.token != l.Token || r.Status != StatusInProgress {
-		return fmt.Errorf("complete %s: %w", l.Key, ErrLeaseLost)
+	r, err := m.owned("complete", l)
+	if err != nil {
+		return err
 	}
 	r.Status, r.Reason = StatusCompleted, ""
 	r.Expires = epoch.FromSeconds(epoch.Seconds(m.opts.Now().Add(m.opts.Retention)))
 	r.LeaseExpires = time.Time{}
-	m.effects[pk] = r
+	m.effects[effectPK(l.Key)] = r
 	return nil
 }
 
@@ -115,14 +133,13 @@ func (m *Memory) Complete(_ context.Context, l Lease) error {
 func (m *Memory) Fail(_ context.Context, l Lease, reason string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pk := effectPK(l.Key)
-	r, ok := m.effects[pk]
-	if !ok || r.token != l.Token || r.Status != StatusInProgress {
-		return fmt.Errorf("fail %s: %w", l.Key, ErrLeaseLost)
+	r, err := m.owned("fail", l)
+	if err != nil {
+		return err
 	}
 	r.Status, r.Reason = StatusFailed, reasonText(reason)
 	r.LeaseExpires = time.Time{}
-	m.effects[pk] = r
+	m.effects[effectPK(l.Key)] = r
 	return nil
 }
 
@@ -136,20 +153,25 @@ func (m *Memory) Apply(_ context.Context, f Fence, u Update) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fenced(f) {
-		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
-	}
 	pk := entityPK(f.Tenant, u.Entity)
-	if e, ok := m.entities[pk]; ok && e.Version >= u.Version {
-		return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
+	if e, ok := m.entities[pk]; ok {
+		if newer(e.series, e.Fence, f) {
+			return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
+		}
+		if e.Version >= u.Version {
+			return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
+		}
 	}
 	var data []byte
 	if len(u.Data) > 0 {
 		data = bytes.Clone(u.Data)
 	}
-	m.entities[pk] = Entity{
-		Tenant: f.Tenant, ID: u.Entity, Version: u.Version, Data: data, Fence: f.Token,
-		UpdatedAt: epoch.FromMillis(epoch.Millis(m.opts.Now())),
+	m.entities[pk] = memEntity{
+		Entity: Entity{
+			Tenant: f.Tenant, ID: u.Entity, Version: u.Version, Data: data, Fence: f.Token,
+			UpdatedAt: epoch.FromMillis(epoch.Millis(m.opts.Now())),
+		},
+		series: f.Series,
 	}
 	return nil
 }
@@ -162,8 +184,9 @@ func (m *Memory) Entity(_ context.Context, tenantID, id string) (Entity, error) 
 	if !ok {
 		return Entity{}, fmt.Errorf("entity %s of %s: %w", id, tenantID, ErrNotFound)
 	}
-	e.Data = bytes.Clone(e.Data)
-	return e, nil
+	out := e.Entity
+	out.Data = bytes.Clone(e.Data)
+	return out, nil
 }
 
 // Record behaves like (*DynamoDB).Record.

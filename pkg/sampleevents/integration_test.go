@@ -40,7 +40,7 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 		TenantsFile: filepath.Join(root, "events", "tenants.json"),
 		Addr:        "127.0.0.1:0",
 		TargetAddr:  "127.0.0.1:0",
-		Endpoint:    endpoint,
+		Endpoint:    endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +51,7 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 		"TENANT_PARAMETER_PREFIX=" + stack.Settings.ParameterPrefix,
 		"QUEUE_URL_TEMPLATE=" + stack.Settings.QueueURLTemplate,
 		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
 		"AWS_REGION=" + awstest.Region,
@@ -167,7 +168,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	defer cancel()
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Name:        fmt.Sprintf("hookpack-wk%d", time.Now().UnixNano()%1_000_000_000),
-		TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: endpoint,
+		TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +200,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 		"TENANT_PARAMETER_PREFIX=" + stack.Worker.ParameterPrefix,
 		"QUEUE_URL_TEMPLATE=" + stack.Worker.QueueURLTemplate,
 		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
 		"AWS_ACCESS_KEY_ID=test",
 		"AWS_SECRET_ACCESS_KEY=test",
 		"AWS_REGION=" + awstest.Region,

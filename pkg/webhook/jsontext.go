@@ -2,9 +2,11 @@ package webhook
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"iter"
 	"math/bits"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -47,6 +49,19 @@ func (v Value) Text() string {
 		return string(b)
 	}
 	return ""
+}
+
+// AsString returns what a Go string field decoded from v would hold: the
+// unescaped string, or "" for null and missing values. ok is false for the
+// other kinds, which encoding/json refuses to decode into a string.
+func (v Value) AsString() (s string, ok bool) {
+	switch v.Kind {
+	case KindString:
+		return v.Text(), true
+	case KindMissing, KindNull:
+		return "", true
+	}
+	return "", false
 }
 
 // Elements returns an iterator over the elements of an array value, each
@@ -210,80 +225,133 @@ func AppendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// escSpecial marks the bytes appendValidString stops at: those it escapes
-// and 0xE2, which starts U+2028 and U+2029.
-var escSpecial = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
+// appendValidString escapes valid UTF-8. It looks for special bytes a word
+// at a time (SWAR), storing each word whole and advancing past its plain
+// bytes, so dense text (a JSON body, a quote every few bytes) costs no copy
+// call per run; once a run has been plain for a while it jumps to the next
+// special byte with vectorised strings.IndexByte, remembering where the next
+// quote, backslash and 0xE2 are so that no byte is searched twice, and
+// copies the run in bulk.
+func appendValidString(dst []byte, s string) []byte {
+	n := len(dst)               // bytes written; buf[n:] is room
+	buf := reserve(dst, len(s)) // room for s and escapes, as far as known
+	nq, nb, ne := -1, -1, -1    // no '"', '\\', 0xE2 in s[i:nq], s[i:nb], s[i:ne]
+	plain := 0                  // where the current run of plain bytes began
+	i := 0
+	for i+8 <= len(s) {
+		if len(buf)-n < 16 {
+			buf = reserve(buf[:n], len(s)-i)
+		}
+		x := load64(s, i)
+		binary.LittleEndian.PutUint64(buf[n:], x)
+		m := escMask(x)
+		if m == 0 {
+			n += 8
+			if i += 8; i-plain < 64 {
+				continue
+			}
+			// Each search stops where an earlier one found its byte: only
+			// the first special byte matters.
+			nq = nextByte(s, i, len(s), nq, '"')
+			nb = nextByte(s, i, nq, nb, '\\')
+			ne = nextByte(s, i, min(nq, nb), ne, 0xE2)
+			end := min(nq, nb, ne)
+			if j := indexCtl(s[i:end]); j >= 0 {
+				end = i + j
+			}
+			if len(buf)-n < end-i+16 {
+				buf = reserve(buf[:n], len(s)-i)
+			}
+			n += copy(buf[n:], s[i:end])
+			i = end
+			continue
+		}
+		k := bits.TrailingZeros64(m) >> 3
+		n += k
+		i += k
+		switch c := s[i]; {
+		case c == 0xE2:
+			// U+2028 is E2 80 A8, U+2029 is E2 80 A9.
+			if i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8 {
+				n += copy(buf[n:], `\u202`)
+				buf[n] = hexDigits[s[i+2]&0xF]
+				n++
+				i += 3
+				plain = i
+				continue
+			}
+			buf[n] = c
+			n++
+			i++
+		case c == '"' || c == '\\':
+			buf[n], buf[n+1] = '\\', c
+			n += 2
+			i++
+			plain = i
+		default:
+			n += copy(buf[n:], escapeCtl[c])
+			i++
+			plain = i
+		}
 	}
-	t['"'], t['\\'], t[0xE2] = true, true, true
+	dst = buf[:n]
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 0xE2 && i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8:
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
+			i += 2
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, escapeCtl[c]...)
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// reserve returns dst's whole capacity as a slice, grown to hold at least n
+// more bytes plus slack for one word store and one escape.
+func reserve(dst []byte, n int) []byte {
+	dst = slices.Grow(dst, n+n/8+16)
+	return dst[:cap(dst)]
+}
+
+// escapeCtl is how encoding/json escapes each control character.
+var escapeCtl = func() (t [0x20]string) {
+	for c := range t {
+		t[c] = string([]byte{'\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF]})
+	}
+	t['\b'], t['\f'], t['\n'], t['\r'], t['\t'] = `\b`, `\f`, `\n`, `\r`, `\t`
 	return t
 }()
 
-// appendValidString escapes valid UTF-8. It looks for special bytes a word
-// at a time (SWAR) and, once a run has been clean for a while, jumps to the
-// next special byte with vectorised strings.IndexByte, remembering where the
-// next quote, backslash and 0xE2 are so that no byte is searched twice.
-func appendValidString(dst []byte, s string) []byte {
-	start := 0              // the pending run of bytes to copy as is
-	nq, nb, ne := -1, -1, -1 // next '"', '\\', 0xE2 at or after i, once known
-	for i := 0; i < len(s); {
-		if i+8 <= len(s) {
-			m := escMask(load64(s, i))
-			if m == 0 {
-				if i += 8; i-start >= 64 {
-					nq = nextByte(s, i, nq, '"')
-					nb = nextByte(s, i, nb, '\\')
-					ne = nextByte(s, i, ne, 0xE2)
-					end := min(nq, nb, ne)
-					if j := indexCtl(s[i:end]); j >= 0 {
-						end = i + j
-					}
-					i = end
-				}
-				continue
-			}
-			i += bits.TrailingZeros64(m) >> 3
-		} else if !escSpecial[s[i]] {
-			i++
-			continue
-		}
-		c := s[i]
-		if c == 0xE2 {
-			// U+2028 is E2 80 A8, U+2029 is E2 80 A9.
-			if i+2 < len(s) && s[i+1] == 0x80 && s[i+2]&^1 == 0xA8 {
-				dst = append(dst, s[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[s[i+2]&0xF])
-				i += 3
-				start = i
-			} else {
-				i++
-			}
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		dst = appendEscapedByte(dst, c)
-		i++
-		start = i
-	}
-	return append(dst, s[start:]...)
-}
-
-// nextByte returns the index of the first c at or after i, or len(s); known
-// is a previous answer, reused while it is still ahead.
-func nextByte(s string, i, known int, c byte) int {
+// nextByte returns the index of the first c in s[i:limit], or limit when
+// there is none: either way s[i:result] holds no c. known is an earlier
+// answer, reused while it is still ahead.
+func nextByte(s string, i, limit, known int, c byte) int {
 	if known >= i {
 		return known
 	}
-	if j := strings.IndexByte(s[i:], c); j >= 0 {
+	if j := strings.IndexByte(s[i:limit], c); j >= 0 {
 		return i + j
 	}
-	return len(s)
+	return limit
 }
 
-// indexCtl returns the index of the first byte below 0x20 in s, or -1.
+// indexCtl returns the index of the first byte below 0x20 in s, or -1. See
+// hasCtl for the word test.
 func indexCtl(s string) int {
 	i := 0
+	for t := s; len(t) >= 32; t = t[32:] {
+		b := t[:32] // constant offsets below: no bounds checks
+		x, y, z, w := load64(b, 0), load64(b, 8), load64(b, 16), load64(b, 24)
+		if ((x-lsb*0x20)&^x|(y-lsb*0x20)&^y|(z-lsb*0x20)&^z|(w-lsb*0x20)&^w)&msb != 0 {
+			break
+		}
+		i += 32
+	}
 	for ; i+8 <= len(s); i += 8 {
 		x := load64(s, i)
 		if m := (x - lsb*0x20) &^ x & msb; m != 0 {
@@ -308,28 +376,18 @@ func escMask(x uint64) uint64 {
 	return ((q-lsb)&^q | (b-lsb)&^b | (e-lsb)&^e | (x-lsb*0x20)&^x) & msb
 }
 
+// load64 reads s[i:i+8] little-endian; the compiler makes it one load.
 func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	t := s[i : i+8]
+	return uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+		uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
 }
 
 func appendEscapedByte(dst []byte, c byte) []byte {
-	switch c {
-	case '\\', '"':
+	if c == '"' || c == '\\' {
 		return append(dst, '\\', c)
-	case '\b':
-		return append(dst, '\\', 'b')
-	case '\f':
-		return append(dst, '\\', 'f')
-	case '\n':
-		return append(dst, '\\', 'n')
-	case '\r':
-		return append(dst, '\\', 'r')
-	case '\t':
-		return append(dst, '\\', 't')
 	}
-	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+	return append(dst, escapeCtl[c]...)
 }
 
 // appendAnyString is encoding/json's own loop, for strings that hold invalid

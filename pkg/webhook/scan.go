@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -138,8 +139,8 @@ func (p *Paths) Len() int { return len(p.paths) }
 // decoding turns into U+FFFD, as Value.Text does) and nesting up to 10000
 // levels, and rejects anything after the value.
 //
-// On error it returns dst unchanged and an error wrapping ErrMalformed that
-// gives the offset but never the body's content.
+// On error it returns dst unchanged and a *SyntaxError, which wraps
+// ErrMalformed.
 func (p *Paths) Scan(doc []byte, dst []Value) ([]Value, error) {
 	base := len(dst)
 	n := 0
@@ -180,8 +181,8 @@ func Scan(doc []byte, paths ...string) ([]Value, error) {
 	return NewPaths(paths...).Scan(doc, nil)
 }
 
-// ValidJSON reports whether doc is one JSON value, as json.Valid does, with
-// an error wrapping ErrMalformed that says where it is not.
+// ValidJSON reports whether doc is one JSON value, as json.Valid does: nil,
+// or a *SyntaxError saying where it is not.
 func ValidJSON(doc []byte) error {
 	_, err := (*Paths)(nil).Scan(doc, nil)
 	return err
@@ -197,22 +198,37 @@ type scanner struct {
 }
 
 func (s *scanner) fail(off int, what string) error {
-	return errorf(ErrMalformed, "invalid JSON at offset %d: %s", off, what)
+	return &SyntaxError{Offset: off, msg: what}
 }
+
+// SyntaxError reports where and why a document is not JSON. It wraps
+// ErrMalformed and never quotes the document.
+type SyntaxError struct {
+	Offset int // byte offset of the problem
+	msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return "invalid JSON at offset " + strconv.Itoa(e.Offset) + ": " + e.msg
+}
+
+// Unwrap returns ErrMalformed.
+func (e *SyntaxError) Unwrap() error { return ErrMalformed }
 
 // ws returns the index of the first non-whitespace byte at or after i.
 func (s *scanner) ws(i int) int {
 	d := s.data
 	for i < len(d) {
-		switch d[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
+		if c := d[i]; c > ' ' || wsMask>>c&1 == 0 {
 			return i
 		}
+		i++
 	}
 	return i
 }
+
+// wsMask has bit c set for each JSON whitespace byte c.
+const wsMask = 1<<' ' | 1<<'\t' | 1<<'\n' | 1<<'\r'
 
 // value scans the value starting at i (not whitespace) and returns the index
 // after it. node is the path node the value sits at, or -1.
@@ -461,18 +477,22 @@ func (s *scanner) indexChild(node int32, k int, after int32) int32 {
 }
 
 // str scans the rest of a string whose content starts at i and returns the
-// index after its closing quote and whether it holds escapes.
+// index after its closing quote and whether it holds escapes. It looks a
+// word at a time (SWAR) and hands long strings to longStr.
 func (s *scanner) str(i int) (int, bool, error) {
 	d := s.data
 	esc := false
-	// Keys and ids are short: look at them byte by byte.
-	for lim := min(len(d), i+32); i < lim; {
-		c := d[i]
-		if !strSpecial[c] {
-			i++
+	start := i
+	for i+8 <= len(d) {
+		m := strMask(binary.LittleEndian.Uint64(d[i:]))
+		if m == 0 {
+			if i += 8; i-start >= 64 {
+				return s.longStr(i, esc)
+			}
 			continue
 		}
-		switch c {
+		i += bits.TrailingZeros64(m) >> 3
+		switch d[i] {
 		case '"':
 			return i + 1, esc, nil
 		case '\\':
@@ -481,12 +501,37 @@ func (s *scanner) str(i int) (int, bool, error) {
 			if err != nil {
 				return n, esc, err
 			}
-			i = n
+			i, start = n, n
 		default:
 			return i, esc, s.fail(i, "control character in string")
 		}
 	}
-	return s.longStr(i, esc)
+	for i < len(d) {
+		switch c := d[i]; {
+		case c == '"':
+			return i + 1, esc, nil
+		case c == '\\':
+			esc = true
+			n, err := s.escape(i)
+			if err != nil {
+				return n, esc, err
+			}
+			i = n
+		case c < 0x20:
+			return i, esc, s.fail(i, "control character in string")
+		default:
+			i++
+		}
+	}
+	return i, esc, s.fail(i, "unterminated string")
+}
+
+// strMask flags, in the high bit of each byte, the lowest byte of x (read
+// little-endian) that is '"', '\\' or below 0x20; see escMask.
+func strMask(x uint64) uint64 {
+	q := x ^ (lsb * '"')
+	b := x ^ (lsb * '\\')
+	return ((q-lsb)&^q | (b-lsb)&^b | (x-lsb*0x20)&^x) & msb
 }
 
 // longStr scans the rest of a long string with bytes.IndexByte (vectorised)
@@ -544,15 +589,6 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// strSpecial marks the bytes that end a run of plain string content.
-var strSpecial = func() (t [256]bool) {
-	for c := 0; c < 0x20; c++ {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
@@ -562,22 +598,21 @@ const (
 // the high bit of the lowest such byte of a word and of no byte below it;
 // bytes above only borrow from one that is.
 func hasCtl(b []byte) bool {
-	for len(b) >= 32 {
-		x := binary.LittleEndian.Uint64(b)
-		y := binary.LittleEndian.Uint64(b[8:])
-		z := binary.LittleEndian.Uint64(b[16:])
-		w := binary.LittleEndian.Uint64(b[24:])
+	for ; len(b) >= 32; b = b[32:] {
+		t := b[:32] // constant offsets below: no bounds checks
+		x := binary.LittleEndian.Uint64(t[0:])
+		y := binary.LittleEndian.Uint64(t[8:])
+		z := binary.LittleEndian.Uint64(t[16:])
+		w := binary.LittleEndian.Uint64(t[24:])
 		if ((x-lsb*0x20)&^x|(y-lsb*0x20)&^y|(z-lsb*0x20)&^z|(w-lsb*0x20)&^w)&msb != 0 {
 			return true
 		}
-		b = b[32:]
 	}
-	for len(b) >= 8 {
+	for ; len(b) >= 8; b = b[8:] {
 		x := binary.LittleEndian.Uint64(b)
 		if (x-lsb*0x20)&^x&msb != 0 {
 			return true
 		}
-		b = b[8:]
 	}
 	for _, c := range b {
 		if c < 0x20 {

@@ -30,9 +30,13 @@
 // completed, and passes the effect a stable idempotency key for the
 // downstream call. Event.ApplyIfNewer writes versioned entity state for
 // providers that deliver out of order. The first ledger write of a message
-// takes the conversation's fence, so a worker that lost the message (its
-// visibility timeout or lease ran out while it was stuck) can no longer
-// write. Forward is the built-in effect: POST the event to the tenant's
+// takes the conversation's fencing token (one UpdateItem), and every
+// ledger write carries it, so a worker that lost the message (its
+// visibility timeout or lease ran out while it was stuck) can never
+// overwrite an effect record or entity that a newer worker has written
+// (see package ledger for the exact guarantee). One message with one
+// effect costs 3 single-item DynamoDB writes, a duplicate 2, a message
+// without effects none. Forward is the built-in effect: POST the event to the tenant's
 // target URL, signed with Standard Webhooks headers (package forward).
 //
 // # Failures

@@ -76,8 +76,8 @@ func (e *Event) EffectKey(name string) ledger.Key {
 // It returns nil when fn succeeded or the effect had completed before;
 // fn's error (after recording the failure, so the next attempt may claim
 // the effect at once); an error wrapping ledger.ErrFenced or
-// ledger.ErrLeaseLost when a newer worker took over (stop: do not write
-// anything else); a transient error carrying RetryAfter when another
+// ledger.ErrLeaseLost when a newer worker took the effect or the message
+// over (stop: do not write anything else); a transient error carrying RetryAfter when another
 // worker holds a live lease on the effect; a permanent error for an
 // invalid effect name; or a wrapped ledger error.
 func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
@@ -117,12 +117,16 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
 	if err := e.ledger.Complete(fctx, l); err != nil {
-		// The effect ran but its completion is not recorded (fenced, or the
-		// write was lost). Give the lease up so the next attempt need not
-		// wait for it to run out; that attempt runs the effect again with
-		// the same idempotency key, and the downstream absorbs the repeat.
-		// If this write is lost too, the lease's expiry does the same.
-		if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !errors.Is(ferr, ledger.ErrLeaseLost) {
+		if lost(err) {
+			// A newer worker took the effect over: nothing of ours to give up.
+			return err
+		}
+		// The effect ran but its completion is not recorded (the write was
+		// lost). Give the lease up so the next attempt need not wait for it
+		// to run out; that attempt runs the effect again with the same
+		// idempotency key, and the downstream absorbs the repeat. If this
+		// write is lost too, the lease's expiry does the same.
+		if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
 			return errors.Join(err, ferr)
 		}
 		return err
@@ -131,13 +135,19 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 	return nil
 }
 
+// lost reports whether a ledger write failed because the lease or the
+// message went to a newer worker.
+func lost(err error) bool {
+	return errors.Is(err, ledger.ErrFenced) || errors.Is(err, ledger.ErrLeaseLost)
+}
+
 // ApplyIfNewer stores data as the state of entity (within the tenant) when
 // version is greater than the stored version — for providers that do not
 // deliver in order, use the provider's event time (epoch.Millis) or
 // sequence number. It reports whether the update was applied; an older or
 // equal version is not an error. It returns an error wrapping
-// ledger.ErrFenced when a newer worker took over, or a wrapped ledger
-// error.
+// ledger.ErrFenced when a newer worker of the conversation has written the
+// entity, or a wrapped ledger error.
 func (e *Event) ApplyIfNewer(ctx context.Context, entity string, version int64, data []byte) (bool, error) {
 	f, err := e.take(ctx)
 	if err != nil {

@@ -447,6 +447,31 @@ func TestOnce(t *testing.T) {
 		}
 	})
 
+	t.Run("a completion fenced by a newer worker costs no further write", func(t *testing.T) {
+		fails := &failCounter{}
+		f := newFixture(t, func(c *worker.Config) { fails.Memory = c.Ledger.(*ledger.Memory); c.Ledger = fails })
+		e := env("1", "A")
+		k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			return ev.Once(ctx, "charge", func(ctx context.Context, _ string) error {
+				// Stuck past the lease: a newer worker takes the effect over.
+				f.clock.Advance(time.Hour)
+				newer, err := f.ledger.Take(ctx, "acme", "A")
+				if err == nil {
+					_, err = f.ledger.Claim(ctx, newer, k, 0)
+				}
+				return err
+			})
+		})
+		resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 1)}})
+		if got := f.logs.outcomes(t)["m-1"]; len(resp.BatchItemFailures) != 1 || got != "fenced" {
+			t.Errorf("failures %v, outcome %q; want the message failed as fenced", failed(resp), got)
+		}
+		if fails.n != 0 {
+			t.Errorf("Fail called %d times after a fenced Complete, want 0 (the lease is not ours to give up)", fails.n)
+		}
+	})
+
 	t.Run("invalid effect name is permanent", func(t *testing.T) {
 		f := newFixture(t, nil)
 		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
@@ -599,4 +624,15 @@ func TestLambdaEventFixture(t *testing.T) {
 	if len(resp.BatchItemFailures) != 0 || !slices.Equal(ran, []string{"evt_1@cus_1#1", "evt_2@cus_1#2"}) {
 		t.Errorf("fixture: failures %v, ran %v", failed(resp), ran)
 	}
+}
+
+// failCounter counts Fail calls on the ledger it wraps.
+type failCounter struct {
+	*ledger.Memory
+	n int
+}
+
+func (c *failCounter) Fail(ctx context.Context, l ledger.Lease, reason string) error {
+	c.n++
+	return c.Memory.Fail(ctx, l, reason)
 }

@@ -110,7 +110,7 @@ func run(n int, outFile string, ingestOverride, workerOverride float64) error {
 	if err != nil {
 		return err
 	}
-	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, ManualWorker: true})
+	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, ManualWorker: true, DynamoDBLocalDir: ".cache/dynamodb-local"})
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func run(ctx context.Context) error {
 		defer logf.Close()
 		var port int
 		fmt.Sscan(motoPort, &port)
-		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: port, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
+		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: port, DynamoDBLocalDir: ".cache/dynamodb-local", DynamoDBLocalPort: 8000, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
 		if err != nil {
 			return err
 		}

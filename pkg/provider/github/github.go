@@ -63,20 +63,81 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 
 var sha256New, _ = webhook.Hash("sha256")
 
-// payload holds the fields the conversation key needs.
+// payloadPaths are the members the conversation key needs, read in one pass.
+var payloadPaths = webhook.NewPaths("", "repository", "repository.full_name", "issue", "issue.number",
+	"pull_request", "pull_request.number", "organization", "organization.login")
+
+const (
+	pRoot = iota
+	pRepo
+	pFullName
+	pIssue
+	pIssueNumber
+	pPull
+	pPullNumber
+	pOrg
+	pLogin
+	nPaths
+)
+
+// payload holds the members the conversation key needs, typed as decoding
+// into a struct would type them: objects are nil when absent or null.
 type payload struct {
-	Repository *struct {
-		FullName string `json:"full_name"`
-	} `json:"repository"`
-	Issue *struct {
-		Number int `json:"number"`
-	} `json:"issue"`
-	PullRequest *struct {
-		Number int `json:"number"`
-	} `json:"pull_request"`
-	Organization *struct {
-		Login string `json:"login"`
-	} `json:"organization"`
+	repo, issue, pull, org bool
+	fullName, login        string
+	issueNumber, pullNum   int
+}
+
+// decode reads doc in one pass. It returns an error wrapping
+// webhook.ErrMalformed when doc is not JSON or a member has a type a struct
+// field would refuse.
+func decode(doc []byte) (payload, error) {
+	var buf [nPaths]webhook.Value
+	v, err := payloadPaths.Scan(doc, buf[:0])
+	if err != nil {
+		return payload{}, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object: %v", err)
+	}
+	var p payload
+	for _, o := range [...]struct {
+		i   int
+		set *bool
+	}{{pRoot, nil}, {pRepo, &p.repo}, {pIssue, &p.issue}, {pPull, &p.pull}, {pOrg, &p.org}} {
+		switch v[o.i].Kind {
+		case webhook.KindObject:
+			if o.set != nil {
+				*o.set = true
+			}
+		case webhook.KindNull, webhook.KindMissing:
+		default:
+			return p, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object of GitHub's shape: a %s where an object belongs", v[o.i].Kind)
+		}
+	}
+	var ok1, ok2 bool
+	p.fullName, ok1 = v[pFullName].AsString()
+	p.login, ok2 = v[pLogin].AsString()
+	if !ok1 || !ok2 {
+		return p, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object of GitHub's shape: a name is not a string")
+	}
+	if p.issueNumber, err = number(v[pIssueNumber]); err != nil {
+		return p, err
+	}
+	if p.pullNum, err = number(v[pPullNumber]); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// number reads an issue or pull request number as an int field decodes it.
+func number(v webhook.Value) (int, error) {
+	switch v.Kind {
+	case webhook.KindMissing, webhook.KindNull:
+		return 0, nil
+	case webhook.KindNumber:
+		if n, err := strconv.ParseInt(string(v.Raw), 10, strconv.IntSize); err == nil {
+			return int(n), nil
+		}
+	}
+	return 0, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object of GitHub's shape: a number is not an integer")
 }
 
 // isForm reports whether a Content-Type is a form body, ignoring case and
@@ -106,22 +167,22 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		}
 		doc = []byte(form.Get("payload"))
 	}
-	var p payload
-	if err := decode(doc, &p); err != nil {
+	p, err := decode(doc)
+	if err != nil {
 		return nil, err
 	}
 	conv := ""
-	if p.Repository != nil {
-		conv = p.Repository.FullName
+	if p.repo {
+		conv = p.fullName
 		switch {
-		case p.Issue != nil && p.Issue.Number > 0:
-			conv += "#" + strconv.Itoa(p.Issue.Number)
-		case p.PullRequest != nil && p.PullRequest.Number > 0:
-			conv += "#" + strconv.Itoa(p.PullRequest.Number)
+		case p.issue && p.issueNumber > 0:
+			conv += "#" + strconv.Itoa(p.issueNumber)
+		case p.pull && p.pullNum > 0:
+			conv += "#" + strconv.Itoa(p.pullNum)
 		}
 	}
-	if conv == "" && p.Organization != nil && p.Organization.Login != "" {
-		conv = p.Organization.Login
+	if conv == "" && p.org && p.login != "" {
+		conv = p.login
 	}
 	if target := req.Header.Get("X-GitHub-Hook-Installation-Target-Type"); conv == "" && target != "" {
 		conv = target + ":" + req.Header.Get("X-GitHub-Hook-Installation-Target-ID")

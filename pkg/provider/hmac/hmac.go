@@ -131,15 +131,14 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
 	}
 	if p := cfg.Settings["timestamp_json"]; p != "" {
-		doc, err := webhook.DecodeJSON(req.Body)
+		doc, err := webhook.Scan(req.Body, p)
 		if err != nil {
 			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp: not JSON", p)
 		}
-		v, ok := webhook.Field(doc, p)
-		if !ok {
+		if k := doc[0].Kind; k == webhook.KindMissing || k == webhook.KindNull {
 			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp", p)
 		}
-		ts = v
+		ts = doc[0].Text()
 	}
 	if ts != "" {
 		tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
@@ -259,56 +258,94 @@ func signedParts(tmpl string, body []byte, ts, u string) [][]byte {
 // is not JSON, or the configured id is missing, and webhook.ErrMisconfigured
 // when a source has no "header:" or "json:" kind.
 func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Event, error) {
-	var doc any
+	var doc jsonDoc
 	needJSON := cfg.Settings["defining"] != ""
-	for _, k := range []string{"id", "type", "conversation"} {
+	for _, k := range [...]string{"id", "type", "conversation"} {
 		if strings.Contains(cfg.Settings[k], "json:") {
 			needJSON = true
 		}
 	}
 	if needJSON {
-		d, err := webhook.DecodeJSON(req.Body)
-		if err != nil {
+		if err := doc.scan(req.Body, cfg); err != nil {
 			return nil, err
 		}
-		doc = d
 	}
 	ev := webhook.Event{Body: req.Body, Headers: map[string]string{"content-type": req.Header.Get("Content-Type")}}
 	var err error
-	if ev.ID, err = extract(req, doc, cfg.Settings["id"], "id"); err != nil {
+	if ev.ID, err = extract(req, &doc, cfg.Settings["id"], "id"); err != nil {
 		return nil, err
 	}
-	if ev.Type, err = extract(req, doc, cfg.Settings["type"], "type"); err != nil {
+	if ev.Type, err = extract(req, &doc, cfg.Settings["type"], "type"); err != nil {
 		return nil, err
 	}
-	if ev.Conversation, err = extract(req, doc, cfg.Settings["conversation"], "conversation"); err != nil {
+	if ev.Conversation, err = extract(req, &doc, cfg.Settings["conversation"], "conversation"); err != nil {
 		return nil, err
 	}
 	if d := cfg.Settings["defining"]; d != "" && ev.ID == "" {
-		for _, path := range strings.Split(d, ",") {
-			v, _ := webhook.Field(doc, strings.TrimSpace(path))
-			ev.Defining = append(ev.Defining, []byte(v))
+		for path := range strings.SplitSeq(d, ",") {
+			ev.Defining = append(ev.Defining, []byte(doc.text(strings.TrimSpace(path))))
 		}
 	}
 	return []webhook.Event{ev}, nil
+}
+
+// jsonDoc holds the values of every JSON path the settings name, read from
+// the body in one pass.
+type jsonDoc struct {
+	paths []string
+	vals  []webhook.Value
+}
+
+// scan reads the paths of the "json:" sources and of "defining" from body.
+// It returns an error wrapping webhook.ErrMalformed when body is not JSON.
+func (d *jsonDoc) scan(body []byte, cfg webhook.Config) error {
+	for _, k := range [...]string{"id", "type", "conversation"} {
+		for alt := range strings.SplitSeq(cfg.Settings[k], "|") {
+			if kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":"); kind == "json" {
+				d.paths = append(d.paths, arg)
+			}
+		}
+	}
+	if def := cfg.Settings["defining"]; def != "" {
+		for path := range strings.SplitSeq(def, ",") {
+			d.paths = append(d.paths, strings.TrimSpace(path))
+		}
+	}
+	vals, err := webhook.Scan(body, d.paths...)
+	if err != nil {
+		return webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
+	}
+	d.vals = vals
+	return nil
+}
+
+// text returns the value at path as webhook.Value.Text does, "" when path is
+// not one the document was scanned for.
+func (d *jsonDoc) text(path string) string {
+	for i, p := range d.paths {
+		if p == path {
+			return d.vals[i].Text()
+		}
+	}
+	return ""
 }
 
 // extract resolves "header:Name" or "json:path", or several of them separated
 // by "|", the first non-empty winning. A configured source that yields
 // nothing is a malformed delivery for id (the key must be stable), and empty
 // for type and conversation.
-func extract(req *webhook.Request, doc any, src, what string) (string, error) {
+func extract(req *webhook.Request, doc *jsonDoc, src, what string) (string, error) {
 	if src == "" {
 		return "", nil
 	}
-	for _, alt := range strings.Split(src, "|") {
+	for alt := range strings.SplitSeq(src, "|") {
 		kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":")
 		var v string
 		switch kind {
 		case "header":
 			v = req.Header.Get(arg)
 		case "json":
-			v, _ = webhook.Field(doc, arg)
+			v = doc.text(arg)
 		default:
 			return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
 		}

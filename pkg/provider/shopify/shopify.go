@@ -96,9 +96,10 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if id == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Event-Id or X-Shopify-Webhook-Id header is required")
 	}
-	doc, err := webhook.DecodeJSON(req.Body)
+	var buf [3]webhook.Value
+	doc, err := resourcePaths.Scan(req.Body, buf[:0])
 	if err != nil {
-		return nil, err
+		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
 	}
 	shop := header(req, "Shop-Domain")
 	conv := shop
@@ -121,13 +122,18 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}}, nil
 }
 
+// resourcePaths are the body members resource reads: order_id,
+// admin_graphql_api_id and id.
+var resourcePaths = webhook.NewPaths("order_id", "admin_graphql_api_id", "id")
+
 // resource names what the event is about, as described in the package
-// comment; "" when the body names nothing.
-func resource(doc any, topic, resourceID string) string {
-	if v, ok := webhook.Field(doc, "order_id"); ok && v != "" {
+// comment; "" when the body names nothing. doc holds the values of
+// resourcePaths.
+func resource(doc []webhook.Value, topic, resourceID string) string {
+	if v := doc[0].Text(); v != "" {
 		return "Order/" + v
 	}
-	for _, gid := range []string{field(doc, "admin_graphql_api_id"), resourceID} {
+	for _, gid := range [...]string{doc[1].Text(), resourceID} {
 		if r := strings.TrimPrefix(gid, "gid://shopify/"); r != gid && r != "" {
 			if i := strings.IndexByte(r, '?'); i >= 0 {
 				r = r[:i]
@@ -135,14 +141,9 @@ func resource(doc any, topic, resourceID string) string {
 			return r
 		}
 	}
-	if v, ok := webhook.Field(doc, "id"); ok && v != "" {
+	if v := doc[2].Text(); v != "" {
 		kind, _, _ := strings.Cut(topic, "/")
 		return kind + "/" + v
 	}
 	return ""
-}
-
-func field(doc any, path string) string {
-	v, _ := webhook.Field(doc, path)
-	return v
 }

@@ -119,12 +119,27 @@ func (Provider) Handshake(req *webhook.Request, _ webhook.Config) (webhook.Reply
 		}
 		return webhook.Reply{}, false, nil
 	}
-	doc, err := webhook.DecodeJSON(req.Body)
-	if err != nil || field(doc, "type") != "url_verification" {
+	var buf [2]webhook.Value
+	doc, err := handshakePaths.Scan(req.Body, buf[:0])
+	if err != nil || doc[0].Text() != "url_verification" {
 		return webhook.Reply{}, false, nil
 	}
-	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: field(doc, "challenge")}, true, nil
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: doc[1].Text()}, true, nil
 }
+
+// The members each kind of body is read for, each in one pass.
+var (
+	handshakePaths = webhook.NewPaths("type", "challenge")
+	payloadPaths   = webhook.NewPaths("type",
+		"team.id", "user.team_id", "enterprise.id", // team
+		"channel.id", "container.channel_id", // channel
+		"container.thread_ts", "message.thread_ts", "container.message_ts", "message.ts") // thread
+	callbackPaths = webhook.NewPaths("", "event_id", "type", "event.type",
+		"team_id", "context_team_id", "enterprise_id", // team
+		"event.channel.id", "event.channel", "event.item.channel", "event.channel_id", // channel
+		"event.thread_ts", "event.message.thread_ts", "event.previous_message.thread_ts", // thread
+		"event.message.ts", "event.previous_message.ts", "event.item.ts", "event.deleted_ts", "event.ts")
+)
 
 // Events returns the single event of a request. It returns an error wrapping
 // webhook.ErrMalformed when the body is neither a JSON object nor a form, or
@@ -143,16 +158,13 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 			return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 		}
 		if p := form.Get("payload"); p != "" {
-			doc, err := webhook.DecodeJSON([]byte(p))
+			var buf [10]webhook.Value
+			doc, err := payloadPaths.Scan([]byte(p), buf[:0])
 			if err != nil {
-				return nil, err
+				return nil, webhook.Errorf(webhook.ErrMalformed, "payload is not JSON: %v", err)
 			}
-			ev.Type = field(doc, "type")
-			ev.Conversation = join(
-				first(doc, "team.id", "user.team_id", "enterprise.id"),
-				first(doc, "channel.id", "container.channel_id"),
-				first(doc, "container.thread_ts", "message.thread_ts", "container.message_ts", "message.ts"),
-			)
+			ev.Type = doc[0].Text()
+			ev.Conversation = join(first(doc[1:4]), first(doc[4:6]), first(doc[6:10]))
 			return []webhook.Event{ev}, nil
 		}
 		if form.Get("command") != "" {
@@ -161,24 +173,20 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		ev.Conversation = join(form.Get("team_id"), form.Get("channel_id"), "")
 		return []webhook.Event{ev}, nil
 	}
-	doc, err := webhook.DecodeJSON(req.Body)
+	var buf [19]webhook.Value
+	doc, err := callbackPaths.Scan(req.Body, buf[:0])
 	if err != nil {
-		return nil, err
+		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
 	}
-	if _, ok := doc.(map[string]any); !ok {
+	if doc[0].Kind != webhook.KindObject {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object")
 	}
-	ev.ID = field(doc, "event_id")
-	ev.Type = field(doc, "type")
-	if t := field(doc, "event.type"); t != "" {
+	ev.ID = doc[1].Text()
+	ev.Type = doc[2].Text()
+	if t := doc[3].Text(); t != "" {
 		ev.Type = t
 	}
-	ev.Conversation = join(
-		first(doc, "team_id", "context_team_id", "enterprise_id"),
-		first(doc, "event.channel.id", "event.channel", "event.item.channel", "event.channel_id"),
-		first(doc, "event.thread_ts", "event.message.thread_ts", "event.previous_message.thread_ts",
-			"event.message.ts", "event.previous_message.ts", "event.item.ts", "event.deleted_ts", "event.ts"),
-	)
+	ev.Conversation = join(first(doc[4:7]), first(doc[7:11]), first(doc[11:19]))
 	return []webhook.Event{ev}, nil
 }
 
@@ -192,17 +200,16 @@ func isForm(req *webhook.Request) bool {
 	return b != "" && b[0] != '{' && b[0] != '['
 }
 
-func field(doc any, path string) string {
-	v, _ := webhook.Field(doc, path)
-	return v
-}
-
-// first returns the first path holding a string or number (never an object:
-// event.channel is an object in channel_* events, a string elsewhere).
-func first(doc any, paths ...string) string {
-	for _, p := range paths {
-		if v := field(doc, p); v != "" && v[0] != '{' && v[0] != '[' {
-			return v
+// first returns the first value that is a string or number (never an
+// object: event.channel is an object in channel_* events, a string
+// elsewhere), as text.
+func first(vals []webhook.Value) string {
+	for _, v := range vals {
+		if v.Kind == webhook.KindObject || v.Kind == webhook.KindArray {
+			continue
+		}
+		if t := v.Text(); t != "" && t[0] != '{' && t[0] != '[' {
+			return t
 		}
 	}
 	return ""

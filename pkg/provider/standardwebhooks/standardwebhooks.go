@@ -173,15 +173,23 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 			"webhook-timestamp": header(req, "Timestamp"),
 		},
 	}
-	if doc, err := webhook.DecodeJSON(req.Body); err == nil {
-		if v, ok := webhook.Field(doc, cfg.Setting("type", "type")); ok {
-			ev.Type = v
-		}
-		if p := cfg.Settings["conversation"]; p != "" {
-			if v, ok := webhook.Field(doc, p); ok && v != "" {
+	typ, conv := cfg.Setting("type", "type"), cfg.Settings["conversation"]
+	paths := defaultPaths
+	if typ != "type" || conv != "" {
+		paths = webhook.NewPaths(typ, conv)
+	}
+	var buf [2]webhook.Value
+	if doc, err := paths.Scan(req.Body, buf[:0]); err == nil {
+		ev.Type = doc[0].Text()
+		if conv != "" {
+			if v := doc[1].Text(); v != "" {
 				ev.Conversation = v
 			}
 		}
 	}
 	return []webhook.Event{ev}, nil
 }
+
+// defaultPaths reads the type where the specification puts it, for tenants
+// without "type" and "conversation" settings.
+var defaultPaths = webhook.NewPaths("type")

@@ -15,7 +15,6 @@ package stripe
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -113,71 +112,90 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	return err
 }
 
-type event struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Account string `json:"account"`
-	Data    struct {
-		Object struct {
-			ID       string          `json:"id"`
-			Customer json.RawMessage `json:"customer"`
-		} `json:"object"`
-	} `json:"data"`
-	// RelatedObject is set on thin (v2) event notifications, which carry no
-	// data.object.
-	RelatedObject struct {
-		ID string `json:"id"`
-	} `json:"related_object"`
-}
+// eventPaths are the members Events reads, in one pass over the body.
+var eventPaths = webhook.NewPaths("", "id", "type", "account", "data", "data.object", "data.object.id",
+	"data.object.customer", "data.object.customer.id", "related_object", "related_object.id")
+
+const (
+	pRoot = iota
+	pID
+	pType
+	pAccount
+	pData
+	pObject
+	pObjectID
+	pCustomer
+	pCustomerID
+	pRelated
+	pRelatedID
+	nPaths
+)
 
 // Events returns the single event of a delivery. It returns an error
 // wrapping webhook.ErrMalformed when the body is not a Stripe event with an
-// id.
+// id: not JSON, or a member of the wrong type (what decoding into a struct
+// would refuse).
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
-	var e event
-	if err := json.Unmarshal(req.Body, &e); err != nil {
+	var buf [nPaths]webhook.Value
+	v, err := eventPaths.Scan(req.Body, buf[:0])
+	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %v", err)
 	}
-	if e.ID == "" {
+	for _, i := range [...]int{pRoot, pData, pObject, pRelated} {
+		if k := v[i].Kind; k != webhook.KindObject && k != webhook.KindNull && k != webhook.KindMissing {
+			return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %s is a %s, not an object", name(i), k)
+		}
+	}
+	var s [nPaths]string
+	for _, i := range [...]int{pID, pType, pAccount, pObjectID, pRelatedID} {
+		var ok bool
+		if s[i], ok = v[i].AsString(); !ok {
+			return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %s is a %s, not a string", name(i), v[i].Kind)
+		}
+	}
+	if s[pID] == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "event has no id")
 	}
-	conv := customer(e.Data.Object.Customer)
+	conv := customer(v[pCustomer], v[pCustomerID])
 	if conv == "" {
-		conv = e.Data.Object.ID
+		conv = s[pObjectID]
 	}
 	if conv == "" {
-		conv = e.RelatedObject.ID
+		conv = s[pRelatedID]
 	}
-	switch {
-	case e.Account != "" && conv != "":
-		conv = e.Account + "/" + conv
-	case e.Account != "":
-		conv = e.Account
+	switch account := s[pAccount]; {
+	case account != "" && conv != "":
+		conv = account + "/" + conv
+	case account != "":
+		conv = account
 	}
 	return []webhook.Event{{
-		ID:           e.ID,
-		Type:         e.Type,
+		ID:           s[pID],
+		Type:         s[pType],
 		Conversation: conv,
 		Body:         req.Body,
 		Headers:      map[string]string{"content-type": req.Header.Get("Content-Type")},
 	}}, nil
 }
 
+// name returns the path of eventPaths index i for error messages.
+func name(i int) string {
+	if i == pRoot {
+		return "the body"
+	}
+	return [nPaths]string{pID: "id", pType: "type", pAccount: "account", pData: "data", pObject: "data.object",
+		pObjectID: "data.object.id", pRelated: "related_object", pRelatedID: "related_object.id"}[i]
+}
+
 // customer reads data.object.customer, which is an id string or, when
 // expanded, an object with an id.
-func customer(raw json.RawMessage) string {
-	if len(raw) == 0 || raw[0] == 'n' {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+func customer(c, id webhook.Value) string {
+	switch c.Kind {
+	case webhook.KindString:
+		return c.Text()
+	case webhook.KindObject:
+		s, _ := id.AsString()
 		return s
-	}
-	var o struct {
-		ID string `json:"id"`
-	}
-	if json.Unmarshal(raw, &o) == nil {
-		return o.ID
 	}
 	return ""
 }

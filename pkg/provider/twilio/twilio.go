@@ -38,11 +38,13 @@
 package twilio
 
 import (
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
+	"hash"
 	"net/url"
 	"sort"
 	"strconv"
@@ -64,12 +66,18 @@ var sha1New, _ = webhook.Hash("sha1")
 // webhook.ErrInvalidSignature when it is not base64, the body does not match
 // bodySHA256, the form body cannot be parsed or no token matches, and
 // webhook.ErrMisconfigured when base_url is unusable or there are no secrets.
+//
+// The URL variants are tried in order and the first that matches ends the
+// search: which variant Twilio signed is no secret (the URL is public), and
+// every token is still checked for each variant, in constant time, so timing
+// tells nothing about the tokens or the signature.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
 	sig := strings.TrimSpace(req.Header.Get("X-Twilio-Signature"))
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Twilio-Signature header is required")
 	}
-	got, err := base64.StdEncoding.DecodeString(sig)
+	var gotBuf [sha1.Size]byte
+	got, err := base64.StdEncoding.AppendDecode(gotBuf[:0], []byte(sig))
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Twilio-Signature is not base64")
 	}
@@ -80,39 +88,68 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
 	}
-	var params []string // candidate parameter strings appended to the URL
+	var params [][]byte // candidate parameter strings appended to the URL
 	if want, ok := bodyHash(u); ok {
 		sum := sha256.Sum256(req.Body)
-		if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(strings.ToLower(want))) != 1 {
+		var hexSum [2 * sha256.Size]byte
+		hex.Encode(hexSum[:], sum[:])
+		if subtle.ConstantTimeCompare(hexSum[:], []byte(strings.ToLower(want))) != 1 {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "body does not match bodySHA256")
 		}
-		params = []string{""}
+		params = [][]byte{nil}
 	} else {
 		form, err := url.ParseQuery(string(req.Body))
 		if err != nil {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "form body is not URL-encoded")
 		}
-		params = paramStrings(form)
+		params = sortForm(form).params()
 	}
-	var cands [][]byte
-	for _, variant := range urlVariants(u) {
-		for _, p := range params {
-			for _, s := range cfg.Secrets {
-				cands = append(cands, webhook.MAC(sha1New, []byte(s), []byte(variant), []byte(p)))
-			}
+	var macBuf [4]hash.Hash
+	macs := macBuf[:0]
+	for _, s := range cfg.Secrets {
+		macs = append(macs, hmac.New(sha1.New, []byte(s)))
+	}
+	if matchParams(macs, got, u, params) {
+		return nil
+	}
+	for _, variant := range urlVariants(u)[1:] {
+		if matchParams(macs, got, variant, params) {
+			return nil
 		}
 	}
-	if !webhook.MatchAny(got, cands) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured auth token matches X-Twilio-Signature")
+	return webhook.Errorf(webhook.ErrInvalidSignature, "no configured auth token matches X-Twilio-Signature")
+}
+
+// matchParams reports whether u followed by one of params is signed by got.
+func matchParams(macs []hash.Hash, got []byte, u string, params [][]byte) bool {
+	ub := []byte(u)
+	for _, p := range params {
+		if matchAny(macs, got, ub, p) {
+			return true
+		}
 	}
-	return nil
+	return false
+}
+
+// matchAny reports whether HMAC(token, u+p) equals got for any of the
+// keyed macs, computing every one and comparing in constant time.
+func matchAny(macs []hash.Hash, got, u, p []byte) bool {
+	ok := 0
+	for _, m := range macs {
+		m.Reset()
+		m.Write(u)
+		m.Write(p)
+		var sum [sha1.Size]byte
+		ok |= subtle.ConstantTimeCompare(m.Sum(sum[:0]), got)
+	}
+	return ok == 1
 }
 
 // bodyHash returns the bodySHA256 query parameter of u.
 func bodyHash(u string) (string, bool) {
 	_, q, ok := strings.Cut(u, "?")
-	if !ok {
-		return "", false
+	if !ok || !strings.Contains(q, "bodySHA256") && !strings.Contains(q, "%") {
+		return "", false // the common form webhook: no need to parse the query
 	}
 	vals, _ := url.ParseQuery(q)
 	h, ok := vals["bodySHA256"]
@@ -122,36 +159,66 @@ func bodyHash(u string) (string, bool) {
 	return h[0], true
 }
 
-// paramStrings returns the sorted name+value concatenation Twilio signs.
-// Twilio's helper libraries disagree on repeated identical values (Python
-// de-duplicates them, Node keeps them), so when the form has such
-// duplicates both spellings are candidates.
-func paramStrings(form url.Values) []string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var all, dedup strings.Builder
-	differ := false
-	for _, k := range keys {
-		vals := append([]string(nil), form[k]...)
-		sort.Strings(vals)
+// sortedForm is a form in the order Twilio signs it: names sorted, and the
+// values of a repeated name sorted.
+type sortedForm struct {
+	form url.Values
+	keys []string
+	size int  // bytes of every name and value
+	dup  bool // a name repeats a value
+}
+
+// sortForm sorts form's values in place.
+func sortForm(form url.Values) sortedForm {
+	f := sortedForm{form: form, keys: make([]string, 0, len(form))}
+	for k, vals := range form {
+		f.keys = append(f.keys, k)
+		if len(vals) > 1 {
+			sort.Strings(vals)
+		}
 		for i, v := range vals {
-			all.WriteString(k)
-			all.WriteString(v)
-			if i > 0 && vals[i-1] == v {
-				differ = true
-				continue
-			}
-			dedup.WriteString(k)
-			dedup.WriteString(v)
+			f.size += len(k) + len(v)
+			f.dup = f.dup || i > 0 && vals[i-1] == v
 		}
 	}
-	if differ {
-		return []string{all.String(), dedup.String()}
+	sort.Strings(f.keys)
+	return f
+}
+
+// params returns the name+value concatenation Twilio signs. Twilio's helper
+// libraries disagree on repeated identical values (Python de-duplicates
+// them, Node keeps them), so when the form has such duplicates both
+// spellings are candidates.
+func (f sortedForm) params() [][]byte {
+	all := f.appendTo(make([]byte, 0, f.size), false)
+	if !f.dup {
+		return [][]byte{all}
 	}
-	return []string{all.String()}
+	return [][]byte{all, f.appendTo(make([]byte, 0, f.size), true)}
+}
+
+func (f sortedForm) appendTo(dst []byte, dedup bool) []byte {
+	for _, k := range f.keys {
+		vals := f.form[k]
+		for i, v := range vals {
+			if dedup && i > 0 && vals[i-1] == v {
+				continue
+			}
+			dst = append(dst, k...)
+			dst = append(dst, v...)
+		}
+	}
+	return dst
+}
+
+// paramStrings returns the candidate parameter strings of form (see
+// sortedForm.params); it sorts form's values in place.
+func paramStrings(form url.Values) []string {
+	var out []string
+	for _, p := range sortForm(form).params() {
+		out = append(out, string(p))
+	}
+	return out
 }
 
 // urlVariants returns u, u without its port and u with the scheme's default
@@ -285,54 +352,62 @@ func conversation(convSid, from, to string) string {
 	return from + "|" + to
 }
 
+// jsonPaths are the members an event is read for, in one pass: the id, the
+// type, then conversationSid, from and to, each under data or at the top, in
+// either case.
+var jsonPaths = webhook.NewPaths("", "id", "sid", "type", "EventType",
+	"data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid",
+	"data.from", "data.From", "from", "From",
+	"data.to", "data.To", "to", "To")
+
 // jsonEvents handles Event Streams CloudEvents (an array, or one object) and
 // other JSON bodies signed with bodySHA256.
 func jsonEvents(body []byte, token string, headers map[string]string) ([]webhook.Event, error) {
-	var items []json.RawMessage
-	batch := true
-	if err := json.Unmarshal(body, &items); err != nil {
-		batch = false
-		items = []json.RawMessage{body}
+	var buf [17]webhook.Value
+	doc, err := jsonPaths.Scan(body, buf[:0])
+	if err != nil {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
 	}
-	evs := make([]webhook.Event, 0, len(items))
-	for i, raw := range items {
-		doc, err := webhook.DecodeJSON(raw)
-		if err != nil {
-			return nil, err
+	switch doc[0].Kind {
+	case webhook.KindArray:
+		var evs []webhook.Event
+		for item := range doc[0].Elements() {
+			doc, _ := jsonPaths.Scan(item.Raw, buf[:0]) // part of a scanned document
+			evs = append(evs, jsonEvent(doc, item.Raw, token, len(evs), true, headers))
 		}
-		get := func(paths ...string) string {
-			for _, p := range paths {
-				if v, ok := webhook.Field(doc, p); ok && v != "" {
-					return v
-				}
-			}
-			return ""
+		if len(evs) == 0 {
+			return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
 		}
-		id := get("id", "sid")
-		if id == "" && token != "" {
-			id = token
-			if batch {
-				id += ":" + strconv.Itoa(i)
-			}
-		}
-		ev := webhook.Event{
-			ID:   id,
-			Type: get("type", "EventType"),
-			Conversation: conversation(
-				get("data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid"),
-				get("data.from", "data.From", "from", "From"),
-				get("data.to", "data.To", "to", "To"),
-			),
-			Body:    raw,
-			Headers: headers,
-		}
-		if !batch {
-			ev.Body = body
-		}
-		evs = append(evs, ev)
-	}
-	if len(evs) == 0 {
+		return evs, nil
+	case webhook.KindNull:
 		return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
 	}
-	return evs, nil
+	return []webhook.Event{jsonEvent(doc, body, token, 0, false, headers)}, nil
+}
+
+// jsonEvent builds the event of one JSON item whose jsonPaths values are doc;
+// i is its index in a batch.
+func jsonEvent(doc []webhook.Value, body []byte, token string, i int, batch bool, headers map[string]string) webhook.Event {
+	get := func(from, to int) string {
+		for _, v := range doc[from:to] {
+			if t := v.Text(); t != "" {
+				return t
+			}
+		}
+		return ""
+	}
+	id := get(1, 3)
+	if id == "" && token != "" {
+		id = token
+		if batch {
+			id += ":" + strconv.Itoa(i)
+		}
+	}
+	return webhook.Event{
+		ID:           id,
+		Type:         get(3, 5),
+		Conversation: conversation(get(5, 9), get(9, 13), get(13, 17)),
+		Body:         body,
+		Headers:      headers,
+	}
 }

@@ -38,10 +38,8 @@
 package whatsapp
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
@@ -117,61 +115,52 @@ func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Rep
 	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: challenge}, true, nil
 }
 
-type payload struct {
-	Object string `json:"object"`
-	Entry  []struct {
-		ID      string `json:"id"`
-		Changes []struct {
-			Field string          `json:"field"`
-			Value json.RawMessage `json:"value"`
-		} `json:"changes"`
-	} `json:"entry"`
-}
+// The members read at each level of a notification, each level in one pass
+// over its own bytes. Where a struct would refuse a member's type (an
+// "entry" that is not an array), the delivery is malformed; inside a
+// change's value a member of another type is ignored, as before.
+var (
+	payloadPaths = webhook.NewPaths("", "object", "entry")
+	entryPaths   = webhook.NewPaths("id", "changes")
+	changePaths  = webhook.NewPaths("field", "value")
+	valuePaths   = webhook.NewPaths("metadata", "metadata.phone_number_id", "contacts", "messages", "statuses")
+	itemPaths    = webhook.NewPaths("id", "from", "type", "status", "recipient_id", "wa_id")
+)
 
-type value struct {
-	Metadata json.RawMessage   `json:"metadata"`
-	Contacts []json.RawMessage `json:"contacts"`
-	Messages []json.RawMessage `json:"messages"`
-	Statuses []json.RawMessage `json:"statuses"`
-}
-
-type metadata struct {
-	PhoneNumberID string `json:"phone_number_id"`
-}
-
+// item holds the string members of a message, status or contact.
 type item struct {
-	ID          string `json:"id"`
-	From        string `json:"from"`
-	Type        string `json:"type"`
-	Status      string `json:"status"`
-	RecipientID string `json:"recipient_id"`
-	WaID        string `json:"wa_id"`
+	id, from, typ, status, recipientID, waID string
+	// ok is false when a member is not a string (or the item is not an
+	// object or null), which is how contacts with an unexpected shape are
+	// told apart.
+	ok bool
 }
 
-// messageBody, statusBody and changeBody are the per-event bodies handed to
-// the worker.
-type messageBody struct {
-	Object   string            `json:"object,omitempty"`
-	EntryID  string            `json:"entry_id,omitempty"`
-	Field    string            `json:"field,omitempty"`
-	Metadata json.RawMessage   `json:"metadata,omitempty"`
-	Contacts []json.RawMessage `json:"contacts,omitempty"`
-	Message  json.RawMessage   `json:"message"`
+func readItem(v webhook.Value) item {
+	switch v.Kind {
+	case webhook.KindNull:
+		return item{ok: true}
+	case webhook.KindObject:
+	default:
+		return item{}
+	}
+	var buf [6]webhook.Value
+	vals, _ := itemPaths.Scan(v.Raw, buf[:0]) // part of a scanned document
+	var s [6]string
+	it := item{ok: true}
+	for i := range s {
+		var ok bool
+		s[i], ok = vals[i].AsString()
+		it.ok = it.ok && ok
+	}
+	it.id, it.from, it.typ, it.status, it.recipientID, it.waID = s[0], s[1], s[2], s[3], s[4], s[5]
+	return it
 }
 
-type statusBody struct {
-	Object   string          `json:"object,omitempty"`
-	EntryID  string          `json:"entry_id,omitempty"`
-	Field    string          `json:"field,omitempty"`
-	Metadata json.RawMessage `json:"metadata,omitempty"`
-	Status   json.RawMessage `json:"status"`
-}
-
-type changeBody struct {
-	Object  string          `json:"object,omitempty"`
-	EntryID string          `json:"entry_id,omitempty"`
-	Field   string          `json:"field,omitempty"`
-	Value   json.RawMessage `json:"value,omitempty"`
+// change is one entry[].changes[] item.
+type change struct {
+	object, entryID, field string
+	value                  webhook.Value
 }
 
 // Events splits a delivery into one event per message, per status and per
@@ -179,102 +168,185 @@ type changeBody struct {
 // wrapping webhook.ErrMalformed when the body is not a JSON object of that
 // shape.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
-	var p payload
-	if err := json.Unmarshal(req.Body, &p); err != nil {
+	var buf [5]webhook.Value
+	p, err := payloadPaths.Scan(req.Body, buf[:0])
+	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a WhatsApp notification: %v", err)
 	}
+	object, ok := p[1].AsString()
+	if !objectOrNull(p[0]) || !ok || !arrayOrNull(p[2]) {
+		return nil, malformed()
+	}
 	headers := map[string]string{"content-type": req.Header.Get("Content-Type")}
-	var evs, others []webhook.Event
-	for _, e := range p.Entry {
-		for _, c := range e.Changes {
-			var v value
-			_ = json.Unmarshal(c.Value, &v) // a value of another shape is an "other" change
-			var md metadata
-			_ = json.Unmarshal(v.Metadata, &md)
+	var evs []webhook.Event
+	var others []change
+	for e := range p[2].Elements() {
+		if !objectOrNull(e) {
+			return nil, malformed()
+		}
+		ev, _ := entryPaths.Scan(e.Raw, buf[:0])
+		entryID, ok := ev[0].AsString()
+		if !ok || !arrayOrNull(ev[1]) {
+			return nil, malformed()
+		}
+		for c := range ev[1].Elements() {
+			if !objectOrNull(c) {
+				return nil, malformed()
+			}
+			var cbuf [2]webhook.Value
+			cv, _ := changePaths.Scan(c.Raw, cbuf[:0])
+			field, ok := cv[0].AsString()
+			if !ok {
+				return nil, malformed()
+			}
+			ch := change{object: object, entryID: entryID, field: field, value: cv[1]}
 			n := len(evs)
-			for _, raw := range v.Messages {
-				var m item
-				_ = json.Unmarshal(raw, &m)
-				body, err := encode(messageBody{
-					Object: p.Object, EntryID: e.ID, Field: c.Field,
-					Metadata: v.Metadata, Contacts: contactsFor(v.Contacts, m.From), Message: raw,
-				})
-				if err != nil {
-					return nil, err
-				}
-				evs = append(evs, webhook.Event{
-					ID:           m.ID,
-					Type:         "message." + m.Type,
-					Conversation: md.PhoneNumberID + ":" + m.From,
-					Body:         body,
-					Headers:      headers,
-				})
+			evs = appendEvents(evs, ch, headers)
+			if len(evs) == n {
+				others = append(others, ch)
 			}
-			for _, raw := range v.Statuses {
-				var s item
-				_ = json.Unmarshal(raw, &s)
-				body, err := encode(statusBody{
-					Object: p.Object, EntryID: e.ID, Field: c.Field, Metadata: v.Metadata, Status: raw,
-				})
-				if err != nil {
-					return nil, err
-				}
-				id := ""
-				if s.ID != "" {
-					id = s.ID + ":" + s.Status
-				}
-				evs = append(evs, webhook.Event{
-					ID:           id,
-					Type:         "status." + s.Status,
-					Conversation: md.PhoneNumberID + ":" + s.RecipientID,
-					Body:         body,
-					Headers:      headers,
-				})
-			}
-			if len(evs) > n {
-				continue
-			}
-			body, err := encode(changeBody{Object: p.Object, EntryID: e.ID, Field: c.Field, Value: c.Value})
-			if err != nil {
-				return nil, err
-			}
-			others = append(others, webhook.Event{Type: c.Field, Conversation: e.ID, Body: body, Headers: headers})
 		}
 	}
 	if len(evs) == 0 {
 		ev := webhook.Event{Body: req.Body, Headers: headers}
 		if len(others) > 0 {
-			ev.Type, ev.Conversation = others[0].Type, others[0].Conversation
+			ev.Type, ev.Conversation = others[0].field, others[0].entryID
 		}
 		return []webhook.Event{ev}, nil
 	}
-	return append(evs, others...), nil
+	for _, ch := range others {
+		evs = append(evs, webhook.Event{Type: ch.field, Conversation: ch.entryID, Body: changeBody(ch), Headers: headers})
+	}
+	return evs, nil
 }
 
-// contactsFor returns the contacts whose wa_id is from, or all of them when
-// none matches (so the worker never loses the sender's profile).
-func contactsFor(contacts []json.RawMessage, from string) []json.RawMessage {
-	var out []json.RawMessage
-	for _, c := range contacts {
-		var it item
-		if json.Unmarshal(c, &it) == nil && it.WaID == from {
-			out = append(out, c)
+func malformed() error {
+	return webhook.Errorf(webhook.ErrMalformed, "body is not a WhatsApp notification: a member has the wrong type")
+}
+
+func objectOrNull(v webhook.Value) bool {
+	return v.Kind == webhook.KindObject || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing
+}
+
+func arrayOrNull(v webhook.Value) bool {
+	return v.Kind == webhook.KindArray || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing
+}
+
+// appendEvents appends an event per message and per status of ch.
+func appendEvents(evs []webhook.Event, ch change, headers map[string]string) []webhook.Event {
+	if ch.value.Kind != webhook.KindObject {
+		return evs
+	}
+	var buf [5]webhook.Value
+	v, _ := valuePaths.Scan(ch.value.Raw, buf[:0])
+	metadata, contacts := v[0], v[2]
+	phone := ""
+	if metadata.Kind == webhook.KindObject {
+		phone, _ = v[1].AsString()
+	}
+	for raw := range v[3].Elements() {
+		m := readItem(raw)
+		b := open(ch, len(raw.Raw)+len(metadata.Raw)+len(contacts.Raw))
+		b = appendRaw(b, `"metadata":`, metadata)
+		b = appendContacts(b, contacts, m.from)
+		b = raw.AppendCompact(append(b, `"message":`...))
+		evs = append(evs, webhook.Event{
+			ID:           m.id,
+			Type:         "message." + m.typ,
+			Conversation: phone + ":" + m.from,
+			Body:         append(b, '}'),
+			Headers:      headers,
+		})
+	}
+	for raw := range v[4].Elements() {
+		s := readItem(raw)
+		b := open(ch, len(raw.Raw)+len(metadata.Raw))
+		b = appendRaw(b, `"metadata":`, metadata)
+		b = raw.AppendCompact(append(b, `"status":`...))
+		id := ""
+		if s.id != "" {
+			id = s.id + ":" + s.status
+		}
+		evs = append(evs, webhook.Event{
+			ID:           id,
+			Type:         "status." + s.status,
+			Conversation: phone + ":" + s.recipientID,
+			Body:         append(b, '}'),
+			Headers:      headers,
+		})
+	}
+	return evs
+}
+
+// The per-event bodies handed to the worker are
+//
+//	{"object","entry_id","field","metadata","contacts","message"} (a message),
+//	{"object","entry_id","field","metadata","status"} (a status) and
+//	{"object","entry_id","field","value"} (any other change),
+//
+// members left out when empty (the last two are always there), strings
+// escaped as encoding/json escapes them without HTML escaping, and the raw
+// members copied as Meta sent them, minus insignificant whitespace, so
+// message text keeps its bytes ("<", "&") and escapes ("\u00e9").
+
+// open starts a body with the change's object, entry_id and field, each
+// followed by a comma: a member always follows them.
+func open(ch change, n int) []byte {
+	b := make([]byte, 0, 64+len(ch.object)+len(ch.entryID)+len(ch.field)+n)
+	b = append(b, '{')
+	for _, m := range [...]struct{ name, value string }{{`"object":`, ch.object}, {`"entry_id":`, ch.entryID}, {`"field":`, ch.field}} {
+		if m.value != "" {
+			b = append(webhook.AppendJSONString(append(b, m.name...), m.value), ',')
 		}
 	}
-	if len(out) == 0 {
-		return contacts
-	}
-	return out
+	return b
 }
 
-// encode marshals v without HTML escaping, so message text keeps its bytes
-// ("<", "&") and escapes ("\u00e9") as Meta sent them.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "cannot split the notification: %v", err)
+// appendRaw appends name and v followed by a comma, unless v is missing.
+func appendRaw(b []byte, name string, v webhook.Value) []byte {
+	if v.Kind == webhook.KindMissing {
+		return b
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return append(v.AppendCompact(append(b, name...)), ',')
+}
+
+// appendContacts appends the "contacts" member narrowed to the contacts
+// whose wa_id is from, or all of them when none is (so the worker never
+// loses the sender's profile); nothing when there are none.
+func appendContacts(b []byte, contacts webhook.Value, from string) []byte {
+	mark := len(b)
+	b = append(b, `"contacts":[`...)
+	n := 0
+	for c := range contacts.Elements() {
+		if it := readItem(c); it.ok && it.waID == from {
+			if n++; n > 1 {
+				b = append(b, ',')
+			}
+			b = c.AppendCompact(b)
+		}
+	}
+	if n == 0 {
+		for c := range contacts.Elements() {
+			if n++; n > 1 {
+				b = append(b, ',')
+			}
+			b = c.AppendCompact(b)
+		}
+	}
+	if n == 0 {
+		return b[:mark]
+	}
+	return append(b, ']', ',')
+}
+
+// changeBody is the body of a change with neither messages nor statuses.
+func changeBody(ch change) []byte {
+	b := open(ch, len(ch.value.Raw))
+	if ch.value.Kind != webhook.KindMissing {
+		return append(ch.value.AppendCompact(append(b, `"value":`...)), '}')
+	}
+	if len(b) > 1 {
+		b = b[:len(b)-1] // the comma after the last member
+	}
+	return append(b, '}')
 }

@@ -1,0 +1,260 @@
+package worker_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/sqsevent"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// requestCounter counts AWS HTTP requests (every attempt, retries included)
+// by "Service.Operation" with an SDK middleware and, when asked to, the
+// write capacity DynamoDB reports consuming.
+type requestCounter struct {
+	mu    sync.Mutex
+	n     map[string]int
+	units float64 // write capacity units reported by successful writes
+}
+
+func newRequestCounter() *requestCounter { return &requestCounter{n: map[string]int{}} }
+
+func (c *requestCounter) install(cfg *aws.Config) {
+	cfg.APIOptions = append(cfg.APIOptions, func(s *middleware.Stack) error {
+		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				c.mu.Lock()
+				c.n[awsmw.GetServiceID(ctx)+"."+awsmw.GetOperationName(ctx)]++
+				c.mu.Unlock()
+				return next.HandleFinalize(ctx, in)
+			}), middleware.After)
+	})
+}
+
+// installCapacity makes every DynamoDB write ask for its consumed capacity
+// (ReturnConsumedCapacity=TOTAL, which is free) and adds up what the
+// successful ones report. A rejected conditional write is billed too, but
+// its ConditionalCheckFailedException carries no ConsumedCapacity.
+func (c *requestCounter) installCapacity(cfg *aws.Config) {
+	cfg.APIOptions = append(cfg.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("countCapacity",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				switch p := in.Parameters.(type) {
+				case *dynamodb.PutItemInput:
+					p.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal
+				case *dynamodb.UpdateItemInput:
+					p.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal
+				case *dynamodb.DeleteItemInput:
+					p.ReturnConsumedCapacity = ddbtypes.ReturnConsumedCapacityTotal
+				}
+				out, md, err := next.HandleInitialize(ctx, in)
+				var cc *ddbtypes.ConsumedCapacity
+				switch r := out.Result.(type) {
+				case *dynamodb.PutItemOutput:
+					cc = r.ConsumedCapacity
+				case *dynamodb.UpdateItemOutput:
+					cc = r.ConsumedCapacity
+				case *dynamodb.DeleteItemOutput:
+					cc = r.ConsumedCapacity
+				}
+				if cc != nil {
+					c.mu.Lock()
+					c.units += aws.ToFloat64(cc.CapacityUnits)
+					c.mu.Unlock()
+				}
+				return out, md, err
+			}), middleware.After)
+	})
+}
+
+// take returns and resets the counts and reported write units.
+func (c *requestCounter) take() (map[string]int, float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, u := c.n, c.units
+	c.n, c.units = map[string]int{}, 0
+	return n, u
+}
+
+// okTarget answers every delivery 200 and counts them.
+func okTarget(t *testing.T) (*httptest.Server, *int) {
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		posts++
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &posts
+}
+
+// TestAWSRequestsPerMessage holds the worker's request budget with the
+// production wiring (NewAWS) on moto: a message with the forward effect
+// costs exactly 3 DynamoDB writes (Take's UpdateItem, Claim's PutItem,
+// Complete's UpdateItem) and no SSM call once warm; a redelivered
+// duplicate costs Take plus the rejected Claim. Write units are held by
+// TestLedgerWriteUnitsPerMessage instead: moto reports a fixed 1.0 for
+// every PutItem and no ConsumedCapacity for UpdateItem, whatever the item.
+func TestAWSRequestsPerMessage(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	name := awstest.Name(t)
+	if err := ledger.CreateTable(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+		t.Fatal(err)
+	}
+	sqsClient := sqs.NewFromConfig(cfg)
+	pair, err := queue.CreatePair(ctx, sqsClient, name, queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, posts := okTarget(t)
+	out := tenant.Outbound{TargetURL: srv.URL, Secrets: []string{outboundSecret}}
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", tenant.Inbound{}, out, ""); err != nil {
+		t.Fatal(err)
+	}
+
+	// Only the handler's clients count; the test's own receives, visibility
+	// changes and deletes go through sqsClient.
+	counter := newRequestCounter()
+	counter.install(&cfg)
+	h := worker.NewAWS(cfg, worker.Settings{LedgerTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL}, slog.New(slog.DiscardHandler))
+	if got, _ := counter.take(); len(got) != 0 {
+		t.Fatalf("building the handler made AWS requests: %v", got)
+	}
+
+	q := queue.NewSQS(sqsClient)
+	send := func(id string) {
+		t.Helper()
+		e := env(id, "c1")
+		b, err := e.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.Send(ctx, pair.URL, queue.Message{GroupID: "c1", DeduplicationID: id, Body: b}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	receive := func() events.SQSEvent {
+		t.Helper()
+		ev, err := sqsevent.Receive(ctx, sqsClient, pair.URL, sqsevent.ReceiveOptions{})
+		if err != nil || len(ev.Records) != 1 {
+			t.Fatalf("receive = %d records, %v; want 1", len(ev.Records), err)
+		}
+		return ev
+	}
+	handle := func(step string, ev events.SQSEvent, want map[string]int) {
+		t.Helper()
+		resp, _ := h.Handle(ctx, ev)
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("%s: failures %v", step, failed(resp))
+		}
+		if got, _ := counter.take(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: AWS requests = %v, want %v", step, got, want)
+		}
+	}
+
+	send("e1")
+	ev := receive()
+	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1})
+	if err := sqsevent.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
+		t.Fatal(err)
+	}
+
+	send("e2")
+	ev = receive()
+	handle("warm message", ev, map[string]int{"DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1})
+
+	// The invocation "dies" before the mapping deletes the message: SQS
+	// delivers it again.
+	if _, err := sqsClient.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: aws.String(pair.URL), ReceiptHandle: aws.String(ev.Records[0].ReceiptHandle), VisibilityTimeout: 0,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ev = receive()
+	if ev.Records[0].Attributes["ApproximateReceiveCount"] != "2" {
+		t.Fatalf("redelivery = %+v, want the second receive of e2", ev.Records[0].Attributes)
+	}
+	handle("redelivered duplicate", ev, map[string]int{"DynamoDB.UpdateItem": 1, "DynamoDB.PutItem": 1})
+	if *posts != 2 {
+		t.Errorf("target got %d posts, want 2 (the duplicate skipped)", *posts)
+	}
+}
+
+// TestLedgerWriteUnitsPerMessage holds the write capacity behind those
+// requests on DynamoDB Local, which computes ConsumedCapacity as DynamoDB
+// does: one write unit per single-item write of up to 1 KB (a transaction
+// would bill two per item). A message with one effect consumes 3 write
+// units. Its duplicate is billed 2 (Take plus the rejected Claim), of which
+// only Take's unit is reported: the rejection carries no ConsumedCapacity,
+// so that part is held by the request count.
+func TestLedgerWriteUnitsPerMessage(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.DynamoDBLocal(t))
+	table := awstest.Name(t)
+	if err := ledger.CreateTable(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+		t.Fatal(err)
+	}
+	counter := newRequestCounter()
+	counter.install(&cfg)
+	counter.installCapacity(&cfg)
+
+	srv, _ := okTarget(t)
+	out := tenant.Outbound{TargetURL: srv.URL, Secrets: []string{outboundSecret}}
+	outbound := tenant.NewCache(func(context.Context, string) (tenant.Outbound, error) { return out, nil }, 0, 0, nil)
+	reg := worker.NewRegistry()
+	reg.Handle(worker.Any, worker.Any, worker.Forward(outbound, forward.New(nil, nil)))
+	fake := newFakeSQS()
+	h := worker.New(worker.Config{
+		Ledger:     ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), table, ledger.Options{}),
+		Handlers:   reg,
+		DLQ:        fake,
+		Visibility: fake,
+	})
+
+	// A realistic event key: Stripe's event ids are 28 characters.
+	e := env("evt_1NG8Du2eZvKYlo2CUI3ZRvXK", "cus_9s6XKzkNRiz8i3")
+	e.Key = "acme#stripe#" + e.EventID
+	steps := []struct {
+		name     string
+		receive  int
+		requests map[string]int
+		units    float64
+	}{
+		{"message", 1, map[string]int{"DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1}, 3},
+		{"duplicate", 2, map[string]int{"DynamoDB.UpdateItem": 1, "DynamoDB.PutItem": 1}, 1},
+	}
+	for _, st := range steps {
+		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e, st.receive)}})
+		if len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("%s: failures %v", st.name, failed(resp))
+		}
+		got, units := counter.take()
+		if fmt.Sprint(got) != fmt.Sprint(st.requests) {
+			t.Errorf("%s: AWS requests = %v, want %v", st.name, got, st.requests)
+		}
+		if units != st.units {
+			t.Errorf("%s: reported write units = %v, want %v", st.name, units, st.units)
+		}
+	}
+}
