@@ -1,0 +1,89 @@
+// Package functions_test holds the cold-start budget of every Lambda
+// function: the deployed bootstrap (linux/arm64, stripped, lambda.norpc)
+// stays at or under 12 MiB, and initialisation makes no AWS call.
+package functions_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/lambdarun"
+)
+
+const maxBootstrapBytes = 12 << 20
+
+var functions = []struct {
+	name string
+	env  []string
+	// event needs no AWS call to answer, so any request the recorder sees
+	// was made at init.
+	event string
+}{
+	{"ingest", []string{"IDEMPOTENCY_TABLE=t", "TENANT_PARAMETER_PREFIX=/p", "QUEUE_URL_TEMPLATE=http://q/{tenant}.fifo"},
+		`{"version":"2.0","rawPath":"/webhooks/Bad!/github","pathParameters":{"tenant":"Bad!","provider":"github"},"requestContext":{"http":{"method":"POST"}}}`},
+	{"worker", []string{"LEDGER_TABLE=t", "TENANT_PARAMETER_PREFIX=/p", "QUEUE_URL_TEMPLATE=http://q/{tenant}.fifo"},
+		`{"Records":[]}`},
+}
+
+func build(t *testing.T, name string, env ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./"+name)
+	cmd.Env = append(os.Environ(), append([]string{"CGO_ENABLED=0"}, env...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+func TestBootstrapSize(t *testing.T) {
+	for _, f := range functions {
+		t.Run(f.name, func(t *testing.T) {
+			fi, err := os.Stat(build(t, f.name, "GOOS=linux", "GOARCH=arm64"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s bootstrap: %.2f MiB", f.name, float64(fi.Size())/(1<<20))
+			if fi.Size() > maxBootstrapBytes {
+				t.Errorf("%s bootstrap is %d bytes, budget %d", f.name, fi.Size(), maxBootstrapBytes)
+			}
+		})
+	}
+}
+
+func TestInitMakesNoAWSCall(t *testing.T) {
+	var calls atomic.Int32
+	aws := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, "no AWS call expected", http.StatusInternalServerError)
+	}))
+	defer aws.Close()
+	for _, f := range functions {
+		t.Run(f.name, func(t *testing.T) {
+			calls.Store(0)
+			env := append([]string{"AWS_ENDPOINT_URL=" + aws.URL, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}, f.env...)
+			bin := build(t, f.name)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := lambdarun.Invoke(ctx, lambdarun.Options{Binary: bin, Env: env, Event: []byte(f.event), Timeout: 10 * time.Second})
+			if err != nil || res.Error != nil {
+				t.Fatalf("Invoke() = %v, %v", err, res.Error)
+			}
+			if !json.Valid(res.Payload) {
+				t.Fatalf("payload %s", res.Payload)
+			}
+			t.Logf("%s init %s, invoke %s", f.name, res.Init, res.Duration)
+			if n := calls.Load(); n != 0 {
+				t.Errorf("%s made %d AWS requests during init and a request that needs none", f.name, n)
+			}
+		})
+	}
+}
