@@ -1,0 +1,108 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/emulator"
+)
+
+// TestCtrlCLeavesNothingBehind runs `make run`'s binary as a process, waits
+// for its banner, interrupts it like Ctrl-C and checks that every port it
+// served (HTTP API, target, moto, DynamoDB Local) is closed afterwards.
+func TestCtrlCLeavesNothingBehind(t *testing.T) {
+	if _, err := exec.LookPath("moto_server"); err != nil && os.Getenv("CI") != "true" {
+		t.Skip("moto_server not installed")
+	}
+	root := awstest.ModuleRoot()
+	bin := filepath.Join(t.TempDir(), "devstack")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	ports := make([]int, 4)
+	for i := range ports {
+		p, err := emulator.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = p
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(),
+		fmt.Sprintf("ADDR=127.0.0.1:%d", ports[0]), fmt.Sprintf("TARGET_ADDR=127.0.0.1:%d", ports[1]),
+		fmt.Sprintf("MOTO_PORT=%d", ports[2]), fmt.Sprintf("DYNAMODB_PORT=%d", ports[3]))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	banner := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			b.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "Stop with Ctrl-C") {
+				banner <- b.String()
+			}
+		}
+	}()
+	select {
+	case b := <-banner:
+		if !strings.Contains(b, fmt.Sprintf("http://127.0.0.1:%d/webhooks/demo/stripe", ports[0])) {
+			t.Errorf("banner lacks the Stripe URL:\n%s", b)
+		}
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("no banner within 90s")
+	}
+	for _, p := range ports {
+		if !listening(p) {
+			t.Errorf("port %d not served while running", p)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after Ctrl-C: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("did not stop within 30s of Ctrl-C")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, p := range ports {
+		for listening(p) && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if listening(p) {
+			t.Errorf("port %d still served after Ctrl-C: a process was left behind", p)
+		}
+	}
+}
+
+func listening(port int) bool {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
