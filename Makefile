@@ -8,7 +8,7 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-.PHONY: build test unit integration vet lint run demo bench cost fuzz emulators clean invoke events
+.PHONY: build test unit integration vet lint run demo send bench cost fuzz emulators clean invoke events
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -50,6 +50,10 @@ run: emulators
 ## demo: show the guarantees against `make run` (or a stack it starts)
 demo: emulators
 	@$(GO) run ./scripts/demo
+
+## send: post a provider's sample delivery to `make run` (PROVIDER=stripe [SAMPLE=customer-created])
+send:
+	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)"
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:

@@ -65,6 +65,10 @@ type Options struct {
 	Registry webhook.Registry
 	// Now is the signing time and the request time of every event.
 	Now time.Time
+	// BaseURL, when set, replaces the samples' scheme and host (e.g.
+	// "http://127.0.0.1:3000" to send them to `make run`); schemes that sign
+	// the URL (Twilio) are signed for it.
+	BaseURL string
 }
 
 // Generate builds one event per sample, addressed to o.Tenant and re-signed
@@ -104,6 +108,9 @@ func generate(s Sample, o Options) (Event, error) {
 	base, err := origin(s.URL)
 	if err != nil {
 		return ev, err
+	}
+	if o.BaseURL != "" {
+		base = strings.TrimRight(o.BaseURL, "/")
 	}
 	path := "/webhooks/" + o.Tenant + "/" + s.Provider
 	hs, isHandshaker := p.(webhook.Handshaker)
