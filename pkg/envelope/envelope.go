@@ -72,9 +72,13 @@ func (e *Envelope) RawBody() ([]byte, error) {
 // the queue's size limit), ReceivedAt in RFC 3339 with nanoseconds. It is
 // byte for byte what json.Encoder with SetEscapeHTML(false) writes, without
 // the trailing newline, and returns an error only when ReceivedAt has no RFC
-// 3339 form (a year outside 0–9999).
+// 3339 form (a year outside 0–9999, a zone offset of a day or more).
 func (e *Envelope) Encode() ([]byte, error) {
-	return e.AppendJSON(make([]byte, 0, e.sizeHint()))
+	b, err := e.AppendJSON(make([]byte, 0, e.sizeHint()))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // AppendJSON appends the encoding Encode returns to dst. On error it returns

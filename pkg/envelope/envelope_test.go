@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -100,7 +101,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{"escapes everywhere", Envelope{Version: -3, Key: "a\"b\\c\n", Tenant: "\x00\x1f\x7f", Provider: "caf\xe9", EventID: "\u2028\u2029", Type: "t\tt", Conversation: "\xe2\x80", ReceivedAt: at, Body: pad + "\"\u2028\r\n\xe2\x80\x99" + pad + "\\" + pad}},
 		{"many headers", Envelope{Headers: map[string]string{"b": "2", "a": "1", "c\"": "3\n", "": "", "é": "\xff", "z": "", "y": "x", "x": "y", "w": "w", "v": "v"}}},
 		{"empty headers omitted", Envelope{Headers: map[string]string{}}},
-		{"zone offset", Envelope{ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", -(5*3600 + 30*60)))}},
+		{"zone offset", Envelope{ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", -(5*3600+30*60)))}},
 		{"whole seconds", Envelope{ReceivedAt: time.Unix(1, 0).UTC()}},
 		{"local time", Envelope{ReceivedAt: time.Unix(1_795_000_000, 999999999).In(time.FixedZone("y", 3600))}},
 	}
@@ -160,4 +161,30 @@ func FuzzEncode(f *testing.F) {
 			t.Fatalf("Encode() = %q, %v\nencoding/json %q, %v", got, err, want, wantErr)
 		}
 	})
+}
+
+// BenchmarkEncode compares Encode with the encoding/json encoder it
+// replaced, for a JSON body padded to the hot-path benchmark's sizes.
+func BenchmarkEncode(b *testing.B) {
+	for _, n := range []int{4 << 10, 64 << 10, 1 << 20} {
+		body := `{"id":"evt_1","type":"invoice.paid","data":{"object":{"customer":"cus_1","note":"a <b> & \"c\"\n"}},"pad":"`
+		body += strings.Repeat("x", n-len(body)-2) + `"}`
+		e := Envelope{Version: Version, Key: "acme#stripe#evt_1", Tenant: "acme", Provider: "stripe", EventID: "evt_1", Type: "invoice.paid",
+			Conversation: "cus_1", ReceivedAt: time.Unix(1_795_000_000, 123).UTC(), Headers: map[string]string{"content-type": "application/json"}}
+		e.SetBody([]byte(body))
+		for _, enc := range []struct {
+			name string
+			fn   func(*Envelope) ([]byte, error)
+		}{{"Encode", (*Envelope).Encode}, {"encoding-json", jsonEncode}} {
+			b.Run(fmt.Sprintf("size=%dKB/%s", n>>10, enc.name), func(b *testing.B) {
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := enc.fn(&e); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1" //nolint:gosec // required by providers that sign with HMAC-SHA1 (Twilio, legacy GitHub)
 	"crypto/sha256"
 	"crypto/sha512"
+	"crypto/subtle"
 	"hash"
 	"strconv"
 	"strings"
@@ -34,6 +35,57 @@ func MAC(h HashFunc, secret []byte, parts ...[]byte) []byte {
 		m.Write(p)
 	}
 	return m.Sum(nil)
+}
+
+// MatchMAC reports whether HMAC(secret, parts...) with hash h equals one of
+// wants for any of secrets. Like MatchAny it computes and compares every
+// MAC, in constant time with respect to the contents, so timing does not
+// reveal which secret or signature matched; it allocates only what hmac.New
+// does, since the hot path calls it for every delivery.
+func MatchMAC(h HashFunc, secrets []string, wants [][]byte, parts ...[]byte) bool {
+	ok := 0
+	var sum [sha512.Size]byte
+	for _, s := range secrets {
+		m := hmac.New(h, []byte(s))
+		for _, p := range parts {
+			m.Write(p)
+		}
+		mac := m.Sum(sum[:0])
+		for _, w := range wants {
+			ok |= subtle.ConstantTimeCompare(mac, w)
+		}
+	}
+	return ok == 1
+}
+
+// AppendHex appends the bytes that s spells in hexadecimal (either case) to
+// dst: hex.DecodeString without its allocation. ok is false when s is not
+// hex or has an odd length.
+func AppendHex(dst []byte, s string) ([]byte, bool) {
+	if len(s)%2 != 0 {
+		return dst, false
+	}
+	for i := 0; i < len(s); i += 2 {
+		hi, ok1 := fromHex(s[i])
+		lo, ok2 := fromHex(s[i+1])
+		if !ok1 || !ok2 {
+			return dst, false
+		}
+		dst = append(dst, hi<<4|lo)
+	}
+	return dst, true
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // MatchAny reports whether any candidate equals want, comparing in constant
@@ -74,11 +126,14 @@ func ParseTolerance(raw string, def time.Duration) (time.Duration, error) {
 	if raw == "" {
 		return def, nil
 	}
-	if sec, err := strconv.Atoi(raw); err == nil {
-		if sec <= 0 {
-			return 0, errorf(ErrMisconfigured, "tolerance %q is not a positive duration", raw)
+	// Plain seconds; anything with a unit skips Atoi, whose error allocates.
+	if c := raw[len(raw)-1]; '0' <= c && c <= '9' {
+		if sec, err := strconv.Atoi(raw); err == nil {
+			if sec <= 0 {
+				return 0, errorf(ErrMisconfigured, "tolerance %q is not a positive duration", raw)
+			}
+			return time.Duration(sec) * time.Second, nil
 		}
-		return time.Duration(sec) * time.Second, nil
 	}
 	d, err := time.ParseDuration(raw)
 	if err != nil || d <= 0 {

@@ -52,7 +52,9 @@ func Field(doc any, path string) (string, bool) {
 
 // DecodeJSON decodes body into a generic document, keeping numbers exact
 // (json.Number), for use with Field. It returns an error wrapping
-// ErrMalformed.
+// ErrMalformed. Like json.Decoder it reads the first JSON value and ignores
+// anything after it. Adapters use Scan instead, which is strict and reads
+// only the members they need.
 func DecodeJSON(body []byte) (any, error) {
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.UseNumber()

@@ -66,37 +66,16 @@ func (v Value) AsString() (s string, ok bool) {
 
 // Elements returns an iterator over the elements of an array value, each
 // with its kind and raw text (a sub-slice of v.Raw, which Scan can scan
-// again). It yields nothing for other kinds.
+// again; Paths.Elements does both in one pass). It yields nothing for other
+// kinds.
 func (v Value) Elements() iter.Seq[Value] {
 	return func(yield func(Value) bool) {
-		if v.Kind != KindArray {
-			return
-		}
-		s := scanner{data: v.Raw}
-		i := s.ws(1)
-		for i < len(v.Raw) && v.Raw[i] != ']' {
-			kind, end, err := s.kindOf(i)
-			if err != nil || !yield(Value{Kind: kind, Raw: v.Raw[i:end]}) {
+		for el := range (*Paths)(nil).Elements(v, nil) {
+			if !yield(el) {
 				return
 			}
-			if i = s.ws(end); i < len(v.Raw) && v.Raw[i] == ',' {
-				i = s.ws(i + 1)
-			}
 		}
 	}
-}
-
-// kindOf scans the value at i and returns its kind and end.
-func (s *scanner) kindOf(i int) (Kind, int, error) {
-	switch s.data[i] {
-	case '{':
-		end, err := s.object(i, -1)
-		return KindObject, end, err
-	case '[':
-		end, err := s.array(i, -1)
-		return KindArray, end, err
-	}
-	return s.scalar(i)
 }
 
 // AppendCompact appends v's raw text without insignificant whitespace: byte
@@ -217,12 +196,33 @@ const hexDigits = "0123456789abcdef"
 // everything else is copied as is.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	if utf8.ValidString(s) {
-		dst = appendValidString(dst, s)
-	} else {
+	switch {
+	case isASCII(s):
+		dst = appendValidString(dst, s, false)
+	case utf8.ValidString(s):
+		dst = appendValidString(dst, s, true)
+	default:
 		dst = appendAnyString(dst, s)
 	}
 	return append(dst, '"')
+}
+
+// isASCII reports whether s holds only bytes below 0x80.
+func isASCII(s string) bool {
+	var acc uint64
+	for t := s; len(t) >= 32; t = t[32:] {
+		b := t[:32]
+		acc |= load64(b, 0) | load64(b, 8) | load64(b, 16) | load64(b, 24)
+		if acc&msb != 0 {
+			return false
+		}
+	}
+	for i := len(s) &^ 31; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return acc&msb == 0
 }
 
 // appendValidString escapes valid UTF-8. It looks for special bytes a word
@@ -232,11 +232,14 @@ func AppendJSONString(dst []byte, s string) []byte {
 // special byte with vectorised strings.IndexByte, remembering where the next
 // quote, backslash and 0xE2 are so that no byte is searched twice, and
 // copies the run in bulk.
-func appendValidString(dst []byte, s string) []byte {
+func appendValidString(dst []byte, s string, nonASCII bool) []byte {
 	n := len(dst)               // bytes written; buf[n:] is room
 	buf := reserve(dst, len(s)) // room for s and escapes, as far as known
 	nq, nb, ne := -1, -1, -1    // no '"', '\\', 0xE2 in s[i:nq], s[i:nb], s[i:ne]
-	plain := 0                  // where the current run of plain bytes began
+	if !nonASCII {
+		ne = len(s) // no U+2028 or U+2029 to look for
+	}
+	plain := 0 // where the current run of plain bytes began
 	i := 0
 	for i+8 <= len(s) {
 		if len(buf)-n < 16 {
@@ -311,10 +314,12 @@ func appendValidString(dst []byte, s string) []byte {
 	return dst
 }
 
-// reserve returns dst's whole capacity as a slice, grown to hold at least n
-// more bytes plus slack for one word store and one escape.
+// reserve returns dst's whole capacity as a slice, grown when needed to
+// hold n more bytes plus slack for one word store and one escape. Callers
+// that know their escapes size dst for them (envelope.Encode does); anyone
+// else pays the usual amortised append growth.
 func reserve(dst []byte, n int) []byte {
-	dst = slices.Grow(dst, n+n/8+16)
+	dst = slices.Grow(dst, n+16)
 	return dst[:cap(dst)]
 }
 

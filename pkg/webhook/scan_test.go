@@ -447,6 +447,19 @@ func checkValue(t *testing.T, root any, path string, got Value) {
 		}
 	}
 	if arr, isArr := want.([]any); isArr {
+		// Paths.Elements extracts what scanning each element would.
+		sub := NewPaths("", "0", "id", "a.b", "1.x")
+		n := 0
+		for el, vals := range sub.Elements(got, make([]Value, 0, 1)) {
+			want, err := sub.Scan(el.Raw, nil)
+			if err != nil || !reflect.DeepEqual(vals, want) || el.Kind != want[0].Kind {
+				t.Fatalf("path %q: Elements yields %v %v, Scan of %q gives %v, %v", path, el, vals, el.Raw, want, err)
+			}
+			n++
+		}
+		if n != len(arr) {
+			t.Fatalf("path %q: Paths.Elements yields %d, want %d", path, n, len(arr))
+		}
 		i := 0
 		for el := range got.Elements() {
 			if i >= len(arr) {

@@ -15,9 +15,7 @@
 package github
 
 import (
-	"encoding/hex"
-	"mime"
-	"net/url"
+	"crypto/sha256"
 	"strconv"
 	"strings"
 	"time"
@@ -44,18 +42,15 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if !strings.HasPrefix(sig, prefix) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", prefix)
 	}
-	got, err := hex.DecodeString(sig[len(prefix):])
-	if err != nil {
+	var buf [sha256.Size]byte
+	got, ok := webhook.AppendHex(buf[:0], sig[len(prefix):])
+	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
 	}
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "github: no secrets configured")
 	}
-	cands := make([][]byte, 0, len(cfg.Secrets))
-	for _, s := range cfg.Secrets {
-		cands = append(cands, webhook.MAC(sha256New, []byte(s), req.Body))
-	}
-	if !webhook.MatchAny(got, cands) {
+	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
 	}
 	return nil
@@ -81,7 +76,8 @@ const (
 )
 
 // payload holds the members the conversation key needs, typed as decoding
-// into a struct would type them: objects are nil when absent or null.
+// into a struct typed them: repo, issue, pull and org report whether that
+// member is an object (a pointer field stays nil when it is absent or null).
 type payload struct {
 	repo, issue, pull, org bool
 	fullName, login        string
@@ -143,7 +139,7 @@ func number(v webhook.Value) (int, error) {
 // isForm reports whether a Content-Type is a form body, ignoring case and
 // parameters ("application/x-www-form-urlencoded; charset=utf-8").
 func isForm(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
+	mt, err := webhook.MediaType(contentType)
 	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
@@ -161,7 +157,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}
 	doc := req.Body
 	if isForm(req.Header.Get("Content-Type")) {
-		form, err := url.ParseQuery(string(req.Body))
+		form, err := webhook.ParseForm(req.Body)
 		if err != nil || form.Get("payload") == "" {
 			return nil, webhook.Errorf(webhook.ErrMalformed, "form body has no payload field")
 		}

@@ -82,7 +82,10 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if raw == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", name)
 	}
-	params := splitParams(raw, cfg.Setting("separator", ","))
+	var params map[string][]string // only schemes that list key=value pairs need it
+	if cfg.Settings["param"] != "" || cfg.Settings["timestamp_param"] != "" {
+		params = splitParams(raw, cfg.Setting("separator", ","))
+	}
 	sigs := []string{raw}
 	if p := cfg.Settings["param"]; p != "" {
 		sigs = params[p]
@@ -119,15 +122,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
 	}
-	parts := signedParts(tmpl, req.Body, ts, u)
-	matched := false
-	for _, s := range cfg.Secrets {
-		mac := webhook.MAC(h, []byte(s), parts...)
-		if webhook.MatchAny(mac, got) {
-			matched = true
-		}
-	}
-	if !matched {
+	if !webhook.MatchMAC(h, cfg.Secrets, got, signedParts(tmpl, req.Body, ts, u)...) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
 	}
 	if p := cfg.Settings["timestamp_json"]; p != "" {

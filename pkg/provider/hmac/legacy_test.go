@@ -142,4 +142,3 @@ func FuzzEventsMatchLegacy(f *testing.F) {
 		}
 	})
 }
-

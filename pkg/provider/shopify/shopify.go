@@ -33,6 +33,7 @@
 package shopify
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 	"time"
@@ -64,18 +65,15 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Shopify-Hmac-Sha256 header is required")
 	}
-	got, err := base64.StdEncoding.DecodeString(sig)
+	var buf [sha256.Size]byte
+	got, err := base64.StdEncoding.AppendDecode(buf[:0], []byte(sig))
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Shopify-Hmac-Sha256 is not base64")
 	}
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "shopify: no secrets configured")
 	}
-	cands := make([][]byte, 0, len(cfg.Secrets))
-	for _, s := range cfg.Secrets {
-		cands = append(cands, webhook.MAC(sha256New, []byte(s), req.Body))
-	}
-	if !webhook.MatchAny(got, cands) {
+	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Shopify-Hmac-Sha256")
 	}
 	return nil

@@ -33,10 +33,9 @@
 package slack
 
 import (
-	"encoding/hex"
-	"mime"
+	"bytes"
+	"crypto/sha256"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -80,8 +79,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !strings.HasPrefix(sig, prefix) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature must start with %q", prefix)
 	}
-	got, err := hex.DecodeString(sig[len(prefix):])
-	if err != nil || len(got) == 0 {
+	var buf [sha256.Size]byte
+	got, ok := webhook.AppendHex(buf[:0], sig[len(prefix):])
+	if !ok || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature is not hex")
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
@@ -91,14 +91,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "slack: no secrets configured")
 	}
-	base := []byte("v0:" + ts + ":")
-	cands := make([][]byte, 0, len(cfg.Secrets))
-	for _, s := range cfg.Secrets {
-		cands = append(cands, webhook.MAC(sha256New, []byte(s), base, req.Body))
-	}
 	// The signature first, so a forged request learns nothing about our
 	// clock; then staleness of a genuine one.
-	if !webhook.MatchAny(got, cands) {
+	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, []byte("v0:"+ts+":"), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured signing secret matches X-Slack-Signature")
 	}
 	_, err = webhook.CheckTimestamp(ts, now, tol)
@@ -113,7 +108,7 @@ func (Provider) Handshake(req *webhook.Request, _ webhook.Config) (webhook.Reply
 		return webhook.Reply{}, false, nil
 	}
 	if isForm(req) {
-		form, err := url.ParseQuery(string(req.Body))
+		form, err := webhook.ParseForm(req.Body)
 		if err == nil && form.Get("ssl_check") == "1" {
 			return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}, true, nil
 		}
@@ -153,7 +148,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}
 	ev := webhook.Event{Body: req.Body, Headers: headers}
 	if isForm(req) {
-		form, err := url.ParseQuery(string(req.Body))
+		form, err := webhook.ParseForm(req.Body)
 		if err != nil {
 			return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 		}
@@ -193,11 +188,11 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 // isForm reports whether the request carries a form body. Slack always sets
 // the Content-Type; a body that is not JSON is treated as a form too.
 func isForm(req *webhook.Request) bool {
-	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err == nil {
+	if mt, err := webhook.MediaType(req.Header.Get("Content-Type")); err == nil {
 		return mt == "application/x-www-form-urlencoded"
 	}
-	b := strings.TrimLeft(string(req.Body), " \t\r\n")
-	return b != "" && b[0] != '{' && b[0] != '['
+	b := bytes.TrimLeft(req.Body, " \t\r\n")
+	return len(b) > 0 && b[0] != '{' && b[0] != '['
 }
 
 // first returns the first value that is a string or number (never an

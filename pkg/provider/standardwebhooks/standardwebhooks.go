@@ -30,6 +30,9 @@ package standardwebhooks
 
 import (
 	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
 	"strconv"
 	"strings"
@@ -121,32 +124,39 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: no secrets configured")
 	}
 	content := []byte(id + "." + ts + ".")
-	signed := append(append([]byte(nil), content...), req.Body...)
-	matched := false
+	var signed []byte // content and body in one piece, for Ed25519; built once needed
+	ok := 0
+	var keyBuf [64]byte
+	var sum [sha256.Size]byte
 	for i, s := range cfg.Secrets {
-		if pk, ok := strings.CutPrefix(s, "whpk_"); ok {
+		if pk, isPK := strings.CutPrefix(s, "whpk_"); isPK {
 			key, err := base64.StdEncoding.DecodeString(pk)
 			if err != nil || len(key) != ed25519.PublicKeySize {
 				return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not a base64 Ed25519 public key", i+1)
 			}
+			if signed == nil {
+				signed = append(append(make([]byte, 0, len(content)+len(req.Body)), content...), req.Body...)
+			}
 			for _, sig := range sigs.v1a {
 				if ed25519.Verify(ed25519.PublicKey(key), signed, sig) {
-					matched = true
+					ok = 1
 				}
 			}
 			continue
 		}
-		key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_"))
+		key, err := base64.StdEncoding.AppendDecode(keyBuf[:0], []byte(strings.TrimPrefix(s, "whsec_")))
 		if err != nil || len(key) == 0 {
 			return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not whsec_ followed by base64", i+1)
 		}
-		mac := webhook.MAC(sha256New, key, content, req.Body)
+		m := hmac.New(sha256.New, key)
+		m.Write(content)
+		m.Write(req.Body)
+		mac := m.Sum(sum[:0])
 		for _, sig := range sigs.v1 {
-			if webhook.MatchAny(mac, [][]byte{sig}) {
-				matched = true
-			}
+			ok |= subtle.ConstantTimeCompare(mac, sig)
 		}
 	}
+	matched := ok == 1
 	if !matched {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches webhook-signature")
 	}

@@ -1,6 +1,7 @@
 package twilio
 
 import (
+	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
@@ -56,7 +57,7 @@ func legacyVerify(req *webhook.Request, cfg webhook.Config) error {
 	for _, variant := range urlVariants(u) {
 		for _, p := range params {
 			for _, s := range cfg.Secrets {
-				cands = append(cands, webhook.MAC(sha1New, []byte(s), []byte(variant), []byte(p)))
+				cands = append(cands, webhook.MAC(sha1.New, []byte(s), []byte(variant), []byte(p)))
 			}
 		}
 	}
@@ -78,6 +79,9 @@ func legacyBodyHash(u string) (string, bool) {
 	}
 	return h[0], true
 }
+
+// paramStrings is legacyParamStrings, under the name FuzzVerify uses.
+func paramStrings(form url.Values) []string { return legacyParamStrings(form) }
 
 func legacyParamStrings(form url.Values) []string {
 	keys := make([]string, 0, len(form))

@@ -1,11 +1,12 @@
 package twilio
 
 import (
+	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	if !strings.Contains(req.URL, "://") {
 		return webhook.Errorf(webhook.ErrMalformed, "twilio: an absolute request URL is required to sign")
 	}
-	params := ""
+	var params signedParams
 	if _, ok := bodyHash(req.URL); ok {
 		sum := sha256.Sum256(req.Body)
 		h := hex.EncodeToString(sum[:])
@@ -40,11 +41,11 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 			req.Query.Set("bodySHA256", h)
 		}
 	} else {
-		form, err := url.ParseQuery(string(req.Body))
+		form, err := webhook.ParseForm(req.Body)
 		if err != nil {
 			return webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 		}
-		params = paramStrings(form)[0]
+		params = sortParams(form)
 	}
 	u, err := webhook.RebaseURL(req.URL, cfg.Settings["base_url"])
 	if err != nil {
@@ -53,8 +54,10 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	mac := webhook.MAC(sha1New, []byte(cfg.Secrets[0]), []byte(u), []byte(params))
-	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac))
+	m := hmac.New(sha1.New, []byte(cfg.Secrets[0]))
+	m.Write([]byte(u))
+	params.write(m, false)
+	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(m.Sum(nil)))
 	return nil
 }
 

@@ -38,6 +38,7 @@
 package twilio
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"crypto/sha256"
@@ -46,7 +47,7 @@ import (
 	"encoding/hex"
 	"hash"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,8 +59,6 @@ import (
 type Provider struct{}
 
 var _ webhook.Provider = Provider{}
-
-var sha1New, _ = webhook.Hash("sha1")
 
 // Verify checks X-Twilio-Signature against every auth token. It returns an
 // error wrapping webhook.ErrMissingSignature when the header is absent,
@@ -88,7 +87,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
 	}
-	var params [][]byte // candidate parameter strings appended to the URL
+	var params signedParams // nothing is appended to a URL with bodySHA256
 	if want, ok := bodyHash(u); ok {
 		sum := sha256.Sum256(req.Body)
 		var hexSum [2 * sha256.Size]byte
@@ -96,13 +95,12 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 		if subtle.ConstantTimeCompare(hexSum[:], []byte(strings.ToLower(want))) != 1 {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "body does not match bodySHA256")
 		}
-		params = [][]byte{nil}
 	} else {
-		form, err := url.ParseQuery(string(req.Body))
+		form, err := webhook.ParseForm(req.Body)
 		if err != nil {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "form body is not URL-encoded")
 		}
-		params = sortForm(form).params()
+		params = sortParams(form)
 	}
 	var macBuf [4]hash.Hash
 	macs := macBuf[:0]
@@ -120,25 +118,24 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	return webhook.Errorf(webhook.ErrInvalidSignature, "no configured auth token matches X-Twilio-Signature")
 }
 
-// matchParams reports whether u followed by one of params is signed by got.
-func matchParams(macs []hash.Hash, got []byte, u string, params [][]byte) bool {
+// matchParams reports whether u followed by params (either spelling, see
+// signedParams) is signed by got.
+func matchParams(macs []hash.Hash, got []byte, u string, params signedParams) bool {
 	ub := []byte(u)
-	for _, p := range params {
-		if matchAny(macs, got, ub, p) {
-			return true
-		}
+	if matchAny(macs, got, ub, params, false) {
+		return true
 	}
-	return false
+	return params.dup && matchAny(macs, got, ub, params, true)
 }
 
-// matchAny reports whether HMAC(token, u+p) equals got for any of the
+// matchAny reports whether HMAC(token, u+params) equals got for any of the
 // keyed macs, computing every one and comparing in constant time.
-func matchAny(macs []hash.Hash, got, u, p []byte) bool {
+func matchAny(macs []hash.Hash, got, u []byte, params signedParams, dedup bool) bool {
 	ok := 0
 	for _, m := range macs {
 		m.Reset()
 		m.Write(u)
-		m.Write(p)
+		params.write(m, dedup)
 		var sum [sha1.Size]byte
 		ok |= subtle.ConstantTimeCompare(m.Sum(sum[:0]), got)
 	}
@@ -159,66 +156,58 @@ func bodyHash(u string) (string, bool) {
 	return h[0], true
 }
 
-// sortedForm is a form in the order Twilio signs it: names sorted, and the
-// values of a repeated name sorted.
-type sortedForm struct {
-	form url.Values
-	keys []string
-	size int  // bytes of every name and value
-	dup  bool // a name repeats a value
+// signedParams is what Twilio appends to the URL before signing a form:
+// its fields sorted by name, the values of a repeated name sorted too, each
+// name immediately followed by its value. Twilio's helper libraries
+// disagree on repeated identical values (Python de-duplicates them, Node
+// keeps them), so when the form has such duplicates (dup) both spellings
+// are candidates.
+type signedParams struct {
+	form  webhook.Form
+	order []int // field indexes in signing order
+	dup   bool
 }
 
-// sortForm sorts form's values in place.
-func sortForm(form url.Values) sortedForm {
-	f := sortedForm{form: form, keys: make([]string, 0, len(form))}
-	for k, vals := range form {
-		f.keys = append(f.keys, k)
-		if len(vals) > 1 {
-			sort.Strings(vals)
+func sortParams(form webhook.Form) signedParams {
+	p := signedParams{form: form, order: make([]int, form.Len())}
+	for i := range p.order {
+		p.order[i] = i
+	}
+	slices.SortFunc(p.order, func(a, b int) int {
+		an, av := form.Field(a)
+		bn, bv := form.Field(b)
+		if c := bytes.Compare(an, bn); c != 0 {
+			return c
 		}
-		for i, v := range vals {
-			f.size += len(k) + len(v)
-			f.dup = f.dup || i > 0 && vals[i-1] == v
+		return bytes.Compare(av, bv)
+	})
+	for i := 1; i < len(p.order); i++ {
+		p.dup = p.dup || p.repeats(i)
+	}
+	return p
+}
+
+// repeats reports whether the i-th field in signing order repeats the one
+// before it, name and value.
+func (p signedParams) repeats(i int) bool {
+	if i == 0 {
+		return false
+	}
+	n, v := p.form.Field(p.order[i])
+	pn, pv := p.form.Field(p.order[i-1])
+	return bytes.Equal(n, pn) && bytes.Equal(v, pv)
+}
+
+// write feeds the parameters to h, without repeated values when dedup.
+func (p signedParams) write(h hash.Hash, dedup bool) {
+	for i, f := range p.order {
+		if dedup && p.repeats(i) {
+			continue
 		}
+		n, v := p.form.Field(f)
+		h.Write(n)
+		h.Write(v)
 	}
-	sort.Strings(f.keys)
-	return f
-}
-
-// params returns the name+value concatenation Twilio signs. Twilio's helper
-// libraries disagree on repeated identical values (Python de-duplicates
-// them, Node keeps them), so when the form has such duplicates both
-// spellings are candidates.
-func (f sortedForm) params() [][]byte {
-	all := f.appendTo(make([]byte, 0, f.size), false)
-	if !f.dup {
-		return [][]byte{all}
-	}
-	return [][]byte{all, f.appendTo(make([]byte, 0, f.size), true)}
-}
-
-func (f sortedForm) appendTo(dst []byte, dedup bool) []byte {
-	for _, k := range f.keys {
-		vals := f.form[k]
-		for i, v := range vals {
-			if dedup && i > 0 && vals[i-1] == v {
-				continue
-			}
-			dst = append(dst, k...)
-			dst = append(dst, v...)
-		}
-	}
-	return dst
-}
-
-// paramStrings returns the candidate parameter strings of form (see
-// sortedForm.params); it sorts form's values in place.
-func paramStrings(form url.Values) []string {
-	var out []string
-	for _, p := range sortForm(form).params() {
-		out = append(out, string(p))
-	}
-	return out
 }
 
 // urlVariants returns u, u without its port and u with the scheme's default
@@ -277,11 +266,10 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if token != "" {
 		headers["i-twilio-idempotency-token"] = token
 	}
-	body := strings.TrimLeft(string(req.Body), " \t\r\n")
-	if strings.HasPrefix(body, "{") || strings.HasPrefix(body, "[") {
+	if body := bytes.TrimLeft(req.Body, " \t\r\n"); len(body) > 0 && (body[0] == '{' || body[0] == '[') {
 		return jsonEvents(req.Body, token, headers)
 	}
-	form, err := url.ParseQuery(string(req.Body))
+	form, err := webhook.ParseForm(req.Body)
 	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 	}

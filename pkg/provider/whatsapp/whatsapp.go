@@ -38,8 +38,8 @@
 package whatsapp
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"net/http"
 	"strings"
 	"time"
@@ -72,18 +72,15 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if !strings.HasPrefix(sig, prefix) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", prefix)
 	}
-	got, err := hex.DecodeString(sig[len(prefix):])
-	if err != nil || len(got) == 0 {
+	var buf [sha256.Size]byte
+	got, ok := webhook.AppendHex(buf[:0], sig[len(prefix):])
+	if !ok || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
 	}
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "whatsapp: no secrets configured")
 	}
-	cands := make([][]byte, 0, len(cfg.Secrets))
-	for _, s := range cfg.Secrets {
-		cands = append(cands, webhook.MAC(sha256New, []byte(s), req.Body))
-	}
-	if !webhook.MatchAny(got, cands) {
+	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
 	}
 	return nil
@@ -115,47 +112,38 @@ func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Rep
 	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: challenge}, true, nil
 }
 
-// The members read at each level of a notification, each level in one pass
-// over its own bytes. Where a struct would refuse a member's type (an
-// "entry" that is not an array), the delivery is malformed; inside a
-// change's value a member of another type is ignored, as before.
+// The members read at each level of a notification, each level in the same
+// pass that finds the array elements. Where a struct would refuse a member's
+// type (an "entry" that is not an array), the delivery is malformed; inside
+// a change's value a member of another type is ignored, as before.
 var (
 	payloadPaths = webhook.NewPaths("", "object", "entry")
 	entryPaths   = webhook.NewPaths("id", "changes")
-	changePaths  = webhook.NewPaths("field", "value")
-	valuePaths   = webhook.NewPaths("metadata", "metadata.phone_number_id", "contacts", "messages", "statuses")
-	itemPaths    = webhook.NewPaths("id", "from", "type", "status", "recipient_id", "wa_id")
+	changePaths  = webhook.NewPaths("field", "value", "value.metadata", "value.metadata.phone_number_id",
+		"value.contacts", "value.messages", "value.statuses")
+	itemPaths = webhook.NewPaths("id", "from", "type", "status", "recipient_id", "wa_id")
 )
 
-// item holds the string members of a message, status or contact.
-type item struct {
-	id, from, typ, status, recipientID, waID string
-	// ok is false when a member is not a string (or the item is not an
-	// object or null), which is how contacts with an unexpected shape are
-	// told apart.
-	ok bool
-}
+const (
+	cField = iota
+	cValue
+	cMetadata
+	cPhone
+	cContacts
+	cMessages
+	cStatuses
+	nChange
+)
 
-func readItem(v webhook.Value) item {
-	switch v.Kind {
-	case webhook.KindNull:
-		return item{ok: true}
-	case webhook.KindObject:
-	default:
-		return item{}
-	}
-	var buf [6]webhook.Value
-	vals, _ := itemPaths.Scan(v.Raw, buf[:0]) // part of a scanned document
-	var s [6]string
-	it := item{ok: true}
-	for i := range s {
-		var ok bool
-		s[i], ok = vals[i].AsString()
-		it.ok = it.ok && ok
-	}
-	it.id, it.from, it.typ, it.status, it.recipientID, it.waID = s[0], s[1], s[2], s[3], s[4], s[5]
-	return it
-}
+const (
+	iID = iota
+	iFrom
+	iType
+	iStatus
+	iRecipient
+	iWaID
+	nItem
+)
 
 // change is one entry[].changes[] item.
 type change struct {
@@ -168,8 +156,8 @@ type change struct {
 // wrapping webhook.ErrMalformed when the body is not a JSON object of that
 // shape.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
-	var buf [5]webhook.Value
-	p, err := payloadPaths.Scan(req.Body, buf[:0])
+	var pbuf [3]webhook.Value
+	p, err := payloadPaths.Scan(req.Body, pbuf[:0])
 	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a WhatsApp notification: %v", err)
 	}
@@ -180,28 +168,21 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	headers := map[string]string{"content-type": req.Header.Get("Content-Type")}
 	var evs []webhook.Event
 	var others []change
-	for e := range p[2].Elements() {
-		if !objectOrNull(e) {
-			return nil, malformed()
-		}
-		ev, _ := entryPaths.Scan(e.Raw, buf[:0])
+	var ebuf [2]webhook.Value
+	var cbuf [nChange]webhook.Value
+	for e, ev := range entryPaths.Elements(p[2], ebuf[:0]) {
 		entryID, ok := ev[0].AsString()
-		if !ok || !arrayOrNull(ev[1]) {
+		if !objectOrNull(e) || !ok || !arrayOrNull(ev[1]) {
 			return nil, malformed()
 		}
-		for c := range ev[1].Elements() {
-			if !objectOrNull(c) {
+		for c, cv := range changePaths.Elements(ev[1], cbuf[:0]) {
+			field, ok := cv[cField].AsString()
+			if !objectOrNull(c) || !ok {
 				return nil, malformed()
 			}
-			var cbuf [2]webhook.Value
-			cv, _ := changePaths.Scan(c.Raw, cbuf[:0])
-			field, ok := cv[0].AsString()
-			if !ok {
-				return nil, malformed()
-			}
-			ch := change{object: object, entryID: entryID, field: field, value: cv[1]}
+			ch := change{object: object, entryID: entryID, field: field, value: cv[cValue]}
 			n := len(evs)
-			evs = appendEvents(evs, ch, headers)
+			evs = appendEvents(evs, ch, cv, headers)
 			if len(evs) == n {
 				others = append(others, ch)
 			}
@@ -232,50 +213,57 @@ func arrayOrNull(v webhook.Value) bool {
 	return v.Kind == webhook.KindArray || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing
 }
 
-// appendEvents appends an event per message and per status of ch.
-func appendEvents(evs []webhook.Event, ch change, headers map[string]string) []webhook.Event {
+// appendEvents appends an event per message and per status of ch, whose
+// changePaths values are cv. The value's members are read as decoding it
+// into a struct would, ignoring any of the wrong type.
+func appendEvents(evs []webhook.Event, ch change, cv []webhook.Value, headers map[string]string) []webhook.Event {
 	if ch.value.Kind != webhook.KindObject {
 		return evs
 	}
-	var buf [5]webhook.Value
-	v, _ := valuePaths.Scan(ch.value.Raw, buf[:0])
-	metadata, contacts := v[0], v[2]
+	metadata, contacts := cv[cMetadata], cv[cContacts]
 	phone := ""
 	if metadata.Kind == webhook.KindObject {
-		phone, _ = v[1].AsString()
+		phone = str(cv[cPhone])
 	}
-	for raw := range v[3].Elements() {
-		m := readItem(raw)
+	var ibuf [nItem]webhook.Value
+	for raw, m := range itemPaths.Elements(cv[cMessages], ibuf[:0]) {
+		from := str(m[iFrom])
 		b := open(ch, len(raw.Raw)+len(metadata.Raw)+len(contacts.Raw))
 		b = appendRaw(b, `"metadata":`, metadata)
-		b = appendContacts(b, contacts, m.from)
+		b = appendContacts(b, contacts, from)
 		b = raw.AppendCompact(append(b, `"message":`...))
 		evs = append(evs, webhook.Event{
-			ID:           m.id,
-			Type:         "message." + m.typ,
-			Conversation: phone + ":" + m.from,
+			ID:           str(m[iID]),
+			Type:         "message." + str(m[iType]),
+			Conversation: phone + ":" + from,
 			Body:         append(b, '}'),
 			Headers:      headers,
 		})
 	}
-	for raw := range v[4].Elements() {
-		s := readItem(raw)
+	for raw, st := range itemPaths.Elements(cv[cStatuses], ibuf[:0]) {
 		b := open(ch, len(raw.Raw)+len(metadata.Raw))
 		b = appendRaw(b, `"metadata":`, metadata)
 		b = raw.AppendCompact(append(b, `"status":`...))
-		id := ""
-		if s.id != "" {
-			id = s.id + ":" + s.status
+		id, status := str(st[iID]), str(st[iStatus])
+		if id != "" {
+			id += ":" + status
 		}
 		evs = append(evs, webhook.Event{
 			ID:           id,
-			Type:         "status." + s.status,
-			Conversation: phone + ":" + s.recipientID,
+			Type:         "status." + status,
+			Conversation: phone + ":" + str(st[iRecipient]),
 			Body:         append(b, '}'),
 			Headers:      headers,
 		})
 	}
 	return evs
+}
+
+// str returns a string member as a struct field would hold it: "" when it
+// is of another type.
+func str(v webhook.Value) string {
+	s, _ := v.AsString()
+	return s
 }
 
 // The per-event bodies handed to the worker are
@@ -312,13 +300,19 @@ func appendRaw(b []byte, name string, v webhook.Value) []byte {
 
 // appendContacts appends the "contacts" member narrowed to the contacts
 // whose wa_id is from, or all of them when none is (so the worker never
-// loses the sender's profile); nothing when there are none.
+// loses the sender's profile); nothing when there are none. A contact that
+// is not an object, or has a member of the wrong type, is no match.
 func appendContacts(b []byte, contacts webhook.Value, from string) []byte {
 	mark := len(b)
 	b = append(b, `"contacts":[`...)
 	n := 0
-	for c := range contacts.Elements() {
-		if it := readItem(c); it.ok && it.waID == from {
+	var buf [nItem]webhook.Value
+	for c, it := range itemPaths.Elements(contacts, buf[:0]) {
+		match := objectOrNull(c)
+		for _, v := range it {
+			match = match && (v.Kind == webhook.KindString || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing)
+		}
+		if match && str(it[iWaID]) == from {
 			if n++; n > 1 {
 				b = append(b, ',')
 			}
