@@ -25,7 +25,7 @@ func TestMakeRunIngestPath(t *testing.T) {
 	defer cancel()
 	tenantsFile, targetAddr := tenantsWithTarget(t)
 	s, err := Start(ctx, Options{
-		Name:        "t" + strings.ToLower(awstest.Name(t))[:8],
+		Name:        "t" + uniqueSuffix(t),
 		TenantsFile: tenantsFile,
 		Addr:        "127.0.0.1:0",
 		TargetAddr:  targetAddr,
@@ -76,7 +76,7 @@ func TestMakeRunIngestPath(t *testing.T) {
 
 func TestStartReportsPortInUse(t *testing.T) {
 	ctx := context.Background()
-	first, err := Start(ctx, Options{Name: "pt" + strings.ToLower(awstest.Name(t))[:6], TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
+	first, err := Start(ctx, Options{Name: "pt" + uniqueSuffix(t), TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,4 +102,11 @@ func tenantsWithTarget(t *testing.T) (file, addr string) {
 		t.Fatal(err)
 	}
 	return file, addr
+}
+
+// uniqueSuffix keeps stack names (tables, queues, parameters) distinct
+// across tests and repeated runs on one emulator.
+func uniqueSuffix(t *testing.T) string {
+	n := awstest.Name(t)
+	return n[len(n)-9:]
 }
