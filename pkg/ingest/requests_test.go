@@ -4,49 +4,19 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
-	"github.com/aws/smithy-go/middleware"
 
+	"github.com/hookpack/hookpack/pkg/awscount"
 	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
-
-// requestCounter counts AWS HTTP requests (every attempt, retries included)
-// by "Service.Operation" with an SDK middleware.
-type requestCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *requestCounter) install(cfg *aws.Config) {
-	cfg.APIOptions = append(cfg.APIOptions, func(s *middleware.Stack) error {
-		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
-			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				c.mu.Lock()
-				c.n[awsmw.GetServiceID(ctx)+"."+awsmw.GetOperationName(ctx)]++
-				c.mu.Unlock()
-				return next.HandleFinalize(ctx, in)
-			}), middleware.After)
-	})
-}
-
-func (c *requestCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.n
-	c.n = map[string]int{}
-	return out
-}
 
 // TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (claim,
 // send, complete), duplicate = 1, credentials fetched 0 times per warm
@@ -67,10 +37,10 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	counter := &requestCounter{n: map[string]int{}}
-	counter.install(&cfg)
+	counter := awscount.New()
+	cfg = counter.Install(cfg)
 	h := NewAWS(cfg, Settings{IdempotencyTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL}, slog.New(slog.DiscardHandler))
-	if got := counter.take(); len(got) != 0 {
+	if got := counter.Take(); len(got) != 0 {
 		t.Fatalf("building the handler made AWS requests: %v", got)
 	}
 
@@ -88,13 +58,13 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: status %d %s", s.name, resp.StatusCode, resp.Body)
 		}
-		if got := counter.take(); fmt.Sprint(got) != fmt.Sprint(s.want) {
+		if got := counter.Take(); fmt.Sprint(got) != fmt.Sprint(s.want) {
 			t.Errorf("%s: AWS requests = %v, want %v", s.name, got, s.want)
 		}
 	}
 	// A rejected delivery (bad signature) costs no AWS request once warm.
 	h.Handle(ctx, githubRequest("acme", "wrong", githubBody, "req-3"))
-	if got := counter.take(); len(got) != 0 {
+	if got := counter.Take(); len(got) != 0 {
 		t.Errorf("rejected delivery: AWS requests = %v, want none", got)
 	}
 }

@@ -11,13 +11,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmw "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/hookpack/hookpack/pkg/awscount"
 	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -27,28 +27,17 @@ import (
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
-// requestCounter counts AWS HTTP requests (every attempt, retries included)
-// by "Service.Operation" with an SDK middleware and, when asked to, the
+// requestCounter counts AWS requests (awscount) and, when asked to, the
 // write capacity DynamoDB reports consuming.
 type requestCounter struct {
+	req   *awscount.Requests
 	mu    sync.Mutex
-	n     map[string]int
 	units float64 // write capacity units reported by successful writes
 }
 
-func newRequestCounter() *requestCounter { return &requestCounter{n: map[string]int{}} }
+func newRequestCounter() *requestCounter { return &requestCounter{req: awscount.New()} }
 
-func (c *requestCounter) install(cfg *aws.Config) {
-	cfg.APIOptions = append(cfg.APIOptions, func(s *middleware.Stack) error {
-		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
-			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				c.mu.Lock()
-				c.n[awsmw.GetServiceID(ctx)+"."+awsmw.GetOperationName(ctx)]++
-				c.mu.Unlock()
-				return next.HandleFinalize(ctx, in)
-			}), middleware.After)
-	})
-}
+func (c *requestCounter) install(cfg *aws.Config) { *cfg = c.req.Install(*cfg) }
 
 // installCapacity makes every DynamoDB write ask for its consumed capacity
 // (ReturnConsumedCapacity=TOTAL, which is free) and adds up what the
@@ -90,9 +79,9 @@ func (c *requestCounter) installCapacity(cfg *aws.Config) {
 func (c *requestCounter) take() (map[string]int, float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, u := c.n, c.units
-	c.n, c.units = map[string]int{}, 0
-	return n, u
+	u := c.units
+	c.units = 0
+	return c.req.Take(), u
 }
 
 // okTarget answers every delivery 200 and counts them.
