@@ -114,7 +114,6 @@ func Plan(run string) (sequential []Delivery, burst Delivery) {
 		body := fmt.Sprintf(`{"id":"evt_%s_%s","object":"event","type":%q,"data":{"object":{"id":"in_%s_%s","customer":"cus_%s_%s"}}}`, id, run, typ, id, run, cus, run)
 		return Delivery{Scenario: "stripe: one customer, in order, each delivered twice", Provider: "stripe", Header: header("Content-Type", jsonCT), Body: []byte(body), Expect: 1}
 	}
-	dup := func(d Delivery) Delivery { return d }
 	shop := func(n int, order string, topic string) Delivery {
 		body := fmt.Sprintf(`{"id":%s,"name":"#%s","financial_status":"paid"}`, order, order)
 		return Delivery{Scenario: "shopify: two orders interleaved", Provider: "shopify",
@@ -135,9 +134,9 @@ func Plan(run string) (sequential []Delivery, burst Delivery) {
 	}
 	a1, a2, a3 := stripe("a1", "customer.created", "a"), stripe("a2", "invoice.created", "a"), stripe("a3", "invoice.paid", "a")
 	sequential = []Delivery{
-		a1, dup(a1), a2, dup(a2), a3, dup(a3),
+		a1, a1, a2, a2, a3, a3, // each delivered twice
 		shop(1, "1001", "orders/create"), shop(2, "2002", "orders/create"), shop(3, "1001", "orders/paid"), shop(4, "2002", "orders/paid"), shop(5, "1001", "orders/fulfilled"),
-		whatsapp, dup(whatsapp),
+		whatsapp, whatsapp,
 		twilio("delivered"), twilio("sent"), twilio("queued"),
 		paddle("flaky", devstack.FlakyMarker, 1, "paddle (generic hmac): target fails once (503), retried"),
 		paddle("poison", devstack.PoisonMarker, 0, "paddle (generic hmac): poison event (target answers 422)"),
@@ -152,7 +151,7 @@ func Plan(run string) (sequential []Delivery, burst Delivery) {
 	return sequential, burst
 }
 
-// Send runs the plan: sequential deliveries in order, then the burst of n
+// SendAll runs the plan: sequential deliveries in order, then the burst of n
 // concurrent identical deliveries. progress is called after each answer.
 func (s *Sender) SendAll(ctx context.Context, sequential []Delivery, burst Delivery, n int, progress func(Answer)) ([]Answer, error) {
 	var answers []Answer
@@ -168,10 +167,8 @@ func (s *Sender) SendAll(ctx context.Context, sequential []Delivery, burst Deliv
 	var wg sync.WaitGroup
 	var firstErr error
 	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
+	for range n {
+		wg.Go(func() {
 			<-start
 			a, err := s.Send(ctx, burst)
 			mu.Lock()
@@ -182,7 +179,7 @@ func (s *Sender) SendAll(ctx context.Context, sequential []Delivery, burst Deliv
 			}
 			answers = append(answers, a)
 			progress(a)
-		}(i)
+		})
 	}
 	close(start)
 	wg.Wait()
