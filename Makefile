@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := $(notdir $(wildcard functions/*))
+FUNCTIONS := $(notdir $(patsubst %/,%,$(wildcard functions/*/)))
 LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s

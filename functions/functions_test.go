@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/lambdarun"
+	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 )
 
 const maxBootstrapBytes = 12 << 20
@@ -73,7 +73,7 @@ func TestInitMakesNoAWSCall(t *testing.T) {
 			bin := build(t, f.name)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			res, err := lambdarun.Invoke(ctx, lambdarun.Options{Binary: bin, Env: env, Event: []byte(f.event), Timeout: 10 * time.Second})
+			res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: []byte(f.event), Timeout: 10 * time.Second})
 			if err != nil || res.Error != nil {
 				t.Fatalf("Invoke() = %v, %v", err, res.Error)
 			}

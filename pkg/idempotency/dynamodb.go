@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookpack/hookpack/pkg/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
 // Attribute names, compatible with AWS Lambda Powertools' idempotency table

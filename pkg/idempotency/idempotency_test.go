@@ -4,11 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/idempotency/idempotencytest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
 var opts = func(c *idempotencytest.Clock) idempotency.Options {
@@ -33,7 +35,7 @@ func runDynamo(t *testing.T, endpoint string, q idempotencytest.Quirks) {
 	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
 	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
 		table := awstest.Name(t)
-		if err := idempotency.CreateTable(context.Background(), client, table); err != nil {
+		if err := tables.Idempotency(context.Background(), client, table); err != nil {
 			t.Fatalf("CreateTable: %v", err)
 		}
 		return idempotency.NewDynamoDB(client, table, opts(c))

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
-	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -61,7 +62,7 @@ func BenchmarkEmulator(b *testing.B) {
 	cfg := awstest.Config(b, awstest.Moto(b))
 	name := awstest.Name(b)
 	ddb := dynamodb.NewFromConfig(cfg)
-	if err := idempotency.CreateTable(ctx, ddb, name); err != nil {
+	if err := tables.Idempotency(ctx, ddb, name); err != nil {
 		b.Fatal(err)
 	}
 	sq := sqs.NewFromConfig(cfg)

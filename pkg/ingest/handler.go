@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
-	"github.com/hookpack/hookpack/pkg/metrics"
+	"github.com/hookpack/hookpack/pkg/internal/metrics"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"

@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -61,7 +63,7 @@ func newStack(t *testing.T, now func() time.Time) *stack {
 	// Claims go to DynamoDB Local: moto's conditional writes are not atomic
 	// under concurrency, and the burst test depends on DynamoDB's semantics.
 	ddb := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
-	if err := idempotency.CreateTable(ctx, ddb, name); err != nil {
+	if err := tables.Idempotency(ctx, ddb, name); err != nil {
 		t.Fatal(err)
 	}
 	sq := sqs.NewFromConfig(cfg)

@@ -6,13 +6,14 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/hookpack/hookpack/pkg/awscount"
-	"github.com/hookpack/hookpack/pkg/awstest"
-	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/local/awscount"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -25,7 +26,7 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
-	if err := idempotency.CreateTable(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+	if err := tables.Idempotency(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
 		t.Fatal(err)
 	}
 	pair, err := queue.CreatePair(ctx, sqs.NewFromConfig(cfg), name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})

@@ -12,7 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookpack/hookpack/pkg/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
 // Attribute names.

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/ledger/ledgertest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
 var opts = func(c *ledgertest.Clock) ledger.Options {
@@ -36,7 +38,7 @@ func runDynamo(t *testing.T, endpoint string, q ledgertest.Quirks) {
 	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
 	ledgertest.Run(t, func(t *testing.T, c *ledgertest.Clock) ledgertest.Store {
 		table := awstest.Name(t)
-		if err := ledger.CreateTable(context.Background(), client, table); err != nil {
+		if err := tables.Ledger(context.Background(), client, table); err != nil {
 			t.Fatalf("CreateTable: %v", err)
 		}
 		return ledger.NewDynamoDB(client, table, opts(c))
@@ -59,7 +61,7 @@ func TestFenceAfterTheConversationExpired(t *testing.T) {
 			ctx := context.Background()
 			client := dynamodb.NewFromConfig(awstest.Config(t, b.endpoint(t)))
 			table := awstest.Name(t)
-			if err := ledger.CreateTable(ctx, client, table); err != nil {
+			if err := tables.Ledger(ctx, client, table); err != nil {
 				t.Fatal(err)
 			}
 			s := ledger.NewDynamoDB(client, table, ledger.Options{})

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/provider"
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -39,7 +39,7 @@ func pad(body []byte, n int) []byte {
 // Budget: each provider ≤ 2× bare-hmac at 4 KB.
 func BenchmarkHotPath(b *testing.B) {
 	_, file, _, _ := runtime.Caller(0)
-	samples, err := sampleevents.LoadSamples(filepath.Join(filepath.Dir(file), "..", "..", "events", "samples"))
+	samples, err := samples.LoadSamples(filepath.Join(filepath.Dir(file), "..", "..", "events", "samples"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,7 @@ package provider
 
 import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
-	"github.com/hookpack/hookpack/pkg/provider/hmac"
+	"github.com/hookpack/hookpack/pkg/provider/generic"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
 	"github.com/hookpack/hookpack/pkg/provider/slack"
 	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
@@ -20,7 +20,7 @@ func Registry() webhook.Registry {
 	return webhook.Registry{
 		"github":           github.Provider{},
 		"stripe":           stripe.Provider{},
-		"hmac":             hmac.Provider{},
+		"hmac":             generic.Provider{},
 		"shopify":          shopify.Provider{},
 		"twilio":           twilio.Provider{},
 		"whatsapp":         whatsapp.Provider{},

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
 func TestURL(t *testing.T) {

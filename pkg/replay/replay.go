@@ -34,7 +34,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
-	"github.com/hookpack/hookpack/pkg/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"

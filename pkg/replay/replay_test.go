@@ -14,12 +14,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
-	"github.com/hookpack/hookpack/pkg/sqsevent"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -81,7 +81,7 @@ func (f *fixture) sourceEvents() map[string][]string {
 	f.t.Helper()
 	out := map[string][]string{}
 	for {
-		ev, err := sqsevent.Receive(context.Background(), f.client, f.pair.URL, sqsevent.ReceiveOptions{})
+		ev, err := esm.Receive(context.Background(), f.client, f.pair.URL, esm.ReceiveOptions{})
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func (f *fixture) sourceEvents() map[string][]string {
 			}
 			out[r.Attributes["MessageGroupId"]] = append(out[r.Attributes["MessageGroupId"]], id)
 		}
-		if err := sqsevent.Settle(context.Background(), f.client, f.pair.URL, ev, events.SQSEventResponse{}); err != nil {
+		if err := esm.Settle(context.Background(), f.client, f.pair.URL, ev, events.SQSEventResponse{}); err != nil {
 			f.t.Fatal(err)
 		}
 	}
@@ -225,7 +225,7 @@ func TestReplayedEventDoesNotRepeatCompletedEffectsOnMoto(t *testing.T) {
 	})
 	drain := func() {
 		for range 20 {
-			ev, err := sqsevent.Receive(ctx, f.client, f.pair.URL, sqsevent.ReceiveOptions{})
+			ev, err := esm.Receive(ctx, f.client, f.pair.URL, esm.ReceiveOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func TestReplayedEventDoesNotRepeatCompletedEffectsOnMoto(t *testing.T) {
 				return
 			}
 			resp, _ := h.Handle(ctx, ev)
-			if err := sqsevent.Settle(ctx, f.client, f.pair.URL, ev, resp); err != nil {
+			if err := esm.Settle(ctx, f.client, f.pair.URL, ev, resp); err != nil {
 				t.Fatal(err)
 			}
 		}

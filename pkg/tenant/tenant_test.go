@@ -13,7 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -29,12 +31,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/sqsevent"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -144,7 +146,7 @@ func newStack(t *testing.T) *stack {
 	s.q = queue.NewSQS(s.sqs)
 	ddb := dynamodb.NewFromConfig(cfg)
 	table := awstest.Name(t)
-	if err := ledger.CreateTable(ctx, ddb, table); err != nil {
+	if err := tables.Ledger(ctx, ddb, table); err != nil {
 		t.Fatal(err)
 	}
 	s.ledger = ledger.NewDynamoDB(ddb, table, ledger.Options{Now: s.clock.Now})
@@ -216,7 +218,7 @@ func (s *stack) send(e *envelope.Envelope, dedup string) string {
 
 func (s *stack) receive(url string) events.SQSEvent {
 	s.t.Helper()
-	ev, err := sqsevent.Receive(context.Background(), s.sqs, url, sqsevent.ReceiveOptions{})
+	ev, err := esm.Receive(context.Background(), s.sqs, url, esm.ReceiveOptions{})
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -259,7 +261,7 @@ func (s *stack) drain(h *worker.Handler) {
 		if err != nil {
 			s.t.Fatalf("Handle() error = %v", err)
 		}
-		if err := sqsevent.Settle(ctx, s.sqs, s.pair.URL, ev, resp); err != nil {
+		if err := esm.Settle(ctx, s.sqs, s.pair.URL, ev, resp); err != nil {
 			s.t.Fatal(err)
 		}
 	}
@@ -380,7 +382,7 @@ func TestRedeliveredAndReplayedMessagesDoNotRepeatTheEffectOnMoto(t *testing.T) 
 		t.Fatalf("redelivery = %+v, want the same message, second receive", again.Records)
 	}
 	resp, _ := h.Handle(ctx, again)
-	if err := sqsevent.Settle(ctx, s.sqs, s.pair.URL, again, resp); err != nil {
+	if err := esm.Settle(ctx, s.sqs, s.pair.URL, again, resp); err != nil {
 		t.Fatal(err)
 	}
 
@@ -471,7 +473,7 @@ func TestStaleWorkerIsFencedOffOnMoto(t *testing.T) {
 	if len(respB.BatchItemFailures) != 0 {
 		t.Fatalf("worker B failed: %v", failed(respB))
 	}
-	if err := sqsevent.Settle(ctx, s.sqs, s.pair.URL, evB, respB); err != nil {
+	if err := esm.Settle(ctx, s.sqs, s.pair.URL, evB, respB); err != nil {
 		t.Fatal(err)
 	}
 

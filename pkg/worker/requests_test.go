@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -17,12 +19,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/hookpack/hookpack/pkg/awscount"
-	"github.com/hookpack/hookpack/pkg/awstest"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/awscount"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/sqsevent"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -108,7 +110,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
-	if err := ledger.CreateTable(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+	if err := tables.Ledger(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
 		t.Fatal(err)
 	}
 	sqsClient := sqs.NewFromConfig(cfg)
@@ -145,7 +147,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	}
 	receive := func() events.SQSEvent {
 		t.Helper()
-		ev, err := sqsevent.Receive(ctx, sqsClient, pair.URL, sqsevent.ReceiveOptions{})
+		ev, err := esm.Receive(ctx, sqsClient, pair.URL, esm.ReceiveOptions{})
 		if err != nil || len(ev.Records) != 1 {
 			t.Fatalf("receive = %d records, %v; want 1", len(ev.Records), err)
 		}
@@ -165,7 +167,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	send("e1")
 	ev := receive()
 	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1})
-	if err := sqsevent.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
+	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -201,7 +203,7 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.DynamoDBLocal(t))
 	table := awstest.Name(t)
-	if err := ledger.CreateTable(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+	if err := tables.Ledger(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
 		t.Fatal(err)
 	}
 	counter := newRequestCounter()

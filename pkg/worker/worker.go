@@ -16,10 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/internal/metrics"
 	"github.com/hookpack/hookpack/pkg/ledger"
-	"github.com/hookpack/hookpack/pkg/metrics"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/sqsevent"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -49,7 +48,7 @@ type Config struct {
 	// Visibility changes the visibility of retried messages (the SQS client).
 	Visibility visibilityAPI
 	// QueueURLTemplate gives the scheme and host of queue URLs derived from
-	// an event's eventSourceARN (see sqsevent.QueueURL); empty means the
+	// an event's eventSourceARN (see esm.QueueURL); empty means the
 	// public SQS endpoint.
 	QueueURLTemplate string
 	Retry            Retry
@@ -306,7 +305,7 @@ func (h *Handler) retry(r result, err error) result {
 // instead: nothing is dropped.
 func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r result, cause error) result {
 	r.err = cause
-	source, err := sqsevent.QueueURL(rec.EventSourceARN, h.cfg.QueueURLTemplate)
+	source, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
 	if err != nil {
 		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
@@ -361,7 +360,7 @@ func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage
 		if !results[i].failed || !results[i].setVisibility {
 			continue
 		}
-		url, err := sqsevent.QueueURL(recs[i].EventSourceARN, h.cfg.QueueURLTemplate)
+		url, err := queue.URLForARN(recs[i].EventSourceARN, h.cfg.QueueURLTemplate)
 		if err != nil {
 			results[i].visibilityErr = err
 			continue

@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/hookpack/hookpack/pkg/demo"
-	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/local/demo"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 

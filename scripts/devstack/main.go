@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/hookpack/hookpack/pkg/devstack"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 )
 
 func main() {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
-	"github.com/hookpack/hookpack/pkg/emulator"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
 )
 
 // TestCtrlCLeavesNothingBehind runs `make run`'s binary as a process, waits

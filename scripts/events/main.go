@@ -8,7 +8,7 @@
 // is accepted by the stack `make run` provisions from the same tenants file.
 // Timestamped schemes (Stripe, Slack, Standard Webhooks, Paddle via hmac)
 // accept a few minutes of clock skew, so regenerate shortly before invoking.
-// See package sampleevents.
+// See package samples.
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider"
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -45,17 +45,17 @@ func run(tenantsFile, id, samplesDir, out, workerOut string) error {
 	if !ok {
 		return fmt.Errorf("tenants file %s has no tenant %q", tenantsFile, id)
 	}
-	samples, err := sampleevents.LoadSamples(samplesDir)
+	all, err := samples.LoadSamples(samplesDir)
 	if err != nil {
 		return err
 	}
-	evs, err := sampleevents.Generate(samples, sampleevents.Options{
+	evs, err := samples.Generate(all, samples.Options{
 		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
 	})
 	if err != nil {
 		return err
 	}
-	removed, err := sampleevents.Write(out, evs)
+	removed, err := samples.Write(out, evs)
 	if err != nil {
 		return err
 	}
@@ -65,14 +65,14 @@ func run(tenantsFile, id, samplesDir, out, workerOut string) error {
 	for _, ev := range evs {
 		fmt.Printf("wrote   %s\n", filepath.Join(out, ev.File))
 	}
-	batch, err := sampleevents.WorkerBatch(samples, sampleevents.WorkerOptions{
+	batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
 		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
 		QueueARN: "arn:aws:sqs:us-east-1:123456789012:hookpack-local-" + id + ".fifo",
 	})
 	if err != nil {
 		return err
 	}
-	path, err := sampleevents.WriteWorker(workerOut, batch)
+	path, err := samples.WriteWorker(workerOut, batch)
 	if err != nil {
 		return err
 	}

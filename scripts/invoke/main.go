@@ -1,6 +1,6 @@
 // Command invoke is a Docker-free `sam local invoke`: it runs a function's
 // real bootstrap binary under a local Lambda Runtime API (package
-// lambdarun) with one event file and the function's environment from an
+// pkg/local/runtimeapi) with one event file and the function's environment from an
 // env-vars file in SAM's format ({"Parameters": {…}, "<LogicalId>": {…}}).
 //
 //	make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json
@@ -18,7 +18,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/lambdarun"
+	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 )
 
 func main() {
@@ -47,7 +47,7 @@ func run(function, eventFile, envFile, binary string, timeout time.Duration) err
 	if err != nil {
 		return err
 	}
-	res, err := lambdarun.Invoke(context.Background(), lambdarun.Options{
+	res, err := runtimeapi.Invoke(context.Background(), runtimeapi.Options{
 		Binary: binary, Env: env, Event: ev, Timeout: timeout, Stdout: os.Stderr, Stderr: os.Stderr,
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider"
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -47,11 +47,11 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if !ok {
 		return fmt.Errorf("%s has no tenant %q", tenantsFile, id)
 	}
-	all, err := sampleevents.LoadSamples("events/samples")
+	all, err := samples.LoadSamples("events/samples")
 	if err != nil {
 		return err
 	}
-	var picked []sampleevents.Sample
+	var picked []samples.Sample
 	for _, s := range all {
 		if s.Provider == prov && (name == "" || s.Name == name) {
 			picked = append(picked, s)
@@ -60,7 +60,7 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if len(picked) == 0 {
 		return fmt.Errorf("no sample events/samples/%s/%s", prov, name)
 	}
-	evs, err := sampleevents.Generate(picked, sampleevents.Options{Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(), BaseURL: base})
+	evs, err := samples.Generate(picked, samples.Options{Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(), BaseURL: base})
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/awstest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
 func TestSendPostsSignedSamples(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -55,7 +55,7 @@ func TestSignWithoutSecret(t *testing.T) {
 // made with the secret from GitHub's validation docs, and expects the same
 // header byte for byte; the docs vector checks the construction too.
 func TestSignReproducesSample(t *testing.T) {
-	s, err := sampleevents.LoadSample(samplesDir, "github", "issues-opened")
+	s, err := samples.LoadSample(samplesDir, "github", "issues-opened")
 	if err != nil {
 		t.Fatal(err)
 	}

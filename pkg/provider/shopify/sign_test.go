@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -63,7 +63,7 @@ func TestSignWithoutSecret(t *testing.T) {
 // TestSignReproducesSample re-signs the orders/create sample with its
 // secret and expects its published X-Shopify-Hmac-Sha256.
 func TestSignReproducesSample(t *testing.T) {
-	s, err := sampleevents.LoadSample(samplesDir, "shopify", "orders-create")
+	s, err := samples.LoadSample(samplesDir, "shopify", "orders-create")
 	if err != nil {
 		t.Fatal(err)
 	}

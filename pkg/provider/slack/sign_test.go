@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -63,7 +63,7 @@ func TestSignWithoutSecret(t *testing.T) {
 func TestSignReproducesSamples(t *testing.T) {
 	for _, name := range []string{"slash-command", "event-message", "url-verification"} {
 		t.Run(name, func(t *testing.T) {
-			s, err := sampleevents.LoadSample(samplesDir, "slack", name)
+			s, err := samples.LoadSample(samplesDir, "slack", name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -90,7 +90,7 @@ func TestSignErrors(t *testing.T) {
 func TestSignReproducesSamples(t *testing.T) {
 	for _, tt := range []struct{ name, family string }{{"spec-vector", "Webhook-"}, {"svix-invoice-paid", "Svix-"}} {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := sampleevents.LoadSample(samplesDir, "standardwebhooks", tt.name)
+			s, err := samples.LoadSample(samplesDir, "standardwebhooks", tt.name)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -64,7 +64,7 @@ func TestSignWithoutSecret(t *testing.T) {
 // its secret: the timestamp and v1 must be the SDK test's (the legacy v0 is
 // not produced).
 func TestSignReproducesSample(t *testing.T) {
-	s, err := sampleevents.LoadSample(samplesDir, "stripe", "customer-created")
+	s, err := samples.LoadSample(samplesDir, "stripe", "customer-created")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -84,7 +84,7 @@ func TestSignErrors(t *testing.T) {
 // and Twilio's helper-library vectors (form parameters; JSON body through
 // bodySHA256), expecting their published X-Twilio-Signature.
 func TestSignReproducesVectors(t *testing.T) {
-	s, err := sampleevents.LoadSample(samplesDir, "twilio", "sms-received")
+	s, err := samples.LoadSample(samplesDir, "twilio", "sms-received")
 	if err != nil {
 		t.Fatal(err)
 	}

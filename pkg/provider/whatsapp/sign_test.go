@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/sampleevents"
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -58,7 +58,7 @@ func TestSignWithoutSecret(t *testing.T) {
 // TestSignReproducesSample re-signs Meta's sample message with the sample's
 // app secret and expects its published X-Hub-Signature-256.
 func TestSignReproducesSample(t *testing.T) {
-	s, err := sampleevents.LoadSample(samplesDir, "whatsapp", "message-text")
+	s, err := samples.LoadSample(samplesDir, "whatsapp", "message-text")
 	if err != nil {
 		t.Fatal(err)
 	}

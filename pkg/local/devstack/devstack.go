@@ -1,0 +1,330 @@
+// Package devstack runs the whole pack on one machine with no AWS account:
+// it starts moto server, provisions what template.yaml would (idempotency and
+// ledger tables, each tenant's FIFO queue and FIFO DLQ, tenant credentials as
+// SSM SecureString parameters loaded from the local tenants file), serves the
+// real ingest handler behind a local stand-in for API Gateway's HTTP API,
+// polls every tenant queue into the real worker handler the way Lambda's
+// event source mapping does, and runs a target service that receives the
+// forward effect's deliveries.
+package devstack
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/local/tables"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/local/apigw"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/esm"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// Options configure a local stack.
+type Options struct {
+	// Name plays the role of the CloudFormation stack name: it prefixes
+	// queues, the table and the parameter path. Default "hookpack-local".
+	Name        string
+	TenantsFile string
+	// Addr is where the HTTP API listens (default 127.0.0.1:3000).
+	Addr string
+	// TargetAddr is where the local target service listens (default
+	// 127.0.0.1:3001, the host of the tenants file's targetUrl values).
+	TargetAddr string
+	// Endpoint, when set, is an already running moto server to use.
+	Endpoint string
+	// DynamoDBEndpoint, when set, serves DynamoDB instead of moto: AWS's
+	// DynamoDB Local, whose conditional writes are atomic under concurrency
+	// as in AWS (moto's are not). DynamoDBLocalDir starts one from an
+	// installed DynamoDB Local (scripts/install-dynamodb-local.sh).
+	DynamoDBEndpoint string
+	DynamoDBLocalDir string
+	// DynamoDBLocalPort is where a started DynamoDB Local listens (0 picks
+	// a free port; `make run` uses 8000 so events/env.json can point at it).
+	DynamoDBLocalPort int
+	// ManualWorker leaves the tenant queues alone: Serve starts no pollers
+	// and the caller drives the worker (make cost measures it that way).
+	ManualWorker bool
+	// MotoPort is where a started moto listens (0 picks a free port;
+	// `make run` uses 4566 so events/env.json can point at it).
+	MotoPort int
+	Logger   *slog.Logger
+}
+
+// Stack is a provisioned local deployment.
+type Stack struct {
+	Options
+	AWS      aws.Config
+	Tenants  *tenant.File
+	Queues   map[string]queue.Pair
+	Settings ingest.Settings
+	Worker   worker.Settings
+	Target   *Target
+	moto     *emulator.Process
+	ddbLocal *emulator.Process
+	listener net.Listener
+	targetL  net.Listener
+}
+
+// Route is the webhook route template.yaml declares.
+var Route = apigw.Route{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/webhooks/{tenant}/{provider}"}
+
+// Start claims the listen address (failing fast and clearly when it is
+// taken), starts moto unless an endpoint is given, and provisions every
+// tenant in the tenants file.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	if o.Name == "" {
+		o.Name = "hookpack-local"
+	}
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:3000"
+	}
+	if o.TargetAddr == "" {
+		o.TargetAddr = DefaultTargetAddr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Stack{Options: o, Queues: map[string]queue.Pair{}}
+	f, err := tenant.LoadFile(o.TenantsFile)
+	if err != nil {
+		return nil, err
+	}
+	s.Tenants = f
+	if s.listener, err = net.Listen("tcp", o.Addr); err != nil {
+		return nil, fmt.Errorf("listen on %s: %w (is `make run` already running? set ADDR to use another address)", o.Addr, err)
+	}
+	if s.targetL, err = net.Listen("tcp", o.TargetAddr); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
+	}
+	if o.Endpoint == "" {
+		if s.moto, err = emulator.StartMoto(ctx, o.MotoPort); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.Endpoint = s.moto.Endpoint
+	}
+	if s.DynamoDBEndpoint == "" && s.DynamoDBLocalDir != "" {
+		if s.ddbLocal, err = emulator.StartDynamoDBLocal(ctx, s.DynamoDBLocalDir, s.DynamoDBLocalPort); err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.DynamoDBEndpoint = s.ddbLocal.Endpoint
+	}
+	if s.AWS, err = awsConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := s.provision(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func awsConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config, error) {
+	cfg, err := config.LoadDefaultConfig(ctx,
+		config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
+		config.WithBaseEndpoint(endpoint),
+	)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("aws config: %w", err)
+	}
+	cfg.ServiceOptions = append(cfg.ServiceOptions, func(id string, o any) {
+		if opts, ok := o.(*dynamodb.Options); ok && id == dynamodb.ServiceID {
+			if dynamoEndpoint != "" {
+				opts.BaseEndpoint = aws.String(dynamoEndpoint)
+			}
+			// The emulators' error responses carry CRC32 headers that do not
+			// match their bodies; validating them only prints SDK warnings.
+			opts.DisableValidateResponseChecksum = true
+		}
+	})
+	return cfg, nil
+}
+
+// provision creates what template.yaml deploys in AWS.
+func (s *Stack) provision(ctx context.Context) error {
+	table := s.Name + "-idempotency"
+	ddb := dynamodb.NewFromConfig(s.AWS)
+	if err := tables.Idempotency(ctx, ddb, table); err != nil {
+		return err
+	}
+	if err := tables.Ledger(ctx, ddb, s.Name+"-ledger"); err != nil {
+		return err
+	}
+	outbound := map[string]tenant.Outbound{}
+	sq := sqs.NewFromConfig(s.AWS)
+	creds := tenant.NewSSM(ssm.NewFromConfig(s.AWS), "/"+s.Name)
+	for _, id := range s.Tenants.IDs() {
+		pair, err := queue.CreatePair(ctx, sq, s.Name+"-"+id, queue.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: 10})
+		if err != nil {
+			return err
+		}
+		s.Queues[id] = pair
+		t := s.Tenants.Tenants[id]
+		if err := creds.Put(ctx, id, t.Inbound, t.Outbound, ""); err != nil {
+			return err
+		}
+		outbound[id] = t.Outbound
+	}
+	var tmpl string
+	for id, p := range s.Queues {
+		tmpl = strings.TrimSuffix(p.URL, id+".fifo") + "{tenant}.fifo"
+		break
+	}
+	s.Settings = ingest.Settings{
+		IdempotencyTable: table,
+		ParameterPrefix:  "/" + s.Name,
+		QueueURLTemplate: tmpl,
+		TenantCacheTTL:   5 * time.Second, // local edits to credentials show up fast
+	}
+	s.Worker = worker.Settings{
+		LedgerTable:      s.Name + "-ledger",
+		ParameterPrefix:  "/" + s.Name,
+		QueueURLTemplate: tmpl,
+		TenantCacheTTL:   5 * time.Second,
+		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
+		RetryMax:         10 * time.Second,
+	}
+	s.Target = NewTarget(outbound, s.Logger)
+	return nil
+}
+
+// URL is the base URL of the local HTTP API.
+func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
+
+// WorkerTimeout is the worker function's timeout, as in template.yaml.
+const WorkerTimeout = 30 * time.Second
+
+// Serve runs the whole pipeline until ctx is done: the HTTP API serving the
+// real ingest handler, one poller per tenant queue invoking the real worker
+// handler like the event source mapping, and the local target service.
+// It then shuts everything down gracefully.
+func (s *Stack) Serve(ctx context.Context) error {
+	h := ingest.NewAWS(s.AWS, s.Settings, s.Logger)
+	api := &http.Server{
+		Handler:           apigw.Server(Route, h.Handle, 10*time.Second, s.Logger),
+		ReadHeaderTimeout: 5 * time.Second,
+	}
+	target := &http.Server{Handler: s.Target, ReadHeaderTimeout: 5 * time.Second}
+	w := worker.NewAWS(s.AWS, s.Worker, s.Logger)
+	sq := sqs.NewFromConfig(s.AWS)
+	pctx, stopPollers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, id := range s.Tenants.IDs() {
+		if s.ManualWorker {
+			break
+		}
+		p := &esm.Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Logger: s.Logger}
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Run(pctx) }()
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- api.Serve(s.listener) }()
+	go func() { errc <- target.Serve(s.targetL) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+	}
+	stopPollers()
+	wg.Wait()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range []*http.Server{api, target} {
+		if serr := srv.Shutdown(sctx); serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+			err = serr
+		}
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// TargetURL is the base URL of the local target service.
+func (s *Stack) TargetURL() string { return "http://" + s.targetL.Addr().String() }
+
+// Close stops the emulator and releases the address.
+func (s *Stack) Close() {
+	if s.listener != nil {
+		_ = s.listener.Close()
+	}
+	if s.targetL != nil {
+		_ = s.targetL.Close()
+	}
+	s.moto.Stop()
+	s.ddbLocal.Stop()
+}
+
+// Banner describes the running stack for a newcomer.
+func (s *Stack) Banner() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nhookpack is running locally (moto at %s", s.Endpoint)
+	if s.DynamoDBEndpoint != "" {
+		fmt.Fprintf(&b, ", DynamoDB Local at %s", s.DynamoDBEndpoint)
+	}
+	b.WriteString(")\n\n")
+	fmt.Fprintf(&b, "Tenants file: %s\n\nWebhook URLs:\n", s.TenantsFile)
+	for _, id := range s.Tenants.IDs() {
+		var names []string
+		for p := range s.Tenants.Tenants[id].Providers {
+			names = append(names, p)
+		}
+		sort.Strings(names)
+		for _, p := range names {
+			fmt.Fprintf(&b, "  %s/webhooks/%s/%s\n", s.URL(), id, p)
+		}
+	}
+	fmt.Fprintf(&b, "\nQueues (inspect with: aws --endpoint-url %s sqs receive-message --queue-url <url>):\n", s.Endpoint)
+	for _, id := range s.Tenants.IDs() {
+		fmt.Fprintf(&b, "  %s\n", s.Queues[id].URL)
+	}
+	fmt.Fprintf(&b, "\nTarget service (receives forwarded events): %s  (GET /applied, GET /stats)\n", s.TargetURL())
+	b.WriteString("\nStop with Ctrl-C.\n")
+	return b.String()
+}
+
+// DefaultTargetAddr is the target service address the repository's tenants
+// file points its targetUrl values at.
+const DefaultTargetAddr = "127.0.0.1:3001"
+
+// RetargetTenantsFile copies a tenants file into dir with every targetUrl
+// moved from DefaultTargetAddr to addr, so tests and parallel stacks can run
+// their own target service next to a running `make run`.
+func RetargetTenantsFile(src, dir, addr string) (string, error) {
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		return "", fmt.Errorf("read tenants file: %w", err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	out := bytes.ReplaceAll(raw, []byte("//"+DefaultTargetAddr+"/"), []byte("//"+addr+"/"))
+	if err := os.WriteFile(dst, out, 0o600); err != nil {
+		return "", fmt.Errorf("write tenants file: %w", err)
+	}
+	return dst, nil
+}

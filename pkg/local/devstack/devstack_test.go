@@ -1,0 +1,112 @@
+package devstack
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+)
+
+// TestMakeRunIngestPath drives what `make run` serves with the repository's
+// default tenants file: a signed delivery is accepted, its repeat answered
+// as a duplicate, and exactly one message waits on the tenant's queue.
+func TestMakeRunIngestPath(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tenantsFile, targetAddr := tenantsWithTarget(t)
+	s, err := Start(ctx, Options{
+		Name:        "t" + uniqueSuffix(t),
+		TenantsFile: tenantsFile,
+		Addr:        "127.0.0.1:0",
+		TargetAddr:  targetAddr,
+		Endpoint:    awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	go func() { _ = s.Serve(ctx) }()
+
+	body := `{"action":"opened","issue":{"number":7},"repository":{"full_name":"octo/hello"}}`
+	mac := hmac.New(sha256.New, []byte("demo-github-secret"))
+	mac.Write([]byte(body))
+	post := func() (int, string) {
+		req, _ := http.NewRequest("POST", s.URL()+"/webhooks/demo/github", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		req.Header.Set("X-GitHub-Event", "issues")
+		req.Header.Set("X-GitHub-Delivery", "devstack-1")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for _, want := range []string{`"status":"accepted"`, `"status":"duplicate"`} {
+		if code, b := post(); code != 200 || !strings.Contains(b, want) {
+			t.Fatalf("POST = %d %s, want 200 %s", code, b, want)
+		}
+	}
+	// The poller hands the message to the worker, whose forward effect
+	// delivers it to the target service exactly once, in its conversation.
+	deadline := time.Now().Add(30 * time.Second)
+	for len(s.Target.Applied()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	applied := s.Target.Applied()
+	if len(applied) != 1 || applied[0].Conversation != "octo/hello#7" || applied[0].EventID != "devstack-1" {
+		t.Fatalf("target applied %+v, want devstack-1 once in conversation octo/hello#7", applied)
+	}
+	if !strings.Contains(s.Banner(), s.URL()+"/webhooks/demo/github") {
+		t.Errorf("banner lacks the demo GitHub URL:\n%s", s.Banner())
+	}
+}
+
+func TestStartReportsPortInUse(t *testing.T) {
+	ctx := context.Background()
+	first, err := Start(ctx, Options{Name: "pt" + uniqueSuffix(t), TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	addr := strings.TrimPrefix(first.URL(), "http://")
+	_, err = Start(ctx, Options{TenantsFile: awstest.ModuleRoot() + "/events/tenants.json", Addr: addr, TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
+	if err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Fatalf("second Start on %s = %v, want a clear port-in-use error", addr, err)
+	}
+}
+
+// tenantsWithTarget copies the repository's tenants file with the target
+// service moved to a free port, so tests never collide with `make run`.
+func tenantsWithTarget(t *testing.T) (file, addr string) {
+	t.Helper()
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = fmt.Sprintf("127.0.0.1:%d", port)
+	file, err = RetargetTenantsFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), t.TempDir(), addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, addr
+}
+
+// uniqueSuffix keeps stack names (tables, queues, parameters) distinct
+// across tests and repeated runs on one emulator.
+func uniqueSuffix(t *testing.T) string {
+	n := awstest.Name(t)
+	return n[len(n)-9:]
+}

@@ -1,0 +1,48 @@
+package local_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hookpack/hookpack/"
+
+// TestProductNeverImportsLocal fails when a Lambda main or a product package
+// (anything under pkg/ outside pkg/local) reaches pkg/local, directly or
+// through another package: the harness must never ship in a bootstrap.
+// Test files may use the harness; they are not linked into a function.
+func TestProductNeverImportsLocal(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", "../../functions/...", "../../pkg/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for dec.More() {
+		var p struct {
+			ImportPath string
+			Deps       []string
+		}
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		if isLocal(p.ImportPath) || strings.Contains(p.ImportPath, "/testdata/") || strings.HasPrefix(p.ImportPath, module+"scripts/") {
+			continue
+		}
+		checked++
+		for _, d := range p.Deps {
+			if isLocal(d) {
+				t.Errorf("%s imports %s: product code must not depend on the local harness", strings.TrimPrefix(p.ImportPath, module), strings.TrimPrefix(d, module))
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d product packages; the go list pattern no longer finds them", checked)
+	}
+}
+
+func isLocal(path string) bool {
+	return path == module+"pkg/local" || strings.HasPrefix(path, module+"pkg/local/")
+}

@@ -1,0 +1,222 @@
+package samples_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/esm"
+	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+// TestEventsAcceptedByIngest is `make events` followed by `make invoke` for
+// every event, on moto: the real IngestFunction bootstrap, provisioned by
+// devstack from the repository's tenants file, accepts every freshly
+// generated event file (or answers its handshake) and reports each repeat
+// as a duplicate.
+func TestEventsAcceptedByIngest(t *testing.T) {
+	endpoint := awstest.Moto(t)
+	root := awstest.ModuleRoot()
+	bin := buildIngest(t, root)
+
+	ctx := context.Background()
+	stack, err := devstack.Start(ctx, devstack.Options{
+		Name:        fmt.Sprintf("hookpack-ev%d", time.Now().UnixNano()%1_000_000_000),
+		TenantsFile: filepath.Join(root, "events", "tenants.json"),
+		Addr:        "127.0.0.1:0",
+		TargetAddr:  "127.0.0.1:0",
+		Endpoint:    endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Close)
+	env := []string{
+		"IDEMPOTENCY_TABLE=" + stack.Settings.IdempotencyTable,
+		"TENANT_PARAMETER_PREFIX=" + stack.Settings.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE=" + stack.Settings.QueueURLTemplate,
+		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_REGION=" + awstest.Region,
+	}
+
+	dir := t.TempDir()
+	evs := generate(t, time.Now())
+	if _, err := samples.Write(dir, evs); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		t.Run(ev.File, func(t *testing.T) {
+			payload, err := os.ReadFile(filepath.Join(dir, ev.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := invoke(t, bin, env, payload)
+			if ev.Reply != nil {
+				if resp.StatusCode != http.StatusOK || resp.Body != ev.Reply.Body || resp.Headers["content-type"] != ev.Reply.ContentType {
+					t.Fatalf("handshake = %d %q (%s), want 200 %q (%s)", resp.StatusCode, resp.Body, resp.Headers["content-type"], ev.Reply.Body, ev.Reply.ContentType)
+				}
+				if ev.Reply.Body == "" && ev.Sample.Method == http.MethodGet {
+					t.Errorf("GET handshake echoes no challenge")
+				}
+				return
+			}
+			for _, want := range []string{"accepted", "duplicate"} {
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("invoke = %d %s, want 200 %s", resp.StatusCode, resp.Body, want)
+				}
+				var out struct {
+					Status string `json:"status"`
+					Events []struct {
+						ID     string `json:"eventId"`
+						Status string `json:"status"`
+					} `json:"events"`
+				}
+				if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
+					t.Fatalf("response body %q: %v", resp.Body, err)
+				}
+				if out.Status != want || len(out.Events) == 0 {
+					t.Fatalf("invoke = %s, want status %s", resp.Body, want)
+				}
+				for _, e := range out.Events {
+					if e.Status != want {
+						t.Errorf("event %s = %s, want %s", e.ID, e.Status, want)
+					}
+				}
+				if want == "accepted" {
+					resp = invoke(t, bin, env, payload)
+				}
+			}
+		})
+	}
+}
+
+// buildIngest builds ./functions/ingest for this machine, as `make invoke`
+// does.
+func buildIngest(t *testing.T, root string) string { return buildFunction(t, root, "ingest") }
+
+// buildFunction builds ./functions/<name> for this machine.
+func buildFunction(t *testing.T, root, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bootstrap")
+	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/"+name)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./functions/%s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// invoke runs the bootstrap once under runtimeapi and decodes its response;
+// the function's logs are shown when the test fails.
+func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	var logs bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: payload, Timeout: 10 * time.Second, Stdout: &logs, Stderr: &logs})
+	if err != nil || res.Error != nil {
+		t.Fatalf("Invoke() = %v, function error %v\n%s", err, res.Error, logs.String())
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(res.Payload, &resp); err != nil {
+		t.Fatalf("response %s: %v", res.Payload, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("function logs:\n%s", logs.String())
+		}
+	})
+	return resp
+}
+
+// TestWorkerEventAcceptedByWorker runs events/worker/sqs-batch.json (fresh)
+// through the real worker binary: every record is applied (forwarded to the
+// target service) and a second delivery of the batch repeats no effect.
+func TestWorkerEventAcceptedByWorker(t *testing.T) {
+	endpoint := awstest.Moto(t)
+	root := awstest.ModuleRoot()
+	bin := buildFunction(t, root, "worker")
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	tenants, err := devstack.RetargetTenantsFile(filepath.Join(root, "events", "tenants.json"), t.TempDir(), targetAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stack, err := devstack.Start(ctx, devstack.Options{
+		Name:        fmt.Sprintf("hookpack-wk%d", time.Now().UnixNano()%1_000_000_000),
+		TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stack.Close)
+	go func() { _ = stack.Serve(ctx) }() // the target service
+
+	f, err := tenant.LoadFile(tenants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
+		Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: time.Now(),
+		QueueARN: esm.ARNOf(stack.Queues["demo"].URL, awstest.Region),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := json.Marshal(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{
+		"LEDGER_TABLE=" + stack.Worker.LedgerTable,
+		"TENANT_PARAMETER_PREFIX=" + stack.Worker.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE=" + stack.Worker.QueueURLTemplate,
+		"AWS_ENDPOINT_URL=" + endpoint,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
+		"AWS_ACCESS_KEY_ID=test",
+		"AWS_SECRET_ACCESS_KEY=test",
+		"AWS_REGION=" + awstest.Region,
+	}
+	for round := 1; round <= 2; round++ {
+		var logs bytes.Buffer
+		res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: payload, Timeout: 30 * time.Second, Stdout: &logs, Stderr: &logs})
+		if err != nil || res.Error != nil {
+			t.Fatalf("round %d: Invoke() = %v, %v\n%s", round, err, res.Error, logs.String())
+		}
+		var resp events.SQSEventResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("round %d: response %s (%v), want no batch item failures\n%s", round, res.Payload, err, logs.String())
+		}
+		if got := len(stack.Target.Applied()); got != len(batch.Records) {
+			t.Fatalf("round %d: target applied %d effects, want %d (one per record, never repeated)", round, got, len(batch.Records))
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package samples
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Sample is one sample delivery: <root>/<provider>/<name>.request.json and
+// the raw body file it names (see events/samples/README.md).
+type Sample struct {
+	// Provider is the folder name, the {provider} path segment.
+	Provider string `json:"-"`
+	// Name is the file name without ".request.json".
+	Name        string            `json:"-"`
+	Description string            `json:"description"`
+	Source      string            `json:"source"`
+	Method      string            `json:"method"`
+	URL         string            `json:"url"`
+	Query       map[string]string `json:"query,omitempty"`
+	Headers     map[string]string `json:"headers"`
+	// BodyFile names the raw body next to the request file.
+	BodyFile string `json:"body,omitempty"`
+	// At is the Unix time at which a timestamped signature is fresh.
+	At int64 `json:"at,omitempty"`
+	// TenantConfig is the provider configuration the sample was signed for.
+	TenantConfig webhook.Config `json:"tenantConfig"`
+	// Body holds the bytes of BodyFile, exactly as stored.
+	Body []byte `json:"-"`
+}
+
+const requestSuffix = ".request.json"
+
+// LoadSamples reads every <root>/*/*.request.json, sorted by provider and
+// name. It returns an error naming the file when one does not parse or its
+// body file cannot be read.
+func LoadSamples(root string) ([]Sample, error) {
+	files, err := filepath.Glob(filepath.Join(root, "*", "*"+requestSuffix))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no samples under %s", root)
+	}
+	sort.Strings(files)
+	out := make([]Sample, 0, len(files))
+	for _, f := range files {
+		s, err := load(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// LoadSample reads one sample, <root>/<provider>/<name>.request.json.
+func LoadSample(root, provider, name string) (Sample, error) {
+	return load(filepath.Join(root, provider, name+requestSuffix))
+}
+
+func load(file string) (Sample, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return Sample{}, err
+	}
+	var s Sample
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Sample{}, fmt.Errorf("sample %s: %w", file, err)
+	}
+	s.Provider = filepath.Base(filepath.Dir(file))
+	s.Name = strings.TrimSuffix(filepath.Base(file), requestSuffix)
+	if s.Method == "" {
+		s.Method = http.MethodPost
+	}
+	if s.BodyFile != "" {
+		if s.Body, err = os.ReadFile(filepath.Join(filepath.Dir(file), s.BodyFile)); err != nil {
+			return Sample{}, fmt.Errorf("sample %s: %w", file, err)
+		}
+	}
+	return s, nil
+}
+
+// Time is the instant the sample's signature was made for: At, or, for
+// schemes without a timestamp (no At), the zero time.
+func (s Sample) Time() time.Time {
+	if s.At == 0 {
+		return time.Time{}
+	}
+	return time.Unix(s.At, 0)
+}
+
+// Request returns the delivery as the ingest path hands it to a provider:
+// canonical headers, the query, the raw body and the public URL with the
+// query appended. Tenant is the {tenant} segment of the URL's path.
+func (s Sample) Request() *webhook.Request {
+	req := &webhook.Request{
+		Method:   s.Method,
+		Provider: s.Provider,
+		Header:   http.Header{},
+		Query:    url.Values{},
+		Body:     s.Body,
+		URL:      s.URL,
+	}
+	for k, v := range s.Headers {
+		req.Header.Set(k, v)
+	}
+	u, err := url.Parse(s.URL)
+	if err == nil {
+		req.Query = u.Query()
+		if parts := strings.Split(strings.Trim(u.Path, "/"), "/"); len(parts) == 3 && parts[0] == "webhooks" {
+			req.Tenant = parts[1]
+		}
+	}
+	if len(s.Query) > 0 {
+		extra := url.Values{}
+		for k, v := range s.Query {
+			req.Query.Set(k, v)
+			extra.Set(k, v)
+		}
+		sep := "?"
+		if strings.Contains(req.URL, "?") {
+			sep = "&"
+		}
+		req.URL += sep + extra.Encode()
+	}
+	return req
+}

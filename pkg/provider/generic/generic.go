@@ -1,0 +1,355 @@
+// Package generic is a configurable HMAC verifier for providers without a named
+// adapter (Paddle, Square, Linear, Intercom, Zendesk, in-house senders …):
+// their scheme is described in the tenant's settings, not coded.
+//
+// Settings (all strings):
+//
+//	header            signature header name (required)
+//	algorithm         sha256 (default) | sha1 | sha512
+//	encoding          hex (default) | base64
+//	prefix            literal prefix before the signature, e.g. "sha256="
+//	param             when the header is a key=value list, the key holding
+//	                  the signature ("h1" for Paddle's "ts=…;h1=…"); every
+//	                  value of a repeated key is tried, so rotations that send
+//	                  two signatures work
+//	separator         separator of that list (default ",")
+//	signed            template of the signed content (default "{body}"):
+//	                  {body}, {timestamp}, {url} are substituted, anything
+//	                  else is literal
+//	base_url          public origin (plus path prefix) used for {url} instead
+//	                  of the reconstructed one, for custom domains
+//	timestamp_header  header carrying the timestamp (Unix seconds, Unix
+//	                  milliseconds or RFC 3339)
+//	timestamp_param   key of the timestamp inside the signature header list
+//	timestamp_json    JSON path of a timestamp inside the (signed) body,
+//	                  checked after the signature matched (Linear's
+//	                  webhookTimestamp)
+//	tolerance         allowed clock skew (default 300s) when a timestamp is used
+//	id                where the event id comes from: "header:Name" or
+//	                  "json:path.to.field"; alternatives are tried in order
+//	                  when separated by "|" ("json:event_id|header:X-Id");
+//	                  empty means content hash
+//	type              same syntax, for the event type
+//	conversation      same syntax, for the ordering key
+//	defining          comma-separated JSON paths hashed when there is no id
+//	                  (default: the whole body)
+//
+// Replay rules: a timestamp is only replay protection when the sender signs
+// it, i.e. when the template contains {timestamp} or the timestamp comes from
+// timestamp_json. A timestamp_header or timestamp_param that the template does
+// not use is still checked against the tolerance, but an attacker who
+// captured a delivery can change it, so the idempotency key remains the real
+// defence. Schemes without a timestamp rely on the idempotency key alone.
+package generic
+
+import (
+	"encoding/base64"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// DefaultTolerance applies when a timestamp is configured without tolerance.
+const DefaultTolerance = 300 * time.Second
+
+// Provider implements webhook.Provider for configurable HMAC schemes.
+type Provider struct{}
+
+var _ webhook.Provider = Provider{}
+
+// Verify checks the configured signature header against every secret. It
+// returns an error wrapping webhook.ErrMissingSignature (header, signature or
+// timestamp absent), webhook.ErrInvalidSignature (nothing decodes or no secret
+// matches), webhook.ErrStale (signed timestamp outside the tolerance) or
+// webhook.ErrMisconfigured (settings unusable, no secrets).
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	name := cfg.Settings["header"]
+	if name == "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: setting \"header\" is required")
+	}
+	h, ok := webhook.Hash(cfg.Settings["algorithm"])
+	if !ok {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: algorithm %q is not sha256, sha1 or sha512", cfg.Settings["algorithm"])
+	}
+	enc := cfg.Setting("encoding", "hex")
+	if enc != "hex" && enc != "base64" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: encoding %q is not hex or base64", enc)
+	}
+	raw := req.Header.Get(name)
+	if raw == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", name)
+	}
+	var params map[string][]string // only schemes that list key=value pairs need it
+	if cfg.Settings["param"] != "" || cfg.Settings["timestamp_param"] != "" {
+		params = splitParams(raw, cfg.Setting("separator", ","))
+	}
+	sigs := []string{raw}
+	if p := cfg.Settings["param"]; p != "" {
+		sigs = params[p]
+		if len(sigs) == 0 {
+			return webhook.Errorf(webhook.ErrMissingSignature, "%s has no %s= value", name, p)
+		}
+	}
+	// A sender may list several signatures (rotation); one that does not
+	// decode must not hide another that does.
+	var got [][]byte
+	for _, s := range sigs {
+		if b, ok := decodeSig(strings.TrimPrefix(strings.TrimSpace(s), cfg.Settings["prefix"]), enc); ok {
+			got = append(got, b)
+		}
+	}
+	if len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not %s", name, enc)
+	}
+
+	ts, err := timestamp(req, cfg, params)
+	if err != nil {
+		return err
+	}
+	tmpl := cfg.Setting("signed", "{body}")
+	if strings.Contains(tmpl, "{timestamp}") && ts == "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: template uses {timestamp} but no timestamp_header or timestamp_param is set")
+	}
+	u := req.URL
+	if strings.Contains(tmpl, "{url}") {
+		if u, err = webhook.RebaseURL(req.URL, cfg.Settings["base_url"]); err != nil {
+			return err
+		}
+	}
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
+	}
+	if !webhook.MatchMAC(h, cfg.Secrets, got, signedParts(tmpl, req.Body, ts, u)...) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
+	}
+	if p := cfg.Settings["timestamp_json"]; p != "" {
+		doc, err := webhook.Scan(req.Body, p)
+		if err != nil {
+			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp: not JSON", p)
+		}
+		if k := doc[0].Kind; k == webhook.KindMissing || k == webhook.KindNull {
+			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp", p)
+		}
+		ts = doc[0].Text()
+	}
+	if ts != "" {
+		tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+		if err != nil {
+			return err
+		}
+		return checkTime(ts, now, tol)
+	}
+	return nil
+}
+
+// decodeSig decodes one signature; ok is false when it is not valid in enc
+// or is empty.
+func decodeSig(s, enc string) ([]byte, bool) {
+	var b []byte
+	var err error
+	switch enc {
+	case "hex":
+		b, err = hex.DecodeString(s)
+	case "base64":
+		b, err = base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			b, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+		}
+	}
+	return b, err == nil && len(b) > 0
+}
+
+// splitParams parses "k=v<sep>k=v"; repeated keys keep every value.
+func splitParams(raw, sep string) map[string][]string {
+	out := map[string][]string{}
+	for _, part := range strings.Split(raw, sep) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(part), "="); ok {
+			k = strings.TrimSpace(k)
+			out[k] = append(out[k], strings.TrimSpace(v))
+		}
+	}
+	return out
+}
+
+func timestamp(req *webhook.Request, cfg webhook.Config, params map[string][]string) (string, error) {
+	if h := cfg.Settings["timestamp_header"]; h != "" {
+		ts := strings.TrimSpace(req.Header.Get(h))
+		if ts == "" {
+			return "", webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", h)
+		}
+		return ts, nil
+	}
+	if p := cfg.Settings["timestamp_param"]; p != "" {
+		if v := params[p]; len(v) > 0 && v[0] != "" {
+			return v[0], nil
+		}
+		return "", webhook.Errorf(webhook.ErrMissingSignature, "signature header has no %s= timestamp", p)
+	}
+	return "", nil
+}
+
+// checkTime accepts Unix seconds, Unix milliseconds or RFC 3339.
+func checkTime(ts string, now time.Time, tol time.Duration) error {
+	if n, err := strconv.ParseInt(ts, 10, 64); err == nil {
+		if n > 1e12 || n < -1e12 { // milliseconds
+			n /= 1000
+		}
+		_, err := webhook.CheckTimestamp(strconv.FormatInt(n, 10), now, tol)
+		return err
+	}
+	if f, err := strconv.ParseFloat(ts, 64); err == nil && strings.ContainsAny(ts, ".eE") {
+		// JSON numbers such as 1.714478400e12 from timestamp_json.
+		return checkTime(strconv.FormatFloat(f, 'f', 0, 64), now, tol)
+	}
+	t, err := time.Parse(time.RFC3339, ts)
+	if err != nil {
+		return webhook.Errorf(webhook.ErrMissingSignature, "timestamp is neither Unix time nor RFC 3339")
+	}
+	_, err = webhook.CheckTimestamp(strconv.FormatInt(t.Unix(), 10), now, tol)
+	return err
+}
+
+// signedParts expands the template into byte slices without copying the body.
+// Only {body}, {timestamp} and {url} are placeholders; every other byte,
+// including braces around other words, is literal.
+func signedParts(tmpl string, body []byte, ts, u string) [][]byte {
+	var parts [][]byte
+	lit := 0 // start of the pending literal run
+	for i := 0; i < len(tmpl); i++ {
+		if tmpl[i] != '{' {
+			continue
+		}
+		var v []byte
+		n := 0
+		switch {
+		case strings.HasPrefix(tmpl[i:], "{body}"):
+			v, n = body, len("{body}")
+		case strings.HasPrefix(tmpl[i:], "{timestamp}"):
+			v, n = []byte(ts), len("{timestamp}")
+		case strings.HasPrefix(tmpl[i:], "{url}"):
+			v, n = []byte(u), len("{url}")
+		default:
+			continue
+		}
+		if i > lit {
+			parts = append(parts, []byte(tmpl[lit:i]))
+		}
+		parts = append(parts, v)
+		i += n - 1
+		lit = i + 1
+	}
+	if lit < len(tmpl) {
+		parts = append(parts, []byte(tmpl[lit:]))
+	}
+	return parts
+}
+
+// Events returns the single event of a delivery, with id, type and
+// conversation taken from where the settings say. It returns an error
+// wrapping webhook.ErrMalformed when a JSON source is configured and the body
+// is not JSON, or the configured id is missing, and webhook.ErrMisconfigured
+// when a source has no "header:" or "json:" kind.
+func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Event, error) {
+	var doc jsonDoc
+	needJSON := cfg.Settings["defining"] != ""
+	for _, k := range [...]string{"id", "type", "conversation"} {
+		if strings.Contains(cfg.Settings[k], "json:") {
+			needJSON = true
+		}
+	}
+	if needJSON {
+		if err := doc.scan(req.Body, cfg); err != nil {
+			return nil, err
+		}
+	}
+	ev := webhook.Event{Body: req.Body, Headers: map[string]string{"content-type": req.Header.Get("Content-Type")}}
+	var err error
+	if ev.ID, err = extract(req, &doc, cfg.Settings["id"], "id"); err != nil {
+		return nil, err
+	}
+	if ev.Type, err = extract(req, &doc, cfg.Settings["type"], "type"); err != nil {
+		return nil, err
+	}
+	if ev.Conversation, err = extract(req, &doc, cfg.Settings["conversation"], "conversation"); err != nil {
+		return nil, err
+	}
+	if d := cfg.Settings["defining"]; d != "" && ev.ID == "" {
+		for path := range strings.SplitSeq(d, ",") {
+			ev.Defining = append(ev.Defining, []byte(doc.text(strings.TrimSpace(path))))
+		}
+	}
+	return []webhook.Event{ev}, nil
+}
+
+// jsonDoc holds the values of every JSON path the settings name, read from
+// the body in one pass.
+type jsonDoc struct {
+	paths []string
+	vals  []webhook.Value
+}
+
+// scan reads the paths of the "json:" sources and of "defining" from body.
+// It returns an error wrapping webhook.ErrMalformed when body is not JSON.
+func (d *jsonDoc) scan(body []byte, cfg webhook.Config) error {
+	for _, k := range [...]string{"id", "type", "conversation"} {
+		for alt := range strings.SplitSeq(cfg.Settings[k], "|") {
+			if kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":"); kind == "json" {
+				d.paths = append(d.paths, arg)
+			}
+		}
+	}
+	if def := cfg.Settings["defining"]; def != "" {
+		for path := range strings.SplitSeq(def, ",") {
+			d.paths = append(d.paths, strings.TrimSpace(path))
+		}
+	}
+	vals, err := webhook.Scan(body, d.paths...)
+	if err != nil {
+		return webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
+	}
+	d.vals = vals
+	return nil
+}
+
+// text returns the value at path as webhook.Value.Text does, "" when path is
+// not one the document was scanned for.
+func (d *jsonDoc) text(path string) string {
+	for i, p := range d.paths {
+		if p == path {
+			return d.vals[i].Text()
+		}
+	}
+	return ""
+}
+
+// extract resolves "header:Name" or "json:path", or several of them separated
+// by "|", the first non-empty winning. A configured source that yields
+// nothing is a malformed delivery for id (the key must be stable), and empty
+// for type and conversation.
+func extract(req *webhook.Request, doc *jsonDoc, src, what string) (string, error) {
+	if src == "" {
+		return "", nil
+	}
+	for alt := range strings.SplitSeq(src, "|") {
+		kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":")
+		var v string
+		switch kind {
+		case "header":
+			v = req.Header.Get(arg)
+		case "json":
+			v = doc.text(arg)
+		default:
+			return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
+		}
+		if v != "" {
+			return v, nil
+		}
+	}
+	if what == "id" {
+		return "", webhook.Errorf(webhook.ErrMalformed, "event id (%s) is missing", src)
+	}
+	return "", nil
+}

@@ -1,0 +1,449 @@
+package generic
+
+import (
+	"bytes"
+	gohmac "crypto/hmac"
+	"crypto/sha1" //nolint:gosec // Intercom signs with HMAC-SHA1
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Published vectors reproduced through settings alone, which is what this
+// package promises: any provider's scheme is configuration.
+//
+//   - GitHub: https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+//     ("Testing the webhook payload validation").
+//   - Slack: https://api.slack.com/authentication/verifying-requests-from-slack
+//     (worked example with signing secret 8f742231b10e8888abcd99yyyzzz85a5).
+//   - Stripe: stripe/stripe-dotnet EventUtilityTest (secret "webhook_secret",
+//     t=1533204620, v1=2220f87e…), body in ../stripe/testdata.
+const (
+	githubSecret = "It's a Secret to Everybody"
+	githubBody   = "Hello, World!"
+	githubSig    = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+
+	slackSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+	slackTS     = "1531420618"
+	slackBody   = "token=xyzz0WbapA4vBCDEFasx0q6G&team_id=T1DC2JH3J&team_domain=testteamnow&channel_id=G8PSS9T3V&channel_name=foobar&user_id=U2CERLKJA&user_name=roadrunner&command=%2Fwebhook-collect&text=&response_url=https%3A%2F%2Fhooks.slack.com%2Fcommands%2FT1DC2JH3J%2F397700885554%2F96rGlfmibIGlgcZRskXaIFfN&trigger_id=398738663015.47445629121.803a0bc887a14d10d2c447fce8b6703c"
+	slackSig    = "v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503"
+
+	stripeSecret = "webhook_secret"
+	stripeV1     = "2220f87ef101a04665f11cdf770523143f875572008577fa0f20882ddb9cc3c7"
+)
+
+var (
+	githubCfg = map[string]string{"header": "X-Hub-Signature-256", "prefix": "sha256="}
+	slackCfg  = map[string]string{
+		"header": "X-Slack-Signature", "prefix": "v0=", "signed": "v0:{timestamp}:{body}",
+		"timestamp_header": "X-Slack-Request-Timestamp",
+	}
+	stripeCfg = map[string]string{
+		"header": "Stripe-Signature", "param": "v1", "timestamp_param": "t", "signed": "{timestamp}.{body}",
+	}
+	// Paddle Billing: Paddle-Signature "ts=…;h1=…" over "{ts}:{body}"
+	// (https://developer.paddle.com/webhooks/signature-verification).
+	paddleCfg = map[string]string{
+		"header": "Paddle-Signature", "separator": ";", "param": "h1", "timestamp_param": "ts",
+		"signed": "{timestamp}:{body}", "tolerance": "60s",
+		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id|json:data.id",
+	}
+	// Zendesk: base64(HMAC-SHA256(timestamp + body)), timestamp in its own
+	// header (https://developer.zendesk.com/documentation/webhooks/verifying/).
+	zendeskCfg = map[string]string{
+		"header": "X-Zendesk-Webhook-Signature", "encoding": "base64",
+		"timestamp_header": "X-Zendesk-Webhook-Signature-Timestamp", "signed": "{timestamp}{body}",
+		"tolerance": "300s", "id": "json:id", "type": "json:type", "conversation": "json:subject",
+	}
+	// Square: base64(HMAC-SHA256(notification URL + body))
+	// (https://developer.squareup.com/docs/webhooks/step3validate).
+	squareCfg = map[string]string{
+		"header": "X-Square-Hmacsha256-Signature", "encoding": "base64", "signed": "{url}{body}",
+		"base_url": "https://hooks.example.com",
+		"id":       "json:event_id", "type": "json:type", "conversation": "json:data.id",
+	}
+	// Intercom: X-Hub-Signature "sha1=" + hex HMAC-SHA1 of the body
+	// (https://developers.intercom.com/docs/webhooks).
+	intercomCfg = map[string]string{
+		"header": "X-Hub-Signature", "algorithm": "sha1", "prefix": "sha1=",
+		"id": "json:id", "type": "json:topic", "conversation": "json:data.item.id",
+	}
+	// Linear: Linear-Signature hex HMAC-SHA256 of the body; the signed
+	// body's webhookTimestamp (ms) bounds replays (Linear's SDK allows 60 s).
+	linearCfg = map[string]string{
+		"header": "Linear-Signature", "timestamp_json": "webhookTimestamp", "tolerance": "60s",
+		"id": "header:Linear-Delivery", "type": "json:type", "conversation": "json:data.issueId|json:data.id",
+	}
+)
+
+func mac(h func() hash.Hash, secret string, parts ...string) []byte {
+	m := gohmac.New(h, []byte(secret))
+	for _, p := range parts {
+		m.Write([]byte(p))
+	}
+	return m.Sum(nil)
+}
+
+func hexMAC(secret string, parts ...string) string {
+	return hex.EncodeToString(mac(sha256.New, secret, parts...))
+}
+
+func b64MAC(secret string, parts ...string) string {
+	return base64.StdEncoding.EncodeToString(mac(sha256.New, secret, parts...))
+}
+
+func stripeBody(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../stripe/testdata/event_test_signature.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func req(headers map[string]string, body string) *webhook.Request {
+	h := http.Header{}
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	return &webhook.Request{
+		Method: http.MethodPost, Header: h, Body: []byte(body),
+		URL: "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/acme/hmac",
+	}
+}
+
+func with(base map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+func TestVerify(t *testing.T) {
+	slackAt := time.Unix(1531420618, 0)
+	paddleTS := "1671552777"
+	paddleAt := time.Unix(1671552777, 0)
+	paddleBody := `{"event_id":"evt_01h8bzakzx3hm2fmen703n5q45","event_type":"transaction.paid","data":{"id":"txn_01h8bx69629a16wwm9z8rjmak3","customer_id":"ctm_01h8441jn5pcwrfhwh78jqt8hk"}}`
+	paddleSig := hexMAC("pdl_ntfset_secret", paddleTS, ":", paddleBody)
+	zendeskTS := "2021-09-03T00:15:00Z"
+	zendeskAt, _ := time.Parse(time.RFC3339, zendeskTS)
+	zendeskBody := `{"type":"zen:event-type:ticket.created","id":"01F8"}`
+	squareBody := `{"merchant_id":"6SSW7HV8K2ST5","type":"payment.updated","event_id":"13b867cf-db3d-4b1c-90b6-2f32a9d78124","data":{"id":"KkAkhdMsgzn59SM8A89WgKwekxLZY"}}`
+	squareURL := "https://hooks.example.com/webhooks/acme/hmac"
+	intercomBody := `{"type":"notification_event","id":"notif_ccd8a4d2","topic":"conversation.user.replied","data":{"item":{"type":"conversation","id":"147"}}}`
+	intercomSig := "sha1=" + hex.EncodeToString(mac(sha1.New, "intercom-secret", intercomBody))
+	linearBody := `{"action":"update","type":"Issue","data":{"id":"2174add1-f7c8-44e3-bbf3-2d60b5ea8bc9"},"webhookTimestamp":1714478400000}`
+	linearAt := time.UnixMilli(1714478400000)
+
+	tests := []struct {
+		name    string
+		secrets []string
+		set     map[string]string
+		headers map[string]string
+		body    string
+		now     time.Time
+		want    error
+	}{
+		// Published vectors.
+		{"github docs vector", []string{githubSecret}, githubCfg, map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, nil},
+		{"slack docs vector", []string{slackSecret}, slackCfg, map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": slackTS}, slackBody, slackAt, nil},
+		{"stripe sdk vector", []string{stripeSecret}, stripeCfg, map[string]string{"Stripe-Signature": "t=1533204620,v1=" + stripeV1}, "", time.Unix(1533204620, 0), nil},
+
+		// Tampering, secrets, rotation.
+		{"tampered body", []string{githubSecret}, githubCfg, map[string]string{"X-Hub-Signature-256": githubSig}, githubBody + " ", slackAt, webhook.ErrInvalidSignature},
+		{"wrong secret", []string{"nope"}, githubCfg, map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, webhook.ErrInvalidSignature},
+		{"rotation: second secret matches", []string{"old", githubSecret}, githubCfg, map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, nil},
+		{"slack timestamp tampered", []string{slackSecret}, slackCfg, map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": "1531420619"}, slackBody, slackAt, webhook.ErrInvalidSignature},
+
+		// Timestamps.
+		{"slack stale", []string{slackSecret}, slackCfg, map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": slackTS}, slackBody, slackAt.Add(301 * time.Second), webhook.ErrStale},
+		{"slack future", []string{slackSecret}, slackCfg, map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": slackTS}, slackBody, slackAt.Add(-301 * time.Second), webhook.ErrStale},
+		{"slack tolerance setting", []string{slackSecret}, with(slackCfg, "tolerance", "1h"), map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": slackTS}, slackBody, slackAt.Add(30 * time.Minute), nil},
+		{"slack missing timestamp", []string{slackSecret}, slackCfg, map[string]string{"X-Slack-Signature": slackSig}, slackBody, slackAt, webhook.ErrMissingSignature},
+		{"stripe stale", []string{stripeSecret}, stripeCfg, map[string]string{"Stripe-Signature": "t=1533204620,v1=" + stripeV1}, "", time.Unix(1533204620+301, 0), webhook.ErrStale},
+		{"stripe missing t", []string{stripeSecret}, stripeCfg, map[string]string{"Stripe-Signature": "v1=" + stripeV1}, "", time.Unix(1533204620, 0), webhook.ErrMissingSignature},
+		{"stripe missing v1", []string{stripeSecret}, stripeCfg, map[string]string{"Stripe-Signature": "t=1533204620"}, "", time.Unix(1533204620, 0), webhook.ErrMissingSignature},
+		{"stripe garbage v1 then good v1", []string{stripeSecret}, stripeCfg, map[string]string{"Stripe-Signature": "t=1533204620,v1=zz,v1=" + stripeV1}, "", time.Unix(1533204620, 0), nil},
+
+		// Worked configurations from docs/providers/hmac.md.
+		{"paddle", []string{"pdl_ntfset_secret"}, paddleCfg, map[string]string{"Paddle-Signature": "ts=" + paddleTS + ";h1=" + paddleSig}, paddleBody, paddleAt.Add(10 * time.Second), nil},
+		{"paddle rotation: two h1", []string{"pdl_ntfset_secret"}, paddleCfg, map[string]string{"Paddle-Signature": "ts=" + paddleTS + ";h1=" + strings.Repeat("0", 64) + ";h1=" + paddleSig}, paddleBody, paddleAt, nil},
+		{"paddle stale", []string{"pdl_ntfset_secret"}, paddleCfg, map[string]string{"Paddle-Signature": "ts=" + paddleTS + ";h1=" + paddleSig}, paddleBody, paddleAt.Add(61 * time.Second), webhook.ErrStale},
+		{"zendesk", []string{"zd-secret"}, zendeskCfg, map[string]string{"X-Zendesk-Webhook-Signature": b64MAC("zd-secret", zendeskTS, zendeskBody), "X-Zendesk-Webhook-Signature-Timestamp": zendeskTS}, zendeskBody, zendeskAt, nil},
+		{"zendesk stale", []string{"zd-secret"}, zendeskCfg, map[string]string{"X-Zendesk-Webhook-Signature": b64MAC("zd-secret", zendeskTS, zendeskBody), "X-Zendesk-Webhook-Signature-Timestamp": zendeskTS}, zendeskBody, zendeskAt.Add(time.Hour), webhook.ErrStale},
+		{"square with base_url", []string{"sq-key"}, squareCfg, map[string]string{"X-Square-Hmacsha256-Signature": b64MAC("sq-key", squareURL, squareBody)}, squareBody, slackAt, nil},
+		{"square signed for another url", []string{"sq-key"}, squareCfg, map[string]string{"X-Square-Hmacsha256-Signature": b64MAC("sq-key", "https://evil.example/webhooks/acme/hmac", squareBody)}, squareBody, slackAt, webhook.ErrInvalidSignature},
+		{"intercom sha1", []string{"intercom-secret"}, intercomCfg, map[string]string{"X-Hub-Signature": intercomSig}, intercomBody, slackAt, nil},
+		{"linear", []string{"lin_wh_secret"}, linearCfg, map[string]string{"Linear-Signature": hexMAC("lin_wh_secret", linearBody)}, linearBody, linearAt.Add(30 * time.Second), nil},
+		{"linear stale body timestamp", []string{"lin_wh_secret"}, linearCfg, map[string]string{"Linear-Signature": hexMAC("lin_wh_secret", linearBody)}, linearBody, linearAt.Add(2 * time.Minute), webhook.ErrStale},
+		{"linear body without timestamp", []string{"lin_wh_secret"}, linearCfg, map[string]string{"Linear-Signature": hexMAC("lin_wh_secret", "{}")}, "{}", linearAt, webhook.ErrMissingSignature},
+
+		// Missing and malformed.
+		{"missing header", []string{githubSecret}, githubCfg, nil, githubBody, slackAt, webhook.ErrMissingSignature},
+		{"not hex", []string{githubSecret}, githubCfg, map[string]string{"X-Hub-Signature-256": "sha256=xyz"}, githubBody, slackAt, webhook.ErrInvalidSignature},
+		{"base64 url alphabet accepted", []string{"zd-secret"}, zendeskCfg, map[string]string{"X-Zendesk-Webhook-Signature": strings.TrimRight(base64.URLEncoding.EncodeToString(mac(sha256.New, "zd-secret", zendeskTS, zendeskBody)), "="), "X-Zendesk-Webhook-Signature-Timestamp": zendeskTS}, zendeskBody, zendeskAt, nil},
+
+		// Misconfiguration.
+		{"no header setting", []string{"k3y-not-in-messages"}, map[string]string{}, map[string]string{"X": "y"}, "", slackAt, webhook.ErrMisconfigured},
+		{"unknown algorithm", []string{"k3y-not-in-messages"}, with(githubCfg, "algorithm", "md5"), map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, webhook.ErrMisconfigured},
+		{"unknown encoding", []string{"k3y-not-in-messages"}, with(githubCfg, "encoding", "base32"), map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, webhook.ErrMisconfigured},
+		{"template timestamp without source", []string{"k3y-not-in-messages"}, with(githubCfg, "signed", "{timestamp}.{body}"), map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, webhook.ErrMisconfigured},
+		{"bad base_url", []string{"sq-key"}, with(squareCfg, "base_url", "hooks.example.com"), map[string]string{"X-Square-Hmacsha256-Signature": "AAAA"}, squareBody, slackAt, webhook.ErrMisconfigured},
+		{"bad tolerance", []string{slackSecret}, with(slackCfg, "tolerance", "-1"), map[string]string{"X-Slack-Signature": slackSig, "X-Slack-Request-Timestamp": slackTS}, slackBody, slackAt, webhook.ErrMisconfigured},
+		{"no secrets", nil, githubCfg, map[string]string{"X-Hub-Signature-256": githubSig}, githubBody, slackAt, webhook.ErrMisconfigured},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := tt.body
+			if strings.HasPrefix(tt.name, "stripe") {
+				body = stripeBody(t)
+			}
+			cfg := webhook.Config{Secrets: tt.secrets, Settings: tt.set}
+			err := Provider{}.Verify(req(tt.headers, body), cfg, tt.now)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Verify(%v) = %v, want %v", tt.headers, err, tt.want)
+			}
+			if err != nil {
+				for _, s := range tt.secrets {
+					if s != "" && strings.Contains(err.Error(), s) {
+						t.Errorf("Verify error %q leaks a secret", err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestCheckTime(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	tests := []struct {
+		ts   string
+		want error
+	}{
+		{"1700000000", nil},
+		{"1700000000000", nil},
+		{"1.7e12", nil},
+		{"2023-11-14T22:13:20Z", nil},
+		{"2023-11-14T23:13:20+01:00", nil},
+		{"1699999000", webhook.ErrStale},
+		{"1700001000000", webhook.ErrStale},
+		{"yesterday", webhook.ErrMissingSignature},
+	}
+	for _, tt := range tests {
+		err := checkTime(tt.ts, now, 300*time.Second)
+		if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			t.Errorf("checkTime(%q) = %v, want %v", tt.ts, err, tt.want)
+		}
+	}
+}
+
+func TestSignedParts(t *testing.T) {
+	tests := []struct {
+		tmpl string
+		want string
+	}{
+		{"{body}", "BODY"},
+		{"{timestamp}.{body}", "TS.BODY"},
+		{"v0:{timestamp}:{body}", "v0:TS:BODY"},
+		{"{url}{body}", "URLBODY"},
+		{"{timestamp}{body}", "TSBODY"},
+		{"literal", "literal"},
+		{"{other}.{body}", "{other}.BODY"},
+		{"{a{body}", "{aBODY"},
+		{"{body", "{body"},
+		{"}{body}{", "}BODY{"},
+		{"{body}{body}", "BODYBODY"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		got := bytes.Join(signedParts(tt.tmpl, []byte("BODY"), "TS", "URL"), nil)
+		if string(got) != tt.want {
+			t.Errorf("signedParts(%q) = %q, want %q", tt.tmpl, got, tt.want)
+		}
+	}
+}
+
+func TestSplitParams(t *testing.T) {
+	got := splitParams("ts=1671552777; h1=aa ;h1=bb;junk;=x", ";")
+	if v := got["ts"]; len(v) != 1 || v[0] != "1671552777" {
+		t.Errorf("splitParams ts = %q", v)
+	}
+	if v := got["h1"]; len(v) != 2 || v[0] != "aa" || v[1] != "bb" {
+		t.Errorf("splitParams h1 = %q, want [aa bb]", v)
+	}
+	if _, ok := got["junk"]; ok {
+		t.Error("splitParams kept a part without '='")
+	}
+}
+
+func TestEvents(t *testing.T) {
+	body := `{"event_id":"evt_1","event_type":"subscription.updated","data":{"id":"sub_1","customer_id":"ctm_1","items":[{"price":{"id":"pri_1"}}]}}`
+	tests := []struct {
+		name     string
+		set      map[string]string
+		headers  map[string]string
+		body     string
+		wantID   string
+		wantType string
+		wantConv string
+		wantDef  int
+		wantErr  error
+	}{
+		{"json paths", map[string]string{"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id"}, nil, body, "evt_1", "subscription.updated", "ctm_1", 0, nil},
+		{"headers", map[string]string{"id": "header:X-Event-Id", "type": "header:X-Event-Type", "conversation": "header:X-Account"}, map[string]string{"X-Event-Id": "e9", "X-Event-Type": "t9", "X-Account": "a9"}, "not json", "e9", "t9", "a9", 0, nil},
+		{"alternatives: first empty", map[string]string{"id": "json:missing|json:event_id", "conversation": "json:data.nothing|json:data.id"}, nil, body, "evt_1", "", "sub_1", 0, nil},
+		{"alternatives: header then json", map[string]string{"id": "header:X-Event-Id|json:event_id"}, nil, body, "evt_1", "", "", 0, nil},
+		{"array index path", map[string]string{"id": "json:event_id", "conversation": "json:data.items.0.price.id"}, nil, body, "evt_1", "", "pri_1", 0, nil},
+		{"no id: content hash of defining fields", map[string]string{"defining": "event_type, data.id"}, nil, body, "", "", "", 2, nil},
+		{"no settings: hash of body", nil, nil, "anything", "", "", "", 0, nil},
+		{"missing type and conversation are empty", map[string]string{"id": "json:event_id", "type": "json:nope", "conversation": "header:X-Nope"}, nil, body, "evt_1", "", "", 0, nil},
+		{"missing id is malformed", map[string]string{"id": "json:nope"}, nil, body, "", "", "", 0, webhook.ErrMalformed},
+		{"json source on non-JSON body", map[string]string{"id": "json:event_id"}, nil, "a=b", "", "", "", 0, webhook.ErrMalformed},
+		{"bad source kind", map[string]string{"type": "query:type"}, nil, body, "", "", "", 0, webhook.ErrMisconfigured},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := Provider{}.Events(req(tt.headers, tt.body), webhook.Config{Settings: tt.set})
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Events() = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("Events() = %d events, %v; want 1 event", len(evs), err)
+			}
+			ev := evs[0]
+			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv || len(ev.Defining) != tt.wantDef {
+				t.Errorf("Events() = id %q type %q conv %q defining %d; want %q %q %q %d", ev.ID, ev.Type, ev.Conversation, len(ev.Defining), tt.wantID, tt.wantType, tt.wantConv, tt.wantDef)
+			}
+			if string(ev.Body) != tt.body {
+				t.Error("Events() changed the body")
+			}
+		})
+	}
+}
+
+func TestDefiningIgnoresDeliveryMetadata(t *testing.T) {
+	set := map[string]string{"defining": "type,data.id"}
+	a, _ := Provider{}.Events(req(nil, `{"type":"x","data":{"id":"1"},"attempt":1}`), webhook.Config{Settings: set})
+	b, _ := Provider{}.Events(req(nil, `{"type":"x","data":{"id":"1"},"attempt":2}`), webhook.Config{Settings: set})
+	if webhook.EventID(a[0]) != webhook.EventID(b[0]) {
+		t.Error("retries that differ only in delivery metadata got different ids")
+	}
+}
+
+func FuzzSplitParams(f *testing.F) {
+	f.Add("ts=1671552777;h1=eb4d0dc8", ";")
+	f.Add("t=1,v1=a,v1=b,v0=c", ",")
+	f.Add("==;;=", ";")
+	f.Add("a=b", "")
+	f.Fuzz(func(t *testing.T, raw, sep string) {
+		if sep == "" {
+			sep = ","
+		}
+		for k, vs := range splitParams(raw, sep) {
+			if strings.Contains(k, sep) {
+				t.Fatalf("splitParams(%q, %q) key %q contains the separator", raw, sep, k)
+			}
+			for _, v := range vs {
+				if strings.Contains(v, sep) {
+					t.Fatalf("splitParams(%q, %q) value %q contains the separator", raw, sep, v)
+				}
+			}
+		}
+	})
+}
+
+func FuzzSignedParts(f *testing.F) {
+	f.Add("{timestamp}.{body}")
+	f.Add("v0:{timestamp}:{body}")
+	f.Add("{{body}}{url")
+	f.Fuzz(func(t *testing.T, tmpl string) {
+		got := bytes.Join(signedParts(tmpl, []byte("B"), "T", "U"), nil)
+		want := strings.NewReplacer("{body}", "B", "{timestamp}", "T", "{url}", "U").Replace(tmpl)
+		if string(got) != want {
+			t.Fatalf("signedParts(%q) = %q, want %q", tmpl, got, want)
+		}
+	})
+}
+
+func FuzzVerify(f *testing.F) {
+	f.Add("ts=1671552777;h1=00", []byte(`{}`))
+	f.Add("ts=;h1=;h1=zz", []byte(``))
+	f.Add(";;;", []byte(`x`))
+	f.Fuzz(func(t *testing.T, header string, body []byte) {
+		cfg := webhook.Config{Secrets: []string{"fuzz"}, Settings: paddleCfg}
+		r := req(map[string]string{"Paddle-Signature": header}, string(body))
+		if err := (Provider{}).Verify(r, cfg, time.Unix(1671552777, 0)); err == nil {
+			ts := splitParams(header, ";")["ts"]
+			if len(ts) == 0 || !strings.Contains(strings.ToLower(header), hexMAC("fuzz", ts[0], ":", string(body))) {
+				t.Fatalf("Verify(%q) = nil without the real MAC", header)
+			}
+		}
+	})
+}
+
+func FuzzEvents(f *testing.F) {
+	f.Add([]byte(`{"event_id":"e","data":{"customer_id":"c"}}`), "json:event_id|header:X-Id")
+	f.Add([]byte(`[1,2]`), "json:0")
+	f.Add([]byte(``), "")
+	f.Fuzz(func(t *testing.T, body []byte, idSrc string) {
+		cfg := webhook.Config{Settings: map[string]string{"id": idSrc, "conversation": "json:data.customer_id"}}
+		evs, err := Provider{}.Events(req(nil, string(body)), cfg)
+		if err != nil && !errors.Is(err, webhook.ErrMalformed) && !errors.Is(err, webhook.ErrMisconfigured) {
+			t.Fatalf("Events() error %v wraps no sentinel", err)
+		}
+		for _, ev := range evs {
+			if ev.ID == "" && ev.Body == nil {
+				t.Fatal("Events() returned an event with neither id nor body")
+			}
+		}
+	})
+}
+
+// TestWorkedConfigEvents checks the ids and conversations the documented
+// configurations (docs/providers/hmac.md) derive from each provider's sample.
+func TestWorkedConfigEvents(t *testing.T) {
+	tests := []struct {
+		name     string
+		set      map[string]string
+		headers  map[string]string
+		body     string
+		wantID   string
+		wantType string
+		wantConv string
+	}{
+		{"paddle", paddleCfg, nil, `{"event_id":"evt_1","event_type":"transaction.paid","data":{"id":"txn_1","customer_id":"ctm_1"}}`, "evt_1", "transaction.paid", "ctm_1"},
+		{"paddle customer event", paddleCfg, nil, `{"event_id":"evt_2","event_type":"customer.created","data":{"id":"ctm_1"}}`, "evt_2", "customer.created", "ctm_1"},
+		{"linear comment joins its issue", linearCfg, map[string]string{"Linear-Delivery": "d-1"}, `{"action":"create","type":"Comment","data":{"id":"c1","issueId":"i1"},"webhookId":"w","webhookTimestamp":1}`, "d-1", "Comment", "i1"},
+		{"linear issue", linearCfg, map[string]string{"Linear-Delivery": "d-2"}, `{"action":"update","type":"Issue","data":{"id":"i1"},"webhookId":"w","webhookTimestamp":1}`, "d-2", "Issue", "i1"},
+		{"square", squareCfg, nil, `{"merchant_id":"M","type":"payment.updated","event_id":"e-1","data":{"type":"payment","id":"P1"}}`, "e-1", "payment.updated", "P1"},
+		{"intercom", intercomCfg, nil, `{"type":"notification_event","id":"notif_1","topic":"conversation.user.replied","data":{"item":{"type":"conversation","id":"147"}}}`, "notif_1", "conversation.user.replied", "147"},
+		{"zendesk", zendeskCfg, nil, `{"type":"zen:event-type:ticket.created","id":"cbe4028c","subject":"zen:ticket:123","detail":{}}`, "cbe4028c", "zen:event-type:ticket.created", "zen:ticket:123"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := Provider{}.Events(req(tt.headers, tt.body), webhook.Config{Settings: tt.set})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
+			}
+			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
+				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
+			}
+		})
+	}
+}
