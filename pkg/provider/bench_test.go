@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 

@@ -4,8 +4,8 @@
 package provider
 
 import (
-	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/generic"
+	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
 	"github.com/hookpack/hookpack/pkg/provider/slack"
 	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"

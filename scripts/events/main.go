@@ -18,8 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 

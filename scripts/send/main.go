@@ -17,8 +17,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 

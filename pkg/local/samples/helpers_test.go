@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
