@@ -5,17 +5,13 @@
 package envelope
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Version is the envelope format this build writes.
@@ -67,82 +63,18 @@ func (e *Envelope) RawBody() ([]byte, error) {
 }
 
 // Encode returns the JSON message body: the fields in the order declared,
-// empty optional ones left out, strings escaped as encoding/json escapes them
-// with HTML escaping off (it would inflate bodies full of <, > and & toward
-// the queue's size limit), ReceivedAt in RFC 3339 with nanoseconds. It is
-// byte for byte what json.Encoder with SetEscapeHTML(false) writes, without
-// the trailing newline, and returns an error only when ReceivedAt has no RFC
-// 3339 form (a year outside 0–9999, a zone offset of a day or more).
+// empty optional ones left out, no trailing newline, and HTML escaping off (it
+// would inflate bodies full of <, > and & toward the queue's size limit). It
+// returns an error only when ReceivedAt has no RFC 3339 form (a year outside
+// 0–9999, a zone offset of a day or more).
 func (e *Envelope) Encode() ([]byte, error) {
-	b, err := e.AppendJSON(make([]byte, 0, e.sizeHint()))
-	if err != nil {
-		return nil, err
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, fmt.Errorf("encode envelope %s: %w", e.Key, err)
 	}
-	return b, nil
-}
-
-// AppendJSON appends the encoding Encode returns to dst. On error it returns
-// dst unchanged.
-func (e *Envelope) AppendJSON(dst []byte) ([]byte, error) {
-	orig := dst
-	dst = append(dst, `{"v":`...)
-	dst = strconv.AppendInt(dst, int64(e.Version), 10)
-	dst = appendField(dst, `,"key":`, e.Key)
-	dst = appendField(dst, `,"tenant":`, e.Tenant)
-	dst = appendField(dst, `,"provider":`, e.Provider)
-	dst = appendField(dst, `,"eventId":`, e.EventID)
-	if e.Type != "" {
-		dst = appendField(dst, `,"type":`, e.Type)
-	}
-	dst = appendField(dst, `,"conversation":`, e.Conversation)
-	dst = append(dst, `,"receivedAt":"`...)
-	// AppendText is MarshalJSON without the quotes: the same strict RFC
-	// 3339, without an allocation.
-	dst, err := e.ReceivedAt.AppendText(dst)
-	if err != nil {
-		return orig, fmt.Errorf("encode envelope %s: receivedAt: %w", e.Key, err)
-	}
-	dst = append(dst, '"')
-	dst = appendField(dst, `,"body":`, e.Body)
-	if e.BodyEncoding != "" {
-		dst = appendField(dst, `,"bodyEncoding":`, e.BodyEncoding)
-	}
-	if len(e.Headers) > 0 {
-		// encoding/json writes map keys sorted.
-		var buf [8]string
-		keys := buf[:0]
-		for k := range e.Headers {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, `,"headers":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = webhook.AppendJSONString(dst, k)
-			dst = append(dst, ':')
-			dst = webhook.AppendJSONString(dst, e.Headers[k])
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, '}'), nil
-}
-
-func appendField(dst []byte, name, value string) []byte {
-	return webhook.AppendJSONString(append(dst, name...), value)
-}
-
-// sizeHint estimates the encoded size so that Encode allocates once: quotes
-// are the escapes JSON bodies are full of, and strings.Count finds them
-// faster than a reallocation would copy.
-func (e *Envelope) sizeHint() int {
-	n := 192 + len(e.Key) + len(e.Tenant) + len(e.Provider) + len(e.EventID) + len(e.Type) + len(e.Conversation) + len(e.BodyEncoding)
-	n += len(e.Body) + strings.Count(e.Body, `"`) + len(e.Body)/64
-	for k, v := range e.Headers {
-		n += len(k) + len(v) + 8
-	}
-	return n
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Decode parses a message body and checks the fields every consumer relies
