@@ -116,7 +116,7 @@ func Config(t testing.TB, endpoint string) aws.Config {
 // ModuleRoot returns the directory holding go.mod.
 func ModuleRoot() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Name returns a unique resource name for t (tables and queues are shared

@@ -16,7 +16,7 @@ import (
 )
 
 const (
-	root        = "../.."
+	root        = "../../.."
 	samplesDir  = root + "/events/samples"
 	tenantsFile = root + "/events/tenants.json"
 	ingestDir   = root + "/events/ingest"
