@@ -29,7 +29,7 @@ func TestURLForARN(t *testing.T) {
 			}
 		})
 	}
-	if _, err := queue.ParseARN("arn:aws:sqs:x"); !errors.Is(err, queue.ErrInvalidARN) {
-		t.Errorf("ParseARN(short) = %v, want ErrInvalidARN", err)
+	if _, err := queue.URLForARN("arn:aws:sqs:x", ""); !errors.Is(err, queue.ErrInvalidARN) {
+		t.Errorf("URLForARN(short) = %v, want ErrInvalidARN", err)
 	}
 }

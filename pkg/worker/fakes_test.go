@@ -38,7 +38,6 @@ type clock struct {
 func newClock() *clock                     { return &clock{t: time.Now().Truncate(time.Second)} }
 func (c *clock) Now() time.Time            { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Advance(d time.Duration)   { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-func (c *clock) Set(t time.Time)           { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 func fixedJitter(f float64) func() float64 { return func() float64 { return f } }
 
 // fakeSQS records dead letters and visibility changes.
