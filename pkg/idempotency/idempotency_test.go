@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
@@ -35,7 +35,7 @@ func runDynamo(t *testing.T, endpoint string, q idempotencytest.Quirks) {
 	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
 	idempotencytest.Run(t, func(t *testing.T, c *idempotencytest.Clock) idempotencytest.Store {
 		table := awstest.Name(t)
-		if err := tables.Idempotency(context.Background(), client, table); err != nil {
+		if err := provision.Idempotency(context.Background(), client, table); err != nil {
 			t.Fatalf("CreateTable: %v", err)
 		}
 		return idempotency.NewDynamoDB(client, table, opts(c))

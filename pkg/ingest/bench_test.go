@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -63,11 +63,11 @@ func BenchmarkEmulator(b *testing.B) {
 	cfg := awstest.Config(b, awstest.Moto(b))
 	name := awstest.Name(b)
 	ddb := dynamodb.NewFromConfig(cfg)
-	if err := tables.Idempotency(ctx, ddb, name); err != nil {
+	if err := provision.Idempotency(ctx, ddb, name); err != nil {
 		b.Fatal(err)
 	}
 	sq := sqs.NewFromConfig(cfg)
-	pair, err := queue.CreatePair(ctx, sq, name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	pair, err := provision.QueuePair(ctx, sq, name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
 	if err != nil {
 		b.Fatal(err)
 	}

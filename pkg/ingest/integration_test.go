@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,7 +31,7 @@ import (
 type stack struct {
 	handler *Handler
 	sqs     *sqs.Client
-	pair    queue.Pair
+	pair    provision.Pair
 	faults  *faultySender
 }
 
@@ -63,11 +63,11 @@ func newStack(t *testing.T, now func() time.Time) *stack {
 	// Claims go to DynamoDB Local: moto's conditional writes are not atomic
 	// under concurrency, and the burst test depends on DynamoDB's semantics.
 	ddb := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
-	if err := tables.Idempotency(ctx, ddb, name); err != nil {
+	if err := provision.Idempotency(ctx, ddb, name); err != nil {
 		t.Fatal(err)
 	}
 	sq := sqs.NewFromConfig(cfg)
-	pair, err := queue.CreatePair(ctx, sq, name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	pair, err := provision.QueuePair(ctx, sq, name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

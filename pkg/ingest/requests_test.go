@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
-	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -26,10 +25,10 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
-	if err := tables.Idempotency(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+	if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
 		t.Fatal(err)
 	}
-	pair, err := queue.CreatePair(ctx, sqs.NewFromConfig(cfg), name+"-acme", queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	pair, err := provision.QueuePair(ctx, sqs.NewFromConfig(cfg), name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -38,7 +38,7 @@ func runDynamo(t *testing.T, endpoint string, q ledgertest.Quirks) {
 	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
 	ledgertest.Run(t, func(t *testing.T, c *ledgertest.Clock) ledgertest.Store {
 		table := awstest.Name(t)
-		if err := tables.Ledger(context.Background(), client, table); err != nil {
+		if err := provision.Ledger(context.Background(), client, table); err != nil {
 			t.Fatalf("CreateTable: %v", err)
 		}
 		return ledger.NewDynamoDB(client, table, opts(c))
@@ -61,7 +61,7 @@ func TestFenceAfterTheConversationExpired(t *testing.T) {
 			ctx := context.Background()
 			client := dynamodb.NewFromConfig(awstest.Config(t, b.endpoint(t)))
 			table := awstest.Name(t)
-			if err := tables.Ledger(ctx, client, table); err != nil {
+			if err := provision.Ledger(ctx, client, table); err != nil {
 				t.Fatal(err)
 			}
 			s := ledger.NewDynamoDB(client, table, ledger.Options{})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/provision"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -29,7 +31,7 @@ func TestSizeCountsAttributes(t *testing.T) {
 func TestSendOnMoto(t *testing.T) {
 	ctx := context.Background()
 	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
-	pair, err := CreatePair(ctx, client, awstest.Name(t), PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

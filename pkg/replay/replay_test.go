@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/provision"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -28,13 +30,13 @@ type fixture struct {
 	t      *testing.T
 	client *sqs.Client
 	q      *queue.SQS
-	pair   queue.Pair
+	pair   provision.Pair
 	r      *replay.Replayer
 }
 
 func newFixture(t *testing.T) *fixture {
 	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
-	pair, err := queue.CreatePair(context.Background(), client, awstest.Name(t), queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	pair, err := provision.QueuePair(context.Background(), client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

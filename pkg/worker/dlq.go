@@ -29,7 +29,7 @@ const (
 const maxReasonBytes = 512
 
 // DLQURL returns the dead-letter queue of a source queue URL, by the naming
-// of queue.CreatePair and template.yaml: "…/<name>.fifo" becomes
+// of provision.QueuePair (pkg/local) and template.yaml: "…/<name>.fifo" becomes
 // "…/<name>-dlq.fifo". It returns an error wrapping ErrNoDLQ for a URL that
 // is not a FIFO queue's or that already names a dead-letter queue.
 func DLQURL(sourceURL string) (string, error) {

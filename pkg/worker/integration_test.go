@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -126,7 +126,7 @@ func (tg *target) snapshot() (posts, applied, keys map[string][]string, absorbed
 type stack struct {
 	t      *testing.T
 	sqs    *sqs.Client
-	pair   queue.Pair
+	pair   provision.Pair
 	q      *queue.SQS
 	ledger *ledger.DynamoDB
 	creds  *tenant.SSM
@@ -140,13 +140,13 @@ func newStack(t *testing.T) *stack {
 	cfg := awstest.Config(t, awstest.Moto(t))
 	s := &stack{t: t, sqs: sqs.NewFromConfig(cfg), clock: &offsetClock{}, target: newTarget(t)}
 	var err error
-	if s.pair, err = queue.CreatePair(ctx, s.sqs, awstest.Name(t), queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 10}); err != nil {
+	if s.pair, err = provision.QueuePair(ctx, s.sqs, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 10}); err != nil {
 		t.Fatal(err)
 	}
 	s.q = queue.NewSQS(s.sqs)
 	ddb := dynamodb.NewFromConfig(cfg)
 	table := awstest.Name(t)
-	if err := tables.Ledger(ctx, ddb, table); err != nil {
+	if err := provision.Ledger(ctx, ddb, table); err != nil {
 		t.Fatal(err)
 	}
 	s.ledger = ledger.NewDynamoDB(ddb, table, ledger.Options{Now: s.clock.Now})

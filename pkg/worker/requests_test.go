@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -110,11 +110,11 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
-	if err := tables.Ledger(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
+	if err := provision.Ledger(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
 		t.Fatal(err)
 	}
 	sqsClient := sqs.NewFromConfig(cfg)
-	pair, err := queue.CreatePair(ctx, sqsClient, name, queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	pair, err := provision.QueuePair(ctx, sqsClient, name, provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.DynamoDBLocal(t))
 	table := awstest.Name(t)
-	if err := tables.Ledger(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+	if err := provision.Ledger(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
 		t.Fatal(err)
 	}
 	counter := newRequestCounter()

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/tables"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -36,7 +36,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
-	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -77,7 +76,7 @@ type Stack struct {
 	Options
 	AWS      aws.Config
 	Tenants  *tenant.File
-	Queues   map[string]queue.Pair
+	Queues   map[string]provision.Pair
 	Settings ingest.Settings
 	Worker   worker.Settings
 	Target   *Target
@@ -106,7 +105,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Stack{Options: o, Queues: map[string]queue.Pair{}}
+	s := &Stack{Options: o, Queues: map[string]provision.Pair{}}
 	f, err := tenant.LoadFile(o.TenantsFile)
 	if err != nil {
 		return nil, err
@@ -170,17 +169,17 @@ func awsConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config
 func (s *Stack) provision(ctx context.Context) error {
 	table := s.Name + "-idempotency"
 	ddb := dynamodb.NewFromConfig(s.AWS)
-	if err := tables.Idempotency(ctx, ddb, table); err != nil {
+	if err := provision.Idempotency(ctx, ddb, table); err != nil {
 		return err
 	}
-	if err := tables.Ledger(ctx, ddb, s.Name+"-ledger"); err != nil {
+	if err := provision.Ledger(ctx, ddb, s.Name+"-ledger"); err != nil {
 		return err
 	}
 	outbound := map[string]tenant.Outbound{}
 	sq := sqs.NewFromConfig(s.AWS)
 	creds := tenant.NewSSM(ssm.NewFromConfig(s.AWS), "/"+s.Name)
 	for _, id := range s.Tenants.IDs() {
-		pair, err := queue.CreatePair(ctx, sq, s.Name+"-"+id, queue.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: 10})
+		pair, err := provision.QueuePair(ctx, sq, s.Name+"-"+id, provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: 10})
 		if err != nil {
 			return err
 		}

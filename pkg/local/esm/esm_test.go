@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/local/provision"
+
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -18,7 +20,7 @@ import (
 func TestReceiveAndSettleOnMoto(t *testing.T) {
 	ctx := context.Background()
 	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
-	pair, err := queue.CreatePair(ctx, client, awstest.Name(t), queue.PairOptions{VisibilityTimeout: 60, MaxReceiveCount: 5})
+	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 60, MaxReceiveCount: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,8 @@
-// Package tables creates the pack's DynamoDB tables for local stacks
-// and tests: a string partition key, on-demand billing and a TTL attribute,
-// the schema template.yaml deploys. In AWS the tables are infrastructure as
-// code; this exists so `make run` and integration tests can provision the
-// same shape on emulators.
-package tables
+// Package provision creates on the emulators what template.yaml deploys in
+// AWS, for make run and integration tests: the idempotency and ledger tables
+// (string partition key, on-demand billing, TTL) and each tenant's FIFO
+// queue with its FIFO dead-letter queue.
+package provision
 
 import (
 	"context"
