@@ -19,7 +19,11 @@ import (
 )
 
 func main() {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	// Lambda sets AWS_LAMBDA_LOG_LEVEL from ApplicationLogLevel; lines
+	// below it are not even formatted (DEBUG: each message the worker did).
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(os.Getenv("AWS_LAMBDA_LOG_LEVEL"))) // TRACE, FATAL or unset: INFO
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level}))
 	s, err := settings()
 	if err != nil {
 		logger.Error("invalid configuration", slog.String("error", err.Error()))

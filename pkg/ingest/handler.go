@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
-	"github.com/hookpack/hookpack/pkg/internal/metrics"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -322,19 +321,21 @@ func jsonResponse(status int, v any) events.APIGatewayV2HTTPResponse {
 	}
 }
 
-// log writes the request's one line: fixed keys, EMF metrics, no secrets,
-// signatures or bodies.
+// log writes the request's one line: fixed keys, no secrets, signatures or
+// bodies, at most MaxLogLineBytes for a single-event delivery (the line is
+// most of what logging costs per webhook). It carries no EMF block: the
+// Webhooks and IngestDuration metrics come from metric filters on this
+// line (template.yaml), and the idempotency key is tenantId#provider#eventId.
 func (h *Handler) log(ctx context.Context, res *result, out outcome, status int, start time.Time) {
-	dur := h.cfg.Now().Sub(start)
 	attrs := []any{
 		slog.String("tenantId", res.tenant),
 		slog.String("provider", res.provider),
 		slog.String("outcome", string(out)),
 		slog.Int("status", status),
-		slog.Float64("durationMs", float64(dur.Microseconds())/1000),
+		slog.Float64("durationMs", float64(h.cfg.Now().Sub(start).Microseconds())/1000),
 	}
 	if len(res.events) > 0 {
-		attrs = append(attrs, slog.String("eventId", res.events[0].ID), slog.String("idempotencyKey", res.events[0].Key))
+		attrs = append(attrs, slog.String("eventId", res.events[0].ID))
 		if len(res.events) > 1 {
 			ids := make([]string, len(res.events))
 			for i, e := range res.events {
@@ -350,12 +351,13 @@ func (h *Handler) log(ctx context.Context, res *result, out outcome, status int,
 			level = slog.LevelError
 		}
 	}
-	attrs = append(attrs, metrics.Attrs(start, []string{"outcome"},
-		metrics.Metric{Name: "Webhooks", Unit: metrics.Count, Value: 1},
-		metrics.Metric{Name: "IngestDuration", Unit: metrics.Milliseconds, Value: float64(dur.Microseconds()) / 1000},
-	)...)
 	h.cfg.Logger.Log(ctx, level, "webhook", attrs...)
 }
+
+// MaxLogLineBytes is the budget of the one log line of an accepted
+// single-event webhook with an event id of up to 64 bytes (CloudWatch Logs
+// bills every byte ingested).
+const MaxLogLineBytes = 300
 
 // pathParams reads {tenant} and {provider} from the route's path parameters,
 // falling back to the raw path (for events without them).

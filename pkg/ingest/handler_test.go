@@ -394,12 +394,47 @@ func TestLogsHoldNoSecretsSignaturesOrBodies(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"tenantId", "provider", "eventId", "idempotencyKey", "outcome", "durationMs", "_aws", "Webhooks"} {
+	for _, k := range []string{"tenantId", "provider", "eventId", "outcome", "status", "durationMs"} {
 		if _, ok := rec[k]; !ok {
 			t.Errorf("log line lacks %q: %s", k, lines[0])
 		}
 	}
 	if rec["outcome"] != "accepted" {
 		t.Errorf("outcome = %v, want accepted", rec["outcome"])
+	}
+}
+
+// TestLogLineBudget holds the one line of an accepted webhook to
+// MaxLogLineBytes, with the longest event id GitHub sends (a UUID) and one
+// of 64 bytes, and without an EMF block (metric filters read the line).
+func TestLogLineBudget(t *testing.T) {
+	tests := []struct {
+		name, tenant, delivery string
+	}{
+		{"github uuid", "acme", "4f2c1a60-0001-11ef-9c4b-6f2d3e4a5b6c"},
+		{"64-byte id", "acme", strings.Repeat("d", 64)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			if resp := f.do(t, githubRequest(tt.tenant, acmeGitHubSecret, githubBody, tt.delivery)); resp.StatusCode != 200 {
+				t.Fatalf("Handle() = %d %s, want 200", resp.StatusCode, resp.Body)
+			}
+			line := strings.TrimSpace(f.logs.String())
+			if n := len(line) + 1; n > MaxLogLineBytes {
+				t.Errorf("log line = %d bytes, want ≤ %d: %s", n, MaxLogLineBytes, line)
+			}
+			// template.yaml's metric filters read these fields.
+			for _, k := range []string{`"msg":"webhook"`, `"outcome":"accepted"`, `"durationMs":`} {
+				if !strings.Contains(line, k) {
+					t.Errorf("log line lacks %s (the metric filters read it): %s", k, line)
+				}
+			}
+			for _, k := range []string{`"_aws"`, `"idempotencyKey"`} {
+				if strings.Contains(line, k) {
+					t.Errorf("log line holds %s: %s", k, line)
+				}
+			}
+		})
 	}
 }

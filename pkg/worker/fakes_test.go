@@ -173,6 +173,17 @@ func (l *logBuffer) outcomes(t testing.TB) map[string]string {
 	return out
 }
 
+// sequence returns the outcomes of the "message" lines in order.
+func (l *logBuffer) sequence(t testing.TB) []string {
+	var out []string
+	for _, m := range l.lines(t) {
+		if m["msg"] == "message" {
+			out = append(out, m["outcome"].(string))
+		}
+	}
+	return out
+}
+
 func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
 
 // fixture is a handler on fakes with an in-memory ledger.
@@ -195,7 +206,7 @@ func newFixture(t testing.TB, mod func(c *worker.Config)) *fixture {
 		Visibility: f.sqs,
 		Retry:      worker.Retry{Base: 4 * time.Second, Jitter: fixedJitter(0)},
 		Now:        f.clock.Now,
-		Logger:     slog.New(slog.NewJSONHandler(f.logs, nil)),
+		Logger:     slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if mod != nil {
 		mod(&cfg)

@@ -173,7 +173,7 @@ func (s *stack) workerConfig(logs io.Writer, reg *worker.Registry) worker.Config
 		Retry:            worker.Retry{Base: -1},
 		Lease:            time.Minute,
 		Now:              s.clock.Now,
-		Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
+		Logger:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }
 
@@ -394,10 +394,7 @@ func TestRedeliveredAndReplayedMessagesDoNotRepeatTheEffectOnMoto(t *testing.T) 
 	if !slices.Equal(posts["c1"], []string{"c1-e1:200"}) || len(applied["c1"]) != 1 {
 		t.Errorf("posts = %v, want exactly one: redelivery and replay must not repeat the effect", posts["c1"])
 	}
-	var outs []string
-	for _, l := range logs.lines(t) {
-		outs = append(outs, l["outcome"].(string))
-	}
+	outs := logs.sequence(t)
 	if !slices.Equal(outs, []string{"processed", "skipped_duplicate", "skipped_duplicate"}) {
 		t.Errorf("outcomes = %v, want processed then two skipped_duplicate", outs)
 	}

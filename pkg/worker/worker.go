@@ -168,6 +168,7 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		}
 		h.log(ctx, &ev.Records[i], &results[i])
 	}
+	h.logBatch(ctx, results)
 	return resp, nil
 }
 
@@ -401,9 +402,22 @@ func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage
 	}
 }
 
-// log writes the message's one line, which is also its EMF record: fixed
-// keys, no body, secret or signature.
+// log writes the message's one line: fixed keys, no body, secret or
+// signature. A message done (processed or skipped) is logged at DEBUG, which
+// Lambda's ApplicationLogLevel INFO drops before CloudWatch bills it: the
+// webhook's one INFO line is ingest's, and the batch line counts it. Every
+// failure is logged at WARN or ERROR with its reason.
 func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
+	level := slog.LevelDebug
+	switch r.outcome {
+	case outDeadLettered:
+		level = slog.LevelError
+	case outRetried, outBlocked, outDeadline, outFenced:
+		level = slog.LevelWarn
+	}
+	if !h.cfg.Logger.Enabled(ctx, level) {
+		return
+	}
 	attrs := []any{
 		slog.String("messageId", rec.MessageId),
 		slog.String("outcome", string(r.outcome)),
@@ -435,22 +449,44 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 	if r.visibilityErr != nil {
 		attrs = append(attrs, slog.String("visibilityError", r.visibilityErr.Error()))
 	}
-	mets := []metrics.Metric{
-		{Name: "Messages", Unit: metrics.Count, Value: 1},
-		{Name: "MessageDuration", Unit: metrics.Milliseconds, Value: ms(r.dur)},
-	}
-	if r.effects > 0 {
-		mets = append(mets, metrics.Metric{Name: "EffectLatency", Unit: metrics.Milliseconds, Value: ms(r.effectDur)})
-	}
-	attrs = append(attrs, metrics.Attrs(h.cfg.Now(), []string{"outcome"}, mets...)...)
-	level := slog.LevelInfo
-	switch r.outcome {
-	case outDeadLettered:
-		level = slog.LevelError
-	case outRetried, outBlocked, outDeadline, outFenced:
-		level = slog.LevelWarn
-	}
 	h.cfg.Logger.Log(ctx, level, "message", attrs...)
+}
+
+// logBatch writes one INFO line per outcome present in the batch, each an
+// EMF record: Messages (the count) by outcome, MessageDuration and
+// EffectLatency with one value per message. Aggregating per batch keeps the
+// metrics of every message at a tenth of the bytes of one line each.
+func (h *Handler) logBatch(ctx context.Context, results []result) {
+	type agg struct {
+		durations, effects []float64
+	}
+	byOutcome := map[outcome]*agg{}
+	var order []outcome
+	for i := range results {
+		r := &results[i]
+		a := byOutcome[r.outcome]
+		if a == nil {
+			a = &agg{}
+			byOutcome[r.outcome] = a
+			order = append(order, r.outcome)
+		}
+		a.durations = append(a.durations, ms(r.dur))
+		if r.effects > 0 {
+			a.effects = append(a.effects, ms(r.effectDur))
+		}
+	}
+	for _, o := range order {
+		a := byOutcome[o]
+		mets := []metrics.Metric{
+			{Name: "Messages", Unit: metrics.Count, Value: float64(len(a.durations))},
+			{Name: "MessageDuration", Unit: metrics.Milliseconds, Values: a.durations},
+		}
+		if len(a.effects) > 0 {
+			mets = append(mets, metrics.Metric{Name: "EffectLatency", Unit: metrics.Milliseconds, Values: a.effects})
+		}
+		attrs := append([]any{slog.String("outcome", string(o))}, metrics.Attrs(h.cfg.Now(), []string{"outcome"}, mets...)...)
+		h.cfg.Logger.Log(ctx, slog.LevelInfo, "batch", attrs...)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

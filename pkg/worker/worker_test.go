@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -394,10 +396,7 @@ func TestOnce(t *testing.T) {
 		if len(keys) != 1 || keys[0] != wantKey {
 			t.Errorf("idempotency keys = %v, want [%s]", keys, wantKey)
 		}
-		var outs []string
-		for _, l := range f.logs.lines(t) {
-			outs = append(outs, l["outcome"].(string))
-		}
+		outs := f.logs.sequence(t)
 		if !slices.Equal(outs, []string{"processed", "skipped_duplicate"}) {
 			t.Errorf("outcomes = %v, want processed then skipped_duplicate", outs)
 		}
@@ -531,24 +530,39 @@ func TestLogLine(t *testing.T) {
 	})
 	f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, env("1", "A"), 3)}})
 	lines := f.logs.lines(t)
-	if len(lines) != 1 {
-		t.Fatalf("%d log lines, want 1", len(lines))
+	if len(lines) != 2 {
+		t.Fatalf("%d log lines, want the message's (DEBUG) and the batch's:\n%s", len(lines), f.logs)
 	}
-	l := lines[0]
-	want := map[string]any{
-		"tenantId": "acme", "provider": "stripe", "eventId": "1", "idempotencyKey": "acme#stripe#1",
-		"messageId": "m-1", "outcome": "processed", "attempt": float64(3), "effectMs": float64(20),
-		"EffectLatency": float64(20), "Messages": float64(1),
+	msg, batch := lines[0], lines[1]
+	checks := []struct {
+		line map[string]any
+		want map[string]any
+		has  []string
+	}{
+		{msg, map[string]any{
+			"msg": "message", "level": "DEBUG", "tenantId": "acme", "provider": "stripe", "eventId": "1", "idempotencyKey": "acme#stripe#1",
+			"messageId": "m-1", "outcome": "processed", "attempt": float64(3), "effectMs": float64(20),
+		}, []string{"durationMs"}},
+		{batch, map[string]any{"msg": "batch", "level": "INFO", "outcome": "processed", "Messages": float64(1)},
+			[]string{"MessageDuration", "EffectLatency", "_aws"}},
 	}
-	for k, v := range want {
-		if l[k] != v {
-			t.Errorf("log %s = %v, want %v", k, l[k], v)
+	for _, c := range checks {
+		for k, v := range c.want {
+			if c.line[k] != v {
+				t.Errorf("%v line: %s = %v, want %v", c.line["msg"], k, c.line[k], v)
+			}
+		}
+		for _, k := range c.has {
+			if _, ok := c.line[k]; !ok {
+				t.Errorf("%v line lacks %s", c.line["msg"], k)
+			}
 		}
 	}
-	for _, k := range []string{"durationMs", "MessageDuration", "_aws"} {
-		if _, ok := l[k]; !ok {
-			t.Errorf("log line lacks %s", k)
-		}
+	if _, ok := msg["_aws"]; ok {
+		t.Error("message line carries an EMF block; metrics go on the batch line")
+	}
+	if got := batch["EffectLatency"]; !reflect.DeepEqual(got, []any{float64(20)}) {
+		t.Errorf("batch EffectLatency = %v, want [20]", got)
 	}
 	if s := f.logs.String(); strings.Contains(s, "4242") || strings.Contains(s, "secret_card") {
 		t.Errorf("log line contains the body: %s", s)
@@ -635,4 +649,43 @@ type failCounter struct {
 func (c *failCounter) Fail(ctx context.Context, l ledger.Lease, reason string) error {
 	c.n++
 	return c.Memory.Fail(ctx, l, reason)
+}
+
+// TestBatchLogsOneInfoLine: at INFO (Lambda's ApplicationLogLevel), a batch
+// whose messages all succeed costs one log line, not one per message.
+func TestBatchLogsOneInfoLine(t *testing.T) {
+	var envs []*envelope.Envelope
+	for i := range 10 {
+		envs = append(envs, env(fmt.Sprint(i), fmt.Sprint("conv-", i%3)))
+	}
+	tests := []struct {
+		name  string
+		level slog.Level
+		want  int
+	}{
+		{"info", slog.LevelInfo, 1},
+		{"debug", slog.LevelDebug, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuffer{}
+			f := newFixture(t, func(c *worker.Config) {
+				c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: tt.level}))
+			})
+			f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+				return ev.Once(ctx, "charge", func(context.Context, string) error { return nil })
+			})
+			if resp, _ := f.h.Handle(context.Background(), batch(t, envs...)); len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("failures = %v", failed(resp))
+			}
+			lines := logs.lines(t)
+			if len(lines) != tt.want {
+				t.Fatalf("%d lines, want %d:\n%s", len(lines), tt.want, logs)
+			}
+			last := lines[len(lines)-1]
+			if last["msg"] != "batch" || last["Messages"] != float64(10) {
+				t.Errorf("batch line = %v, want Messages 10", last)
+			}
+		})
+	}
 }

@@ -1,6 +1,8 @@
 // Package metrics writes CloudWatch Embedded Metric Format (EMF) fields into
-// the one structured log line each request or message already produces, so
-// metrics cost no extra log bytes and no API calls.
+// a structured log line, so metrics cost no API calls. The worker writes one
+// such line per batch and outcome; the ingest function's metrics come from
+// metric filters on its one line per webhook (template.yaml), which costs no
+// log bytes at all.
 package metrics
 
 import (
@@ -17,11 +19,14 @@ const (
 	Milliseconds = "Milliseconds"
 )
 
-// Metric is one value in a record.
+// Metric is one metric in a record: Value, or Values when several
+// observations are aggregated into one line (EMF takes up to 100 values per
+// metric and computes statistics over all of them).
 type Metric struct {
-	Name  string
-	Unit  string
-	Value float64
+	Name   string
+	Unit   string
+	Value  float64
+	Values []float64
 }
 
 // Attrs returns slog attributes that make a JSON log line an EMF record:
@@ -33,7 +38,11 @@ func Attrs(now time.Time, dimensions []string, ms ...Metric) []any {
 	attrs := make([]any, 0, len(ms)+1)
 	for i, m := range ms {
 		defs[i] = map[string]string{"Name": m.Name, "Unit": m.Unit}
-		attrs = append(attrs, slog.Float64(m.Name, m.Value))
+		if m.Values != nil {
+			attrs = append(attrs, slog.Any(m.Name, m.Values))
+		} else {
+			attrs = append(attrs, slog.Float64(m.Name, m.Value))
+		}
 	}
 	aws := map[string]any{
 		"Timestamp": now.UnixMilli(),

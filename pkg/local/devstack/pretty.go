@@ -27,8 +27,9 @@ type Pretty struct {
 // NewPretty returns a handler writing to w.
 func NewPretty(w io.Writer) *Pretty { return &Pretty{mu: &sync.Mutex{}, w: w} }
 
-// Enabled reports true for info and above.
-func (p *Pretty) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+// Enabled reports true for debug and above: the worker logs a message done
+// at DEBUG (Lambda drops it in AWS), and `make run` shows it.
+func (p *Pretty) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelDebug }
 
 // WithAttrs returns a handler that adds attrs to every line.
 func (p *Pretty) WithAttrs(attrs []slog.Attr) slog.Handler {
@@ -66,6 +67,9 @@ func (p *Pretty) Handle(_ context.Context, r slog.Record) error {
 	f := map[string]string{}
 	for _, a := range p.pre {
 		f[a.Key] = a.Value.String()
+	}
+	if r.Message == "batch" {
+		return nil // the worker's per-batch metrics record
 	}
 	r.Attrs(func(a slog.Attr) bool {
 		if a.Key != "_aws" {

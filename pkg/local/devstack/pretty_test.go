@@ -21,10 +21,20 @@ func TestPretty(t *testing.T) {
 		{"worker dead-lettered", func() {
 			log.Error("message", "tenantId", "demo", "provider", "hmac", "eventId", "evt_p", "outcome", "dead_lettered", "attempt", 1, "groupId", "g", "durationMs", 3.0, "error", "answered 422")
 		}, []string{"worker", "DEAD-LETTERED", "attempt 1", "error: answered 422"}},
+		{"worker processed (DEBUG)", func() {
+			log.Debug("message", "tenantId", "demo", "provider", "stripe", "eventId", "evt_1", "outcome", "processed", "attempt", 1, "groupId", "g", "durationMs", 3.0)
+		}, []string{"worker", "demo/stripe", "evt_1", "effect applied"}},
 		{"target", func() {
 			log.With("stage", "target", "tenantId", "demo", "provider", "github", "eventId", "d1").Info("target: effect applied")
 		}, []string{"target", "demo/github", "d1", "effect applied"}},
 	}
+	t.Run("batch metrics are not shown", func(t *testing.T) {
+		buf.Reset()
+		log.Info("batch", "outcome", "processed", "Messages", 10, "_aws", map[string]any{"x": 1})
+		if buf.Len() != 0 {
+			t.Errorf("batch line shown: %q", buf.String())
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			buf.Reset()
