@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/subtle"
+	"encoding/hex"
 	"hash"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -38,10 +40,9 @@ func MAC(h HashFunc, secret []byte, parts ...[]byte) []byte {
 }
 
 // MatchMAC reports whether HMAC(secret, parts...) with hash h equals one of
-// wants for any of secrets. Like MatchAny it computes and compares every
-// MAC, in constant time with respect to the contents, so timing does not
-// reveal which secret or signature matched; it allocates only what hmac.New
-// does, since the hot path calls it for every delivery.
+// wants for any of secrets. It computes and compares every MAC, in constant
+// time with respect to the contents, so timing does not reveal which secret
+// or signature matched.
 func MatchMAC(h HashFunc, secrets []string, wants [][]byte, parts ...[]byte) bool {
 	ok := 0
 	var sum [sha512.Size]byte
@@ -58,52 +59,49 @@ func MatchMAC(h HashFunc, secrets []string, wants [][]byte, parts ...[]byte) boo
 	return ok == 1
 }
 
-// AppendHex appends the bytes that s spells in hexadecimal (either case) to
-// dst: hex.DecodeString without its allocation. ok is false when s is not
-// hex or has an odd length.
-func AppendHex(dst []byte, s string) ([]byte, bool) {
-	if len(s)%2 != 0 {
-		return dst, false
+// hubPrefix starts an X-Hub-Signature-256 value.
+const hubPrefix = "sha256="
+
+// VerifyHubSignature checks X-Hub-Signature-256, "sha256=" + hex
+// HMAC-SHA256(secret, raw body), the scheme GitHub and Meta (WhatsApp) share,
+// against every secret in constant time. It returns an error wrapping
+// ErrMissingSignature when the header is absent, ErrInvalidSignature when it
+// is malformed or no secret matches, and ErrMisconfigured when secrets is
+// empty.
+func VerifyHubSignature(req *Request, secrets []string) error {
+	sig := strings.TrimSpace(req.Header.Get("X-Hub-Signature-256"))
+	if sig == "" {
+		return errorf(ErrMissingSignature, "X-Hub-Signature-256 header is required")
 	}
-	for i := 0; i < len(s); i += 2 {
-		hi, ok1 := fromHex(s[i])
-		lo, ok2 := fromHex(s[i+1])
-		if !ok1 || !ok2 {
-			return dst, false
-		}
-		dst = append(dst, hi<<4|lo)
+	hexSig, ok := strings.CutPrefix(sig, hubPrefix)
+	if !ok {
+		return errorf(ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", hubPrefix)
 	}
-	return dst, true
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) == 0 {
+		return errorf(ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
+	}
+	if len(secrets) == 0 {
+		return errorf(ErrMisconfigured, "no secrets configured")
+	}
+	if !MatchMAC(sha256.New, secrets, [][]byte{got}, req.Body) {
+		return errorf(ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
+	}
+	return nil
 }
 
-func fromHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
+// SignHubSignature sets X-Hub-Signature-256 on req with secrets[0], as
+// VerifyHubSignature checks it. It returns an error wrapping ErrMisconfigured
+// when secrets is empty.
+func SignHubSignature(req *Request, secrets []string) error {
+	if len(secrets) == 0 {
+		return errorf(ErrMisconfigured, "no secrets configured")
 	}
-	return 0, false
-}
-
-// MatchAny reports whether any candidate equals want, comparing in constant
-// time with respect to the contents. It checks every candidate, so timing
-// does not reveal which one matched.
-func MatchAny(want []byte, candidates [][]byte) bool {
-	ok := 0
-	for _, c := range candidates {
-		ok |= boolInt(hmac.Equal(want, c))
+	if req.Header == nil {
+		req.Header = http.Header{}
 	}
-	return ok == 1
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	req.Header.Set("X-Hub-Signature-256", hubPrefix+hex.EncodeToString(MAC(sha256.New, []byte(secrets[0]), req.Body)))
+	return nil
 }
 
 // CheckTimestamp parses a Unix-seconds timestamp and checks it lies within

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -67,28 +68,6 @@ func TestGroupID(t *testing.T) {
 	}
 }
 
-func TestMatchAny(t *testing.T) {
-	want := []byte("abc")
-	tests := []struct {
-		name  string
-		cands [][]byte
-		ok    bool
-	}{
-		{"none", nil, false},
-		{"first", [][]byte{[]byte("abc"), []byte("x")}, true},
-		{"last", [][]byte{[]byte("x"), []byte("abc")}, true},
-		{"no match", [][]byte{[]byte("abd"), []byte("ab")}, false},
-		{"two matches", [][]byte{[]byte("abc"), []byte("abc")}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := MatchAny(want, tt.cands); got != tt.ok {
-				t.Errorf("MatchAny(%q) = %v, want %v", tt.cands, got, tt.ok)
-			}
-		})
-	}
-}
-
 func TestCheckTimestamp(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	tests := []struct {
@@ -112,31 +91,79 @@ func TestCheckTimestamp(t *testing.T) {
 	}
 }
 
-func TestField(t *testing.T) {
-	doc, err := DecodeJSON([]byte(`{"a":{"b":[{"c":"x"},{"n":12345678901234567890}]},"t":true,"z":null}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+// GitHub's own test values, from "Validating webhook deliveries" → "Testing
+// the webhook payload validation":
+// https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
+const (
+	hubDocSecret    = "It's a Secret to Everybody"
+	hubDocPayload   = "Hello, World!"
+	hubDocSignature = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+)
+
+func TestVerifyHubSignature(t *testing.T) {
 	tests := []struct {
-		path string
-		want string
-		ok   bool
+		name    string
+		secrets []string
+		sig     string
+		body    string
+		want    error
 	}{
-		{"a.b.0.c", "x", true},
-		{"a.b.1.n", "12345678901234567890", true},
-		{"t", "true", true},
-		{"z", "", false},
-		{"a.b.2", "", false},
-		{"a.x", "", false},
-		{"a.b.0", `{"c":"x"}`, true},
+		{"docs vector", []string{hubDocSecret}, hubDocSignature, hubDocPayload, nil},
+		{"upper-case hex", []string{hubDocSecret}, "sha256=757107EA0EB2509FC211221CCE984B8A37570B6D7586C22C46F4379C8B043E17", hubDocPayload, nil},
+		{"surrounding space", []string{hubDocSecret}, " " + hubDocSignature + " ", hubDocPayload, nil},
+		{"rotation: second secret matches", []string{"old-secret", hubDocSecret}, hubDocSignature, hubDocPayload, nil},
+		{"tampered body", []string{hubDocSecret}, hubDocSignature, "Hello, World?", ErrInvalidSignature},
+		{"wrong secret", []string{"It's a Secret to Nobody"}, hubDocSignature, hubDocPayload, ErrInvalidSignature},
+		{"missing header", []string{hubDocSecret}, "", hubDocPayload, ErrMissingSignature},
+		{"sha1 prefix", []string{hubDocSecret}, "sha1=757107ea0eb2509fc211221cce984b8a37570b6d", hubDocPayload, ErrInvalidSignature},
+		{"not hex", []string{hubDocSecret}, "sha256=zz", hubDocPayload, ErrInvalidSignature},
+		{"odd length", []string{hubDocSecret}, hubDocSignature[:len(hubDocSignature)-1], hubDocPayload, ErrInvalidSignature},
+		{"truncated signature", []string{hubDocSecret}, hubDocSignature[:40], hubDocPayload, ErrInvalidSignature},
+		{"empty signature", []string{hubDocSecret}, "sha256=", hubDocPayload, ErrInvalidSignature},
+		{"no secrets", nil, hubDocSignature, hubDocPayload, ErrMisconfigured},
 	}
 	for _, tt := range tests {
-		got, ok := Field(doc, tt.path)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("Field(%q) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
+		t.Run(tt.name, func(t *testing.T) {
+			req := &Request{Header: http.Header{}, Body: []byte(tt.body)}
+			if tt.sig != "" {
+				req.Header.Set("X-Hub-Signature-256", tt.sig)
+			}
+			err := VerifyHubSignature(req, tt.secrets)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("VerifyHubSignature(%q) = %v, want %v", tt.sig, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestSignHubSignature(t *testing.T) {
+	req := &Request{Body: []byte(hubDocPayload)}
+	if err := SignHubSignature(req, []string{hubDocSecret, "second"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := req.Header.Get("X-Hub-Signature-256"); got != hubDocSignature {
+		t.Errorf("SignHubSignature(docs vector) = %q, want %q", got, hubDocSignature)
+	}
+	if err := SignHubSignature(&Request{}, nil); !errors.Is(err, ErrMisconfigured) {
+		t.Errorf("SignHubSignature(no secrets) = %v, want %v", err, ErrMisconfigured)
+	}
+}
+
+// FuzzVerifyHubSignature: nothing but the MAC (hex in either case) verifies.
+func FuzzVerifyHubSignature(f *testing.F) {
+	f.Add(hubDocSignature, []byte(hubDocPayload))
+	f.Add("sha256=", []byte(""))
+	f.Add("sha256=zz", []byte("{}"))
+	f.Add("", []byte("x"))
+	f.Fuzz(func(t *testing.T, sig string, body []byte) {
+		req := &Request{Header: http.Header{"X-Hub-Signature-256": {sig}}, Body: body}
+		signed := &Request{Body: body}
+		if err := SignHubSignature(signed, []string{"fuzz-secret"}); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if _, err := DecodeJSON([]byte("{")); !errors.Is(err, ErrMalformed) {
-		t.Errorf("DecodeJSON(bad) = %v, want ErrMalformed", err)
-	}
+		want := signed.Header.Get("X-Hub-Signature-256")
+		if err := VerifyHubSignature(req, []string{"fuzz-secret"}); err == nil && !strings.EqualFold(strings.TrimSpace(sig), want) {
+			t.Fatalf("VerifyHubSignature(%q) = nil for a signature that is not the MAC %q", sig, want)
+		}
+	})
 }

@@ -49,6 +49,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -126,14 +127,15 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
 	}
 	if p := cfg.Settings["timestamp_json"]; p != "" {
-		doc, err := webhook.Scan(req.Body, p)
+		doc, err := jsonpath.Decode(req.Body)
 		if err != nil {
 			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp: not JSON", p)
 		}
-		if k := doc[0].Kind; k == webhook.KindMissing || k == webhook.KindNull {
+		v, ok := jsonpath.Field(doc, p)
+		if !ok {
 			return webhook.Errorf(webhook.ErrMissingSignature, "body has no %s timestamp", p)
 		}
-		ts = doc[0].Text()
+		ts = v
 	}
 	if ts != "" {
 		tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
@@ -253,7 +255,7 @@ func signedParts(tmpl string, body []byte, ts, u string) [][]byte {
 // is not JSON, or the configured id is missing, and webhook.ErrMisconfigured
 // when a source has no "header:" or "json:" kind.
 func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Event, error) {
-	var doc jsonDoc
+	var doc any
 	needJSON := cfg.Settings["defining"] != ""
 	for _, k := range [...]string{"id", "type", "conversation"} {
 		if strings.Contains(cfg.Settings[k], "json:") {
@@ -261,75 +263,35 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 		}
 	}
 	if needJSON {
-		if err := doc.scan(req.Body, cfg); err != nil {
+		var err error
+		if doc, err = jsonpath.Decode(req.Body); err != nil {
 			return nil, err
 		}
 	}
 	ev := webhook.Event{Body: req.Body, Headers: map[string]string{"content-type": req.Header.Get("Content-Type")}}
 	var err error
-	if ev.ID, err = extract(req, &doc, cfg.Settings["id"], "id"); err != nil {
+	if ev.ID, err = extract(req, doc, cfg.Settings["id"], "id"); err != nil {
 		return nil, err
 	}
-	if ev.Type, err = extract(req, &doc, cfg.Settings["type"], "type"); err != nil {
+	if ev.Type, err = extract(req, doc, cfg.Settings["type"], "type"); err != nil {
 		return nil, err
 	}
-	if ev.Conversation, err = extract(req, &doc, cfg.Settings["conversation"], "conversation"); err != nil {
+	if ev.Conversation, err = extract(req, doc, cfg.Settings["conversation"], "conversation"); err != nil {
 		return nil, err
 	}
 	if d := cfg.Settings["defining"]; d != "" && ev.ID == "" {
 		for path := range strings.SplitSeq(d, ",") {
-			ev.Defining = append(ev.Defining, []byte(doc.text(strings.TrimSpace(path))))
+			ev.Defining = append(ev.Defining, []byte(jsonpath.Text(doc, strings.TrimSpace(path))))
 		}
 	}
 	return []webhook.Event{ev}, nil
-}
-
-// jsonDoc holds the values of every JSON path the settings name, read from
-// the body in one pass.
-type jsonDoc struct {
-	paths []string
-	vals  []webhook.Value
-}
-
-// scan reads the paths of the "json:" sources and of "defining" from body.
-// It returns an error wrapping webhook.ErrMalformed when body is not JSON.
-func (d *jsonDoc) scan(body []byte, cfg webhook.Config) error {
-	for _, k := range [...]string{"id", "type", "conversation"} {
-		for alt := range strings.SplitSeq(cfg.Settings[k], "|") {
-			if kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":"); kind == "json" {
-				d.paths = append(d.paths, arg)
-			}
-		}
-	}
-	if def := cfg.Settings["defining"]; def != "" {
-		for path := range strings.SplitSeq(def, ",") {
-			d.paths = append(d.paths, strings.TrimSpace(path))
-		}
-	}
-	vals, err := webhook.Scan(body, d.paths...)
-	if err != nil {
-		return webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
-	}
-	d.vals = vals
-	return nil
-}
-
-// text returns the value at path as webhook.Value.Text does, "" when path is
-// not one the document was scanned for.
-func (d *jsonDoc) text(path string) string {
-	for i, p := range d.paths {
-		if p == path {
-			return d.vals[i].Text()
-		}
-	}
-	return ""
 }
 
 // extract resolves "header:Name" or "json:path", or several of them separated
 // by "|", the first non-empty winning. A configured source that yields
 // nothing is a malformed delivery for id (the key must be stable), and empty
 // for type and conversation.
-func extract(req *webhook.Request, doc *jsonDoc, src, what string) (string, error) {
+func extract(req *webhook.Request, doc any, src, what string) (string, error) {
 	if src == "" {
 		return "", nil
 	}
@@ -340,7 +302,7 @@ func extract(req *webhook.Request, doc *jsonDoc, src, what string) (string, erro
 		case "header":
 			v = req.Header.Get(arg)
 		case "json":
-			v = doc.text(arg)
+			v = jsonpath.Text(doc, arg)
 		default:
 			return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
 		}

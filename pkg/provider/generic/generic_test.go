@@ -2,11 +2,12 @@ package generic
 
 import (
 	"bytes"
-	gohmac "crypto/hmac"
+	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Intercom signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"hash"
 	"net/http"
@@ -86,7 +87,7 @@ var (
 )
 
 func mac(h func() hash.Hash, secret string, parts ...string) []byte {
-	m := gohmac.New(h, []byte(secret))
+	m := hmac.New(h, []byte(secret))
 	for _, p := range parts {
 		m.Write([]byte(p))
 	}
@@ -397,20 +398,50 @@ func FuzzVerify(f *testing.F) {
 	})
 }
 
+// FuzzEvents reads ids, types, conversations, defining fields and a body
+// timestamp from arbitrary bodies and paths: errors wrap the documented
+// sentinels, a configured id is never empty, and a body that is not exactly
+// one JSON value is malformed whenever a JSON source is configured.
 func FuzzEvents(f *testing.F) {
-	f.Add([]byte(`{"event_id":"e","data":{"customer_id":"c"}}`), "json:event_id|header:X-Id")
-	f.Add([]byte(`[1,2]`), "json:0")
-	f.Add([]byte(``), "")
-	f.Fuzz(func(t *testing.T, body []byte, idSrc string) {
-		cfg := webhook.Config{Settings: map[string]string{"id": idSrc, "conversation": "json:data.customer_id"}}
-		evs, err := Provider{}.Events(req(nil, string(body)), cfg)
+	for _, seed := range []string{
+		`{"event_id":"e","event_type":"t","data":{"customer_id":"c","id":"i"},"occurred_at":"2024-04-30T12:00:00Z"}`,
+		`{"data":{"id":7,"items":[{"n":1.0},{"n":"<&>"}]},"webhookTimestamp":1714478400000}`,
+		`{"event_id":{"b":1,"a":[true,null]},"ts":1.7144784e12}`, `[1,2]`, `null`, `"s"`, `{} x`, `not json`, ``,
+	} {
+		f.Add([]byte(seed), "json:event_id|header:X-Id", "json:event_type", "json:data.customer_id|json:data.id", "", "occurred_at")
+		f.Add([]byte(seed), "", "header:X-Type|json:0", "json:data.items.1.n", "data.id, data.items ,x", "webhookTimestamp")
+	}
+	f.Add([]byte(`{"event_id":"e","data":{"customer_id":"c"}}`), "json:event_id|header:X-Id", "", "json:data.customer_id", "", "")
+	f.Add([]byte(`[1,2]`), "json:0", "", "json:data.customer_id", "", "")
+	f.Add([]byte(``), "", "", "json:data.customer_id", "", "")
+	now := time.Date(2024, 4, 30, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body []byte, id, typ, conv, defining, tsPath string) {
+		cfg := webhook.Config{Secrets: []string{"s"}, Settings: map[string]string{
+			"header": "X-Sig", "id": id, "type": typ, "conversation": conv, "defining": defining, "timestamp_json": tsPath, "tolerance": "1h",
+		}}
+		r := req(map[string]string{"X-Id": "hid", "X-Type": "htype", "X-Sig": hexMAC("s", string(body))}, string(body))
+		evs, err := Provider{}.Events(r, cfg)
 		if err != nil && !errors.Is(err, webhook.ErrMalformed) && !errors.Is(err, webhook.ErrMisconfigured) {
 			t.Fatalf("Events() error %v wraps no sentinel", err)
 		}
+		needJSON := defining != "" || strings.Contains(id+typ+conv, "json:")
+		if err == nil && needJSON && !json.Valid(body) {
+			t.Fatalf("Events(%q) = nil error for a body that is not one JSON value", body)
+		}
 		for _, ev := range evs {
-			if ev.ID == "" && ev.Body == nil {
-				t.Fatal("Events() returned an event with neither id nor body")
+			if ev.ID == "" && id != "" {
+				t.Fatalf("Events() returned no id from source %q", id)
 			}
+		}
+		if tsPath == "" {
+			return
+		}
+		err = Provider{}.Verify(r, cfg, now)
+		if err != nil && !errors.Is(err, webhook.ErrMissingSignature) && !errors.Is(err, webhook.ErrStale) {
+			t.Fatalf("Verify(%q) with timestamp_json %q = %v, want nil, ErrMissingSignature or ErrStale", body, tsPath, err)
+		}
+		if err == nil && !json.Valid(body) {
+			t.Fatalf("Verify(%q) = nil with timestamp_json and a body that is not one JSON value", body)
 		}
 	})
 }

@@ -33,11 +33,11 @@
 package shopify
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -65,8 +65,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Shopify-Hmac-Sha256 header is required")
 	}
-	var buf [sha256.Size]byte
-	got, err := base64.StdEncoding.AppendDecode(buf[:0], []byte(sig))
+	got, err := base64.StdEncoding.DecodeString(sig)
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Shopify-Hmac-Sha256 is not base64")
 	}
@@ -94,10 +93,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if id == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Event-Id or X-Shopify-Webhook-Id header is required")
 	}
-	var buf [3]webhook.Value
-	doc, err := resourcePaths.Scan(req.Body, buf[:0])
+	doc, err := jsonpath.Decode(req.Body)
 	if err != nil {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
+		return nil, err
 	}
 	shop := header(req, "Shop-Domain")
 	conv := shop
@@ -120,18 +118,13 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}}, nil
 }
 
-// resourcePaths are the body members resource reads: order_id,
-// admin_graphql_api_id and id.
-var resourcePaths = webhook.NewPaths("order_id", "admin_graphql_api_id", "id")
-
 // resource names what the event is about, as described in the package
-// comment; "" when the body names nothing. doc holds the values of
-// resourcePaths.
-func resource(doc []webhook.Value, topic, resourceID string) string {
-	if v := doc[0].Text(); v != "" {
+// comment; "" when the body names nothing.
+func resource(doc any, topic, resourceID string) string {
+	if v := jsonpath.Text(doc, "order_id"); v != "" {
 		return "Order/" + v
 	}
-	for _, gid := range [...]string{doc[1].Text(), resourceID} {
+	for _, gid := range [...]string{jsonpath.Text(doc, "admin_graphql_api_id"), resourceID} {
 		if r := strings.TrimPrefix(gid, "gid://shopify/"); r != gid && r != "" {
 			if i := strings.IndexByte(r, '?'); i >= 0 {
 				r = r[:i]
@@ -139,7 +132,7 @@ func resource(doc []webhook.Value, topic, resourceID string) string {
 			return r
 		}
 	}
-	if v := doc[2].Text(); v != "" {
+	if v := jsonpath.Text(doc, "id"); v != "" {
 		kind, _, _ := strings.Cut(topic, "/")
 		return kind + "/" + v
 	}

@@ -160,6 +160,17 @@ func FuzzVerify(f *testing.F) {
 }
 
 func FuzzEvents(f *testing.F) {
+	// Seeds of the former differential test against the encoding/json
+	// implementation, which is now the implementation.
+	for _, seed := range []string{
+		orderBody, refundBody,
+		`{"order_id":null,"admin_graphql_api_id":"gid://shopify/"}`,
+		`{"order_id":{"b":1,"a":"<&>"},"id":[1,2]}`, `{"order_id":1.50,"id":true}`,
+		`{"admin_graphql_api_id":"gid://shopify/Product/1?x=y","id":"9"}`, `{"id":false}`, `{"id":""}`,
+		`[]`, `null`, `"gid://shopify/X/1"`, `{} x`, `{"id":1}}`, ``, `{`,
+	} {
+		f.Add("orders/create", []byte(seed))
+	}
 	f.Add("orders/create", []byte(orderBody))
 	f.Add("refunds/create", []byte(refundBody))
 	f.Add("x", []byte(`{"order_id":null,"admin_graphql_api_id":"gid://shopify/"}`))

@@ -34,12 +34,15 @@ package slack
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"encoding/hex"
+	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -79,9 +82,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !strings.HasPrefix(sig, prefix) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature must start with %q", prefix)
 	}
-	var buf [sha256.Size]byte
-	got, ok := webhook.AppendHex(buf[:0], sig[len(prefix):])
-	if !ok || len(got) == 0 {
+	got, err := hex.DecodeString(sig[len(prefix):])
+	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature is not hex")
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
@@ -108,33 +110,18 @@ func (Provider) Handshake(req *webhook.Request, _ webhook.Config) (webhook.Reply
 		return webhook.Reply{}, false, nil
 	}
 	if isForm(req) {
-		form, err := webhook.ParseForm(req.Body)
+		form, err := url.ParseQuery(string(req.Body))
 		if err == nil && form.Get("ssl_check") == "1" {
 			return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}, true, nil
 		}
 		return webhook.Reply{}, false, nil
 	}
-	var buf [2]webhook.Value
-	doc, err := handshakePaths.Scan(req.Body, buf[:0])
-	if err != nil || doc[0].Text() != "url_verification" {
+	doc, err := jsonpath.Decode(req.Body)
+	if err != nil || jsonpath.Text(doc, "type") != "url_verification" {
 		return webhook.Reply{}, false, nil
 	}
-	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: doc[1].Text()}, true, nil
+	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: jsonpath.Text(doc, "challenge")}, true, nil
 }
-
-// The members each kind of body is read for, each in one pass.
-var (
-	handshakePaths = webhook.NewPaths("type", "challenge")
-	payloadPaths   = webhook.NewPaths("type",
-		"team.id", "user.team_id", "enterprise.id", // team
-		"channel.id", "container.channel_id", // channel
-		"container.thread_ts", "message.thread_ts", "container.message_ts", "message.ts") // thread
-	callbackPaths = webhook.NewPaths("", "event_id", "type", "event.type",
-		"team_id", "context_team_id", "enterprise_id", // team
-		"event.channel.id", "event.channel", "event.item.channel", "event.channel_id", // channel
-		"event.thread_ts", "event.message.thread_ts", "event.previous_message.thread_ts", // thread
-		"event.message.ts", "event.previous_message.ts", "event.item.ts", "event.deleted_ts", "event.ts")
-)
 
 // Events returns the single event of a request. It returns an error wrapping
 // webhook.ErrMalformed when the body is neither a JSON object nor a form, or
@@ -148,18 +135,21 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}
 	ev := webhook.Event{Body: req.Body, Headers: headers}
 	if isForm(req) {
-		form, err := webhook.ParseForm(req.Body)
+		form, err := url.ParseQuery(string(req.Body))
 		if err != nil {
 			return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 		}
 		if p := form.Get("payload"); p != "" {
-			var buf [10]webhook.Value
-			doc, err := payloadPaths.Scan([]byte(p), buf[:0])
+			doc, err := jsonpath.Decode([]byte(p))
 			if err != nil {
-				return nil, webhook.Errorf(webhook.ErrMalformed, "payload is not JSON: %v", err)
+				return nil, err
 			}
-			ev.Type = doc[0].Text()
-			ev.Conversation = join(first(doc[1:4]), first(doc[4:6]), first(doc[6:10]))
+			ev.Type = jsonpath.Text(doc, "type")
+			ev.Conversation = join(
+				first(doc, "team.id", "user.team_id", "enterprise.id"),
+				first(doc, "channel.id", "container.channel_id"),
+				first(doc, "container.thread_ts", "message.thread_ts", "container.message_ts", "message.ts"),
+			)
 			return []webhook.Event{ev}, nil
 		}
 		if form.Get("command") != "" {
@@ -168,43 +158,44 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		ev.Conversation = join(form.Get("team_id"), form.Get("channel_id"), "")
 		return []webhook.Event{ev}, nil
 	}
-	var buf [19]webhook.Value
-	doc, err := callbackPaths.Scan(req.Body, buf[:0])
+	doc, err := jsonpath.Decode(req.Body)
 	if err != nil {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
+		return nil, err
 	}
-	if doc[0].Kind != webhook.KindObject {
+	if _, ok := doc.(map[string]any); !ok {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object")
 	}
-	ev.ID = doc[1].Text()
-	ev.Type = doc[2].Text()
-	if t := doc[3].Text(); t != "" {
+	ev.ID = jsonpath.Text(doc, "event_id")
+	ev.Type = jsonpath.Text(doc, "type")
+	if t := jsonpath.Text(doc, "event.type"); t != "" {
 		ev.Type = t
 	}
-	ev.Conversation = join(first(doc[4:7]), first(doc[7:11]), first(doc[11:19]))
+	ev.Conversation = join(
+		first(doc, "team_id", "context_team_id", "enterprise_id"),
+		first(doc, "event.channel.id", "event.channel", "event.item.channel", "event.channel_id"),
+		first(doc, "event.thread_ts", "event.message.thread_ts", "event.previous_message.thread_ts",
+			"event.message.ts", "event.previous_message.ts", "event.item.ts", "event.deleted_ts", "event.ts"),
+	)
 	return []webhook.Event{ev}, nil
 }
 
 // isForm reports whether the request carries a form body. Slack always sets
 // the Content-Type; a body that is not JSON is treated as a form too.
 func isForm(req *webhook.Request) bool {
-	if mt, err := webhook.MediaType(req.Header.Get("Content-Type")); err == nil {
+	if mt, _, err := mime.ParseMediaType(req.Header.Get("Content-Type")); err == nil {
 		return mt == "application/x-www-form-urlencoded"
 	}
 	b := bytes.TrimLeft(req.Body, " \t\r\n")
 	return len(b) > 0 && b[0] != '{' && b[0] != '['
 }
 
-// first returns the first value that is a string or number (never an
-// object: event.channel is an object in channel_* events, a string
+// first returns the first of paths whose value is a string or number (never
+// an object: event.channel is an object in channel_* events, a string
 // elsewhere), as text.
-func first(vals []webhook.Value) string {
-	for _, v := range vals {
-		if v.Kind == webhook.KindObject || v.Kind == webhook.KindArray {
-			continue
-		}
-		if t := v.Text(); t != "" && t[0] != '{' && t[0] != '[' {
-			return t
+func first(doc any, paths ...string) string {
+	for _, p := range paths {
+		if v := jsonpath.Text(doc, p); v != "" && v[0] != '{' && v[0] != '[' {
+			return v
 		}
 	}
 	return ""

@@ -192,6 +192,26 @@ func FuzzVerify(f *testing.F) {
 }
 
 func FuzzEvents(f *testing.F) {
+	// Seeds of the former differential test against the encoding/json
+	// implementation, which is now the implementation.
+	for _, seed := range []string{
+		docBody,
+		`{"type":"url_verification","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}`,
+		`{"type":"event_callback","event_id":"Ev1","team_id":"T1","event":{"type":"message","channel":"C1","ts":"1.2","thread_ts":"1.1"}}`,
+		`{"type":"event_callback","event":{"type":"channel_rename","channel":{"id":"C2","name":"[x"}},"enterprise_id":"E1"}`,
+		`{"event":{"channel":"[not an id","item":{"channel":5,"ts":1.5}},"team_id":{"a":1}}`,
+		`{"type":"app_rate_limited","context_team_id":"T9"}`, `{"event_id":null,"type":true}`,
+		`[]`, `null`, `"x"`, `{} x`, `{"type":"url_verification"} x`, ``,
+	} {
+		f.Add("application/json", []byte(seed))
+	}
+	for _, seed := range []string{
+		url.Values{"payload": {`{"type":"block_actions","team":{"id":"T9"},"channel":{"id":"C9"},"container":{"message_ts":"1.5"}}`}}.Encode(),
+		url.Values{"payload": {`[1]`}}.Encode(), url.Values{"payload": {`{"type":1} x`}}.Encode(),
+		"command=%2Fx&team_id=T1&channel_id=C1", "ssl_check=1&token=x", "a=%zz", "",
+	} {
+		f.Add("application/x-www-form-urlencoded", []byte(seed))
+	}
 	f.Add("application/json", []byte(`{"team_id":"T1","event":{"type":"message","channel":{"id":1},"ts":2},"event_id":"Ev1"}`))
 	f.Add("application/x-www-form-urlencoded", []byte(docBody))
 	f.Add("application/x-www-form-urlencoded", []byte(`payload=%7B%22type%22%3A1%7D`))

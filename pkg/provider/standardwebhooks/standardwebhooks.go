@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -183,23 +184,13 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 			"webhook-timestamp": header(req, "Timestamp"),
 		},
 	}
-	typ, conv := cfg.Setting("type", "type"), cfg.Settings["conversation"]
-	paths := defaultPaths
-	if typ != "type" || conv != "" {
-		paths = webhook.NewPaths(typ, conv)
-	}
-	var buf [2]webhook.Value
-	if doc, err := paths.Scan(req.Body, buf[:0]); err == nil {
-		ev.Type = doc[0].Text()
-		if conv != "" {
-			if v := doc[1].Text(); v != "" {
+	if doc, err := jsonpath.Decode(req.Body); err == nil {
+		ev.Type = jsonpath.Text(doc, cfg.Setting("type", "type"))
+		if p := cfg.Settings["conversation"]; p != "" {
+			if v := jsonpath.Text(doc, p); v != "" {
 				ev.Conversation = v
 			}
 		}
 	}
 	return []webhook.Event{ev}, nil
 }
-
-// defaultPaths reads the type where the specification puts it, for tenants
-// without "type" and "conversation" settings.
-var defaultPaths = webhook.NewPaths("type")

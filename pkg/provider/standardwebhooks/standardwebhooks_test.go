@@ -179,6 +179,15 @@ func FuzzVerify(f *testing.F) {
 }
 
 func FuzzEvents(f *testing.F) {
+	// Seeds of the former differential test against the encoding/json
+	// implementation, which is now the implementation.
+	for _, seed := range []string{
+		`{"type":"invoice.paid","data":{"customer_id":"cus_1","n":[1,{"x":"<"}]}}`, `{"test": 2432232314}`,
+		`{"type":{"b":1,"a":2},"data":{"customer_id":""}}`, `{"type":null}`, `[{"type":"x"}]`, `not json`, `{"type":"t"} x`, ``,
+	} {
+		f.Add("msg_1", []byte(seed), "data.customer_id")
+		f.Add("msg_1", []byte(seed), "data.n")
+	}
 	f.Add("msg_1", []byte(`{"type":"a","data":{"c":"x"}}`), "data.c")
 	f.Add("m", []byte(`[]`), "0")
 	f.Add("", []byte(`{}`), "")

@@ -69,15 +69,15 @@ func TestSignReproducesSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := s.Request()
-	published, err := ParseHeader(req.Header.Get("Stripe-Signature"))
-	if err != nil || len(published.V1) != 1 {
+	published, err := parseHeader(req.Header.Get("Stripe-Signature"))
+	if err != nil || len(published.v1) != 1 {
 		t.Fatalf("sample Stripe-Signature = %+v, %v; want one v1", published, err)
 	}
 	req.Header.Del("Stripe-Signature")
 	if err := (Provider{}).Sign(req, s.TenantConfig, s.Time()); err != nil {
 		t.Fatalf("Sign() = %v", err)
 	}
-	want := "t=" + published.Timestamp + ",v1=" + hex.EncodeToString(published.V1[0])
+	want := "t=" + published.timestamp + ",v1=" + hex.EncodeToString(published.v1[0])
 	if got := req.Header.Get("Stripe-Signature"); got != want {
 		t.Errorf("Sign(sample) = %q, want %q", got, want)
 	}

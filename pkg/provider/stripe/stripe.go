@@ -15,6 +15,7 @@ package stripe
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -32,18 +33,18 @@ var _ webhook.Provider = Provider{}
 
 var sha256New, _ = webhook.Hash("sha256")
 
-// Header is a parsed Stripe-Signature header.
-type Header struct {
-	Timestamp string
-	V1        [][]byte
+// header is a parsed Stripe-Signature header.
+type header struct {
+	timestamp string
+	v1        [][]byte
 }
 
-// ParseHeader parses a Stripe-Signature header. Unknown schemes (v0) are
+// parseHeader parses a Stripe-Signature header. Unknown schemes (v0) are
 // ignored; undecodable v1 values are skipped. It returns an error wrapping
 // webhook.ErrMissingSignature when t= or every v1= is missing, and
 // webhook.ErrInvalidSignature when v1= values are present but none is hex.
-func ParseHeader(h string) (Header, error) {
-	var out Header
+func parseHeader(h string) (header, error) {
+	var out header
 	sawV1 := false
 	for _, part := range strings.Split(h, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
@@ -52,21 +53,21 @@ func ParseHeader(h string) (Header, error) {
 		}
 		switch k {
 		case "t":
-			out.Timestamp = v
+			out.timestamp = v
 		case "v1":
 			sawV1 = true
 			if b, err := hex.DecodeString(v); err == nil && len(b) > 0 {
-				out.V1 = append(out.V1, b)
+				out.v1 = append(out.v1, b)
 			}
 		}
 	}
-	if out.Timestamp == "" {
+	if out.timestamp == "" {
 		return out, webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature has no t= timestamp")
 	}
-	if len(out.V1) == 0 && sawV1 {
+	if len(out.v1) == 0 && sawV1 {
 		return out, webhook.Errorf(webhook.ErrInvalidSignature, "Stripe-Signature v1= is not hex")
 	}
-	if len(out.V1) == 0 {
+	if len(out.v1) == 0 {
 		return out, webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature has no v1= signature")
 	}
 	return out, nil
@@ -82,7 +83,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if raw == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature header is required")
 	}
-	h, err := ParseHeader(raw)
+	h, err := parseHeader(raw)
 	if err != nil {
 		return err
 	}
@@ -93,104 +94,82 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if _, err := strconv.ParseInt(h.Timestamp, 10, 64); err != nil {
+	if _, err := strconv.ParseInt(h.timestamp, 10, 64); err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "Stripe-Signature t= is not Unix seconds")
 	}
 	// Check the signature before the timestamp so a forged header learns
 	// nothing about our clock, but report staleness of a genuine one.
-	if !webhook.MatchMAC(sha256New, cfg.Secrets, h.V1, []byte(h.Timestamp+"."), req.Body) {
+	if !webhook.MatchMAC(sha256New, cfg.Secrets, h.v1, []byte(h.timestamp+"."), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches a v1 signature")
 	}
-	_, err = webhook.CheckTimestamp(h.Timestamp, now, tol)
+	_, err = webhook.CheckTimestamp(h.timestamp, now, tol)
 	return err
 }
 
-// eventPaths are the members Events reads, in one pass over the body.
-// related_object is set on thin (v2) event notifications, which carry no
-// data.object.
-var eventPaths = webhook.NewPaths("", "id", "type", "account", "data", "data.object", "data.object.id",
-	"data.object.customer", "data.object.customer.id", "related_object", "related_object.id")
-
-const (
-	pRoot = iota
-	pID
-	pType
-	pAccount
-	pData
-	pObject
-	pObjectID
-	pCustomer
-	pCustomerID
-	pRelated
-	pRelatedID
-	nPaths
-)
+// event holds the members Events reads. related_object is set on thin (v2)
+// event notifications, which carry no data.object.
+type event struct {
+	ID      string `json:"id"`
+	Type    string `json:"type"`
+	Account string `json:"account"`
+	Data    struct {
+		Object struct {
+			ID string `json:"id"`
+			// Customer is an id string or, when expanded, an object
+			// with an id.
+			Customer json.RawMessage `json:"customer"`
+		} `json:"object"`
+	} `json:"data"`
+	RelatedObject struct {
+		ID string `json:"id"`
+	} `json:"related_object"`
+}
 
 // Events returns the single event of a delivery. It returns an error
 // wrapping webhook.ErrMalformed when the body is not a Stripe event with an
-// id: not JSON, or a member of the wrong type (what decoding into a struct
-// would refuse).
+// id: not JSON, or a member of the wrong type.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
-	var buf [nPaths]webhook.Value
-	v, err := eventPaths.Scan(req.Body, buf[:0])
-	if err != nil {
+	var e event
+	if err := json.Unmarshal(req.Body, &e); err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %v", err)
 	}
-	for _, i := range [...]int{pRoot, pData, pObject, pRelated} {
-		if k := v[i].Kind; k != webhook.KindObject && k != webhook.KindNull && k != webhook.KindMissing {
-			return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %s is a %s, not an object", name(i), k)
-		}
-	}
-	var s [nPaths]string
-	for _, i := range [...]int{pID, pType, pAccount, pObjectID, pRelatedID} {
-		var ok bool
-		if s[i], ok = v[i].AsString(); !ok {
-			return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a Stripe event: %s is a %s, not a string", name(i), v[i].Kind)
-		}
-	}
-	if s[pID] == "" {
+	if e.ID == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "event has no id")
 	}
-	conv := customer(v[pCustomer], v[pCustomerID])
+	conv := customer(e.Data.Object.Customer)
 	if conv == "" {
-		conv = s[pObjectID]
+		conv = e.Data.Object.ID
 	}
 	if conv == "" {
-		conv = s[pRelatedID]
+		conv = e.RelatedObject.ID
 	}
-	switch account := s[pAccount]; {
-	case account != "" && conv != "":
-		conv = account + "/" + conv
-	case account != "":
-		conv = account
+	switch {
+	case e.Account != "" && conv != "":
+		conv = e.Account + "/" + conv
+	case e.Account != "":
+		conv = e.Account
 	}
 	return []webhook.Event{{
-		ID:           s[pID],
-		Type:         s[pType],
+		ID:           e.ID,
+		Type:         e.Type,
 		Conversation: conv,
 		Body:         req.Body,
 		Headers:      map[string]string{"content-type": req.Header.Get("Content-Type")},
 	}}, nil
 }
 
-// name returns the path of eventPaths index i for error messages.
-func name(i int) string {
-	if i == pRoot {
-		return "the body"
+// customer reads data.object.customer: an id string, or an expanded object's
+// id; "" for anything else.
+func customer(raw json.RawMessage) string {
+	var id string
+	if json.Unmarshal(raw, &id) == nil {
+		return id
 	}
-	return [nPaths]string{pID: "id", pType: "type", pAccount: "account", pData: "data", pObject: "data.object",
-		pObjectID: "data.object.id", pRelated: "related_object", pRelatedID: "related_object.id"}[i]
-}
-
-// customer reads data.object.customer, which is an id string or, when
-// expanded, an object with an id.
-func customer(c, id webhook.Value) string {
-	switch c.Kind {
-	case webhook.KindString:
-		return c.Text()
-	case webhook.KindObject:
-		s, _ := id.AsString()
-		return s
+	var obj struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(raw, &obj) == nil {
+		return obj.ID
 	}
 	return ""
 }

@@ -1,12 +1,12 @@
 package twilio
 
 import (
-	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -32,7 +32,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	if !strings.Contains(req.URL, "://") {
 		return webhook.Errorf(webhook.ErrMalformed, "twilio: an absolute request URL is required to sign")
 	}
-	var params signedParams
+	params := ""
 	if _, ok := bodyHash(req.URL); ok {
 		sum := sha256.Sum256(req.Body)
 		h := hex.EncodeToString(sum[:])
@@ -41,11 +41,11 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 			req.Query.Set("bodySHA256", h)
 		}
 	} else {
-		form, err := webhook.ParseForm(req.Body)
+		form, err := url.ParseQuery(string(req.Body))
 		if err != nil {
 			return webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 		}
-		params = sortParams(form)
+		params = signedParams(form)[0]
 	}
 	u, err := webhook.RebaseURL(req.URL, cfg.Settings["base_url"])
 	if err != nil {
@@ -54,10 +54,8 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	if req.Header == nil {
 		req.Header = http.Header{}
 	}
-	m := hmac.New(sha1.New, []byte(cfg.Secrets[0]))
-	m.Write([]byte(u))
-	params.write(m, false)
-	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	mac := webhook.MAC(sha1.New, []byte(cfg.Secrets[0]), []byte(u), []byte(params))
+	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac))
 	return nil
 }
 

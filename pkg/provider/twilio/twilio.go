@@ -39,19 +39,20 @@ package twilio
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"hash"
+	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -75,8 +76,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Twilio-Signature header is required")
 	}
-	var gotBuf [sha1.Size]byte
-	got, err := base64.StdEncoding.AppendDecode(gotBuf[:0], []byte(sig))
+	got, err := base64.StdEncoding.DecodeString(sig)
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Twilio-Signature is not base64")
 	}
@@ -87,66 +87,34 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
 	}
-	var params signedParams // nothing is appended to a URL with bodySHA256
+	params := []string{""} // nothing is appended to a URL with bodySHA256
 	if want, ok := bodyHash(u); ok {
 		sum := sha256.Sum256(req.Body)
-		var hexSum [2 * sha256.Size]byte
-		hex.Encode(hexSum[:], sum[:])
-		if subtle.ConstantTimeCompare(hexSum[:], []byte(strings.ToLower(want))) != 1 {
+		if subtle.ConstantTimeCompare([]byte(hex.EncodeToString(sum[:])), []byte(strings.ToLower(want))) != 1 {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "body does not match bodySHA256")
 		}
 	} else {
-		form, err := webhook.ParseForm(req.Body)
+		form, err := url.ParseQuery(string(req.Body))
 		if err != nil {
 			return webhook.Errorf(webhook.ErrInvalidSignature, "form body is not URL-encoded")
 		}
-		params = sortParams(form)
+		params = signedParams(form)
 	}
-	var macBuf [4]hash.Hash
-	macs := macBuf[:0]
-	for _, s := range cfg.Secrets {
-		macs = append(macs, hmac.New(sha1.New, []byte(s)))
-	}
-	if matchParams(macs, got, u, params) {
-		return nil
-	}
-	for _, variant := range urlVariants(u)[1:] {
-		if matchParams(macs, got, variant, params) {
-			return nil
+	for _, variant := range urlVariants(u) {
+		for _, p := range params {
+			if webhook.MatchMAC(sha1.New, cfg.Secrets, [][]byte{got}, []byte(variant), []byte(p)) {
+				return nil
+			}
 		}
 	}
 	return webhook.Errorf(webhook.ErrInvalidSignature, "no configured auth token matches X-Twilio-Signature")
 }
 
-// matchParams reports whether u followed by params (either spelling, see
-// signedParams) is signed by got.
-func matchParams(macs []hash.Hash, got []byte, u string, params signedParams) bool {
-	ub := []byte(u)
-	if matchAny(macs, got, ub, params, false) {
-		return true
-	}
-	return params.dup && matchAny(macs, got, ub, params, true)
-}
-
-// matchAny reports whether HMAC(token, u+params) equals got for any of the
-// keyed macs, computing every one and comparing in constant time.
-func matchAny(macs []hash.Hash, got, u []byte, params signedParams, dedup bool) bool {
-	ok := 0
-	for _, m := range macs {
-		m.Reset()
-		m.Write(u)
-		params.write(m, dedup)
-		var sum [sha1.Size]byte
-		ok |= subtle.ConstantTimeCompare(m.Sum(sum[:0]), got)
-	}
-	return ok == 1
-}
-
 // bodyHash returns the bodySHA256 query parameter of u.
 func bodyHash(u string) (string, bool) {
 	_, q, ok := strings.Cut(u, "?")
-	if !ok || !strings.Contains(q, "bodySHA256") && !strings.Contains(q, "%") {
-		return "", false // the common form webhook: no need to parse the query
+	if !ok {
+		return "", false
 	}
 	vals, _ := url.ParseQuery(q)
 	h, ok := vals["bodySHA256"]
@@ -156,58 +124,30 @@ func bodyHash(u string) (string, bool) {
 	return h[0], true
 }
 
-// signedParams is what Twilio appends to the URL before signing a form:
+// signedParams returns what Twilio appends to the URL before signing a form:
 // its fields sorted by name, the values of a repeated name sorted too, each
 // name immediately followed by its value. Twilio's helper libraries
 // disagree on repeated identical values (Python de-duplicates them, Node
-// keeps them), so when the form has such duplicates (dup) both spellings
-// are candidates.
-type signedParams struct {
-	form  webhook.Form
-	order []int // field indexes in signing order
-	dup   bool
-}
-
-func sortParams(form webhook.Form) signedParams {
-	p := signedParams{form: form, order: make([]int, form.Len())}
-	for i := range p.order {
-		p.order[i] = i
-	}
-	slices.SortFunc(p.order, func(a, b int) int {
-		an, av := form.Field(a)
-		bn, bv := form.Field(b)
-		if c := bytes.Compare(an, bn); c != 0 {
-			return c
+// keeps them), so when the form has such duplicates both spellings are
+// returned, the one that keeps them first.
+func signedParams(form url.Values) []string {
+	var all, dedup strings.Builder
+	differ := false
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		vals := slices.Sorted(slices.Values(form[k]))
+		for i, v := range vals {
+			all.WriteString(k + v)
+			if i > 0 && vals[i-1] == v {
+				differ = true
+				continue
+			}
+			dedup.WriteString(k + v)
 		}
-		return bytes.Compare(av, bv)
-	})
-	for i := 1; i < len(p.order); i++ {
-		p.dup = p.dup || p.repeats(i)
 	}
-	return p
-}
-
-// repeats reports whether the i-th field in signing order repeats the one
-// before it, name and value.
-func (p signedParams) repeats(i int) bool {
-	if i == 0 {
-		return false
+	if differ {
+		return []string{all.String(), dedup.String()}
 	}
-	n, v := p.form.Field(p.order[i])
-	pn, pv := p.form.Field(p.order[i-1])
-	return bytes.Equal(n, pn) && bytes.Equal(v, pv)
-}
-
-// write feeds the parameters to h, without repeated values when dedup.
-func (p signedParams) write(h hash.Hash, dedup bool) {
-	for i, f := range p.order {
-		if dedup && p.repeats(i) {
-			continue
-		}
-		n, v := p.form.Field(f)
-		h.Write(n)
-		h.Write(v)
-	}
+	return []string{all.String()}
 }
 
 // urlVariants returns u, u without its port and u with the scheme's default
@@ -269,15 +209,14 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if body := bytes.TrimLeft(req.Body, " \t\r\n"); len(body) > 0 && (body[0] == '{' || body[0] == '[') {
 		return jsonEvents(req.Body, token, headers)
 	}
-	form, err := webhook.ParseForm(req.Body)
+	form, err := url.ParseQuery(string(req.Body))
 	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 	}
-	get := func(k string) string { return form.Get(k) }
 	return []webhook.Event{{
-		ID:           formID(get, token),
-		Type:         formType(get),
-		Conversation: conversation(get("ConversationSid"), get("From"), get("To")),
+		ID:           formID(form.Get, token),
+		Type:         formType(form.Get),
+		Conversation: conversation(form.Get("ConversationSid"), form.Get("From"), form.Get("To")),
 		Body:         req.Body,
 		Headers:      headers,
 	}}, nil
@@ -340,62 +279,53 @@ func conversation(convSid, from, to string) string {
 	return from + "|" + to
 }
 
-// jsonPaths are the members an event is read for, in one pass: the id, the
-// type, then conversationSid, from and to, each under data or at the top, in
-// either case.
-var jsonPaths = webhook.NewPaths("", "id", "sid", "type", "EventType",
-	"data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid",
-	"data.from", "data.From", "from", "From",
-	"data.to", "data.To", "to", "To")
-
 // jsonEvents handles Event Streams CloudEvents (an array, or one object) and
 // other JSON bodies signed with bodySHA256.
 func jsonEvents(body []byte, token string, headers map[string]string) ([]webhook.Event, error) {
-	var buf [17]webhook.Value
-	doc, err := jsonPaths.Scan(body, buf[:0])
-	if err != nil {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not JSON: %v", err)
+	var items []json.RawMessage
+	batch := json.Unmarshal(body, &items) == nil
+	if !batch {
+		items = []json.RawMessage{body}
 	}
-	switch doc[0].Kind {
-	case webhook.KindArray:
-		var evs []webhook.Event
-		for item := range doc[0].Elements() {
-			doc, _ := jsonPaths.Scan(item.Raw, buf[:0]) // part of a scanned document
-			evs = append(evs, jsonEvent(doc, item.Raw, token, len(evs), true, headers))
+	evs := make([]webhook.Event, 0, len(items))
+	for i, raw := range items {
+		doc, err := jsonpath.Decode(raw)
+		if err != nil {
+			return nil, err
 		}
-		if len(evs) == 0 {
-			return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
+		get := func(paths ...string) string {
+			for _, p := range paths {
+				if v := jsonpath.Text(doc, p); v != "" {
+					return v
+				}
+			}
+			return ""
 		}
-		return evs, nil
-	case webhook.KindNull:
-		return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
-	}
-	return []webhook.Event{jsonEvent(doc, body, token, 0, false, headers)}, nil
-}
-
-// jsonEvent builds the event of one JSON item whose jsonPaths values are doc;
-// i is its index in a batch.
-func jsonEvent(doc []webhook.Value, body []byte, token string, i int, batch bool, headers map[string]string) webhook.Event {
-	get := func(from, to int) string {
-		for _, v := range doc[from:to] {
-			if t := v.Text(); t != "" {
-				return t
+		id := get("id", "sid")
+		if id == "" && token != "" {
+			id = token
+			if batch {
+				id += ":" + strconv.Itoa(i)
 			}
 		}
-		return ""
-	}
-	id := get(1, 3)
-	if id == "" && token != "" {
-		id = token
-		if batch {
-			id += ":" + strconv.Itoa(i)
+		ev := webhook.Event{
+			ID:   id,
+			Type: get("type", "EventType"),
+			Conversation: conversation(
+				get("data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid"),
+				get("data.from", "data.From", "from", "From"),
+				get("data.to", "data.To", "to", "To"),
+			),
+			Body:    raw,
+			Headers: headers,
 		}
+		if !batch {
+			ev.Body = body
+		}
+		evs = append(evs, ev)
 	}
-	return webhook.Event{
-		ID:           id,
-		Type:         get(3, 5),
-		Conversation: conversation(get(5, 9), get(9, 13), get(13, 17)),
-		Body:         body,
-		Headers:      headers,
+	if len(evs) == 0 {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "JSON body holds no events")
 	}
+	return evs, nil
 }

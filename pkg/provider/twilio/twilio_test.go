@@ -195,12 +195,17 @@ func FuzzVerify(f *testing.F) {
 	f.Add(docURL, docExpected, []byte(docParams().Encode()))
 	f.Add(docURL+"&bodySHA256="+docBodyHash, docBodySig, []byte(docBody))
 	f.Add("https://x:1/?bodySHA256=", "AAAA", []byte(""))
+	f.Add("https://x/p?%62odySHA256=ab", "AAAA", []byte("a=1"))
+	f.Add("https://h.example:443/twilio", sign("fuzz", "https://h.example/twilio", "a1a1b2"), []byte("a=1&b=2&a=1"))
+	f.Add("https://h.example/twilio", sign("fuzz", "https://h.example:443/twilio", "a1a1b2"), []byte("a=1&b=2&a=1"))
+	f.Add("https://h.example/twilio", sign("fuzz", "https://h.example/twilio", "a1b2"), []byte("a=1&b=2&a=1"))
+	f.Add(docURL, sign("fuzz", docURL, "a1b2"), []byte("b=2&a=1"))
 	f.Fuzz(func(t *testing.T, u, sig string, body []byte) {
 		if err := (Provider{}).Verify(request(u, sig, string(body)), webhook.Config{Secrets: []string{"fuzz"}}, time.Now()); err == nil {
 			params := []string{""}
 			if _, ok := bodyHash(u); !ok {
 				form, _ := url.ParseQuery(string(body))
-				params = paramStrings(form)
+				params = signedParams(form)
 			}
 			for _, v := range urlVariants(u) {
 				for _, p := range params {
@@ -219,6 +224,10 @@ func FuzzEvents(f *testing.F) {
 	f.Add([]byte("MessageSid=SM1&MessageStatus=sent&From=a&To=b"), "tok")
 	f.Add([]byte(`[{"id":"EZ1","type":"t","data":{"from":"a","to":"b"}},3,null]`), "")
 	f.Add([]byte(`{"sid":"x"}`), "tok")
+	f.Add([]byte(`{"sid":"x","data":{"ConversationSid":"CH1"}} x`), "tok")
+	f.Add([]byte(`[] x`), "tok")
+	f.Add([]byte(`null`), "")
+	f.Add([]byte("MessageSid=SM1&MessageStatus=sent&From=a&To=b&x=%zz"), "")
 	f.Fuzz(func(t *testing.T, body []byte, token string) {
 		r := request(docURL, "", string(body))
 		r.Header.Set("I-Twilio-Idempotency-Token", token)

@@ -38,10 +38,10 @@
 package whatsapp
 
 import (
-	"crypto/sha256"
+	"bytes"
 	"crypto/subtle"
+	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -54,36 +54,25 @@ type Provider struct{}
 var (
 	_ webhook.Provider   = Provider{}
 	_ webhook.Handshaker = Provider{}
+	_ webhook.Signer     = Provider{}
 )
-
-var sha256New, _ = webhook.Hash("sha256")
-
-const prefix = "sha256="
 
 // Verify checks X-Hub-Signature-256 against every app secret. It returns an
 // error wrapping webhook.ErrMissingSignature when the header is absent,
 // webhook.ErrInvalidSignature when it is malformed or no secret matches, and
 // webhook.ErrMisconfigured when the tenant has no secrets.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get("X-Hub-Signature-256"))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "X-Hub-Signature-256 header is required")
-	}
-	if !strings.HasPrefix(sig, prefix) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", prefix)
-	}
-	var buf [sha256.Size]byte
-	got, ok := webhook.AppendHex(buf[:0], sig[len(prefix):])
-	if !ok || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
-	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "whatsapp: no secrets configured")
-	}
-	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, req.Body) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
-	}
-	return nil
+	return webhook.VerifyHubSignature(req, cfg.Secrets)
+}
+
+// Sign sets X-Hub-Signature-256 to "sha256=" + hex HMAC-SHA256 of the raw
+// body with cfg.Secrets[0] (the app secret), as Meta signs its POSTs. The
+// GET verification handshake is unsigned: it carries the verify_token
+// setting in its query instead. Meta signs no timestamp, so now is unused.
+// It returns an error wrapping webhook.ErrMisconfigured when the tenant has
+// no secrets.
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return webhook.SignHubSignature(req, cfg.Secrets)
 }
 
 // Handshake answers Meta's GET verification request. ok is false for every
@@ -112,235 +101,165 @@ func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Rep
 	return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: challenge}, true, nil
 }
 
-// The members read at each level of a notification, each level in the same
-// pass that finds the array elements. Where a struct would refuse a member's
-// type (an "entry" that is not an array), the delivery is malformed; inside
-// a change's value a member of another type is ignored, as before.
-var (
-	payloadPaths = webhook.NewPaths("", "object", "entry")
-	entryPaths   = webhook.NewPaths("id", "changes")
-	changePaths  = webhook.NewPaths("field", "value", "value.metadata", "value.metadata.phone_number_id",
-		"value.contacts", "value.messages", "value.statuses")
-	itemPaths = webhook.NewPaths("id", "from", "type", "status", "recipient_id", "wa_id")
-)
-
-const (
-	cField = iota
-	cValue
-	cMetadata
-	cPhone
-	cContacts
-	cMessages
-	cStatuses
-	nChange
-)
-
-const (
-	iID = iota
-	iFrom
-	iType
-	iStatus
-	iRecipient
-	iWaID
-	nItem
-)
-
-// change is one entry[].changes[] item.
-type change struct {
-	object, entryID, field string
-	value                  webhook.Value
+// payload is a notification as far as Events reads it. A member of the
+// wrong type at this level makes the delivery malformed; inside a change's
+// value (decoded separately) it is ignored.
+type payload struct {
+	Object string `json:"object"`
+	Entry  []struct {
+		ID      string `json:"id"`
+		Changes []struct {
+			Field string          `json:"field"`
+			Value json.RawMessage `json:"value"`
+		} `json:"changes"`
+	} `json:"entry"`
 }
+
+type value struct {
+	Metadata json.RawMessage   `json:"metadata"`
+	Contacts []json.RawMessage `json:"contacts"`
+	Messages []json.RawMessage `json:"messages"`
+	Statuses []json.RawMessage `json:"statuses"`
+}
+
+// item holds the members read from a message, status or contact.
+type item struct {
+	ID          string `json:"id"`
+	From        string `json:"from"`
+	Type        string `json:"type"`
+	Status      string `json:"status"`
+	RecipientID string `json:"recipient_id"`
+	WaID        string `json:"wa_id"`
+}
+
+// The per-event bodies handed to the worker. Empty members are left out;
+// the raw members are copied as Meta sent them, minus insignificant white
+// space, so message text keeps its escapes ("\u00e9").
+type (
+	messageBody struct {
+		Object   string            `json:"object,omitempty"`
+		EntryID  string            `json:"entry_id,omitempty"`
+		Field    string            `json:"field,omitempty"`
+		Metadata json.RawMessage   `json:"metadata,omitempty"`
+		Contacts []json.RawMessage `json:"contacts,omitempty"`
+		Message  json.RawMessage   `json:"message"`
+	}
+	statusBody struct {
+		Object   string          `json:"object,omitempty"`
+		EntryID  string          `json:"entry_id,omitempty"`
+		Field    string          `json:"field,omitempty"`
+		Metadata json.RawMessage `json:"metadata,omitempty"`
+		Status   json.RawMessage `json:"status"`
+	}
+	changeBody struct {
+		Object  string          `json:"object,omitempty"`
+		EntryID string          `json:"entry_id,omitempty"`
+		Field   string          `json:"field,omitempty"`
+		Value   json.RawMessage `json:"value,omitempty"`
+	}
+)
 
 // Events splits a delivery into one event per message, per status and per
 // other change, as described in the package comment. It returns an error
 // wrapping webhook.ErrMalformed when the body is not a JSON object of that
 // shape.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
-	var pbuf [3]webhook.Value
-	p, err := payloadPaths.Scan(req.Body, pbuf[:0])
-	if err != nil {
+	var p payload
+	if err := json.Unmarshal(req.Body, &p); err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a WhatsApp notification: %v", err)
 	}
-	object, ok := p[1].AsString()
-	if !objectOrNull(p[0]) || !ok || !arrayOrNull(p[2]) {
-		return nil, malformed()
-	}
 	headers := map[string]string{"content-type": req.Header.Get("Content-Type")}
-	var evs []webhook.Event
-	var others []change
-	var ebuf [2]webhook.Value
-	var cbuf [nChange]webhook.Value
-	for e, ev := range entryPaths.Elements(p[2], ebuf[:0]) {
-		entryID, ok := ev[0].AsString()
-		if !objectOrNull(e) || !ok || !arrayOrNull(ev[1]) {
-			return nil, malformed()
-		}
-		for c, cv := range changePaths.Elements(ev[1], cbuf[:0]) {
-			field, ok := cv[cField].AsString()
-			if !objectOrNull(c) || !ok {
-				return nil, malformed()
+	var evs, others []webhook.Event
+	for _, e := range p.Entry {
+		for _, c := range e.Changes {
+			var v value
+			_ = json.Unmarshal(c.Value, &v) // a value of another shape is an "other" change
+			var md struct {
+				PhoneNumberID string `json:"phone_number_id"`
 			}
-			ch := change{object: object, entryID: entryID, field: field, value: cv[cValue]}
+			_ = json.Unmarshal(v.Metadata, &md)
 			n := len(evs)
-			evs = appendEvents(evs, ch, cv, headers)
-			if len(evs) == n {
-				others = append(others, ch)
+			for _, raw := range v.Messages {
+				var m item
+				_ = json.Unmarshal(raw, &m)
+				body, err := encode(messageBody{
+					Object: p.Object, EntryID: e.ID, Field: c.Field,
+					Metadata: v.Metadata, Contacts: contactsFor(v.Contacts, m.From), Message: raw,
+				})
+				if err != nil {
+					return nil, err
+				}
+				evs = append(evs, webhook.Event{
+					ID:           m.ID,
+					Type:         "message." + m.Type,
+					Conversation: md.PhoneNumberID + ":" + m.From,
+					Body:         body,
+					Headers:      headers,
+				})
 			}
+			for _, raw := range v.Statuses {
+				var st item
+				_ = json.Unmarshal(raw, &st)
+				body, err := encode(statusBody{Object: p.Object, EntryID: e.ID, Field: c.Field, Metadata: v.Metadata, Status: raw})
+				if err != nil {
+					return nil, err
+				}
+				id := ""
+				if st.ID != "" {
+					id = st.ID + ":" + st.Status
+				}
+				evs = append(evs, webhook.Event{
+					ID:           id,
+					Type:         "status." + st.Status,
+					Conversation: md.PhoneNumberID + ":" + st.RecipientID,
+					Body:         body,
+					Headers:      headers,
+				})
+			}
+			if len(evs) > n {
+				continue
+			}
+			body, err := encode(changeBody{Object: p.Object, EntryID: e.ID, Field: c.Field, Value: c.Value})
+			if err != nil {
+				return nil, err
+			}
+			others = append(others, webhook.Event{Type: c.Field, Conversation: e.ID, Body: body, Headers: headers})
 		}
 	}
 	if len(evs) == 0 {
 		ev := webhook.Event{Body: req.Body, Headers: headers}
 		if len(others) > 0 {
-			ev.Type, ev.Conversation = others[0].field, others[0].entryID
+			ev.Type, ev.Conversation = others[0].Type, others[0].Conversation
 		}
 		return []webhook.Event{ev}, nil
 	}
-	for _, ch := range others {
-		evs = append(evs, webhook.Event{Type: ch.field, Conversation: ch.entryID, Body: changeBody(ch), Headers: headers})
-	}
-	return evs, nil
+	return append(evs, others...), nil
 }
 
-func malformed() error {
-	return webhook.Errorf(webhook.ErrMalformed, "body is not a WhatsApp notification: a member has the wrong type")
-}
-
-func objectOrNull(v webhook.Value) bool {
-	return v.Kind == webhook.KindObject || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing
-}
-
-func arrayOrNull(v webhook.Value) bool {
-	return v.Kind == webhook.KindArray || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing
-}
-
-// appendEvents appends an event per message and per status of ch, whose
-// changePaths values are cv. The value's members are read as decoding it
-// into a struct would, ignoring any of the wrong type.
-func appendEvents(evs []webhook.Event, ch change, cv []webhook.Value, headers map[string]string) []webhook.Event {
-	if ch.value.Kind != webhook.KindObject {
-		return evs
-	}
-	metadata, contacts := cv[cMetadata], cv[cContacts]
-	phone := ""
-	if metadata.Kind == webhook.KindObject {
-		phone = str(cv[cPhone])
-	}
-	var ibuf [nItem]webhook.Value
-	for raw, m := range itemPaths.Elements(cv[cMessages], ibuf[:0]) {
-		from := str(m[iFrom])
-		b := open(ch, len(raw.Raw)+len(metadata.Raw)+len(contacts.Raw))
-		b = appendRaw(b, `"metadata":`, metadata)
-		b = appendContacts(b, contacts, from)
-		b = raw.AppendCompact(append(b, `"message":`...))
-		evs = append(evs, webhook.Event{
-			ID:           str(m[iID]),
-			Type:         "message." + str(m[iType]),
-			Conversation: phone + ":" + from,
-			Body:         append(b, '}'),
-			Headers:      headers,
-		})
-	}
-	for raw, st := range itemPaths.Elements(cv[cStatuses], ibuf[:0]) {
-		b := open(ch, len(raw.Raw)+len(metadata.Raw))
-		b = appendRaw(b, `"metadata":`, metadata)
-		b = raw.AppendCompact(append(b, `"status":`...))
-		id, status := str(st[iID]), str(st[iStatus])
-		if id != "" {
-			id += ":" + status
-		}
-		evs = append(evs, webhook.Event{
-			ID:           id,
-			Type:         "status." + status,
-			Conversation: phone + ":" + str(st[iRecipient]),
-			Body:         append(b, '}'),
-			Headers:      headers,
-		})
-	}
-	return evs
-}
-
-// str returns a string member as a struct field would hold it: "" when it
-// is of another type.
-func str(v webhook.Value) string {
-	s, _ := v.AsString()
-	return s
-}
-
-// The per-event bodies handed to the worker are
-//
-//	{"object","entry_id","field","metadata","contacts","message"} (a message),
-//	{"object","entry_id","field","metadata","status"} (a status) and
-//	{"object","entry_id","field","value"} (any other change),
-//
-// members left out when empty (the last two are always there), strings
-// escaped as encoding/json escapes them without HTML escaping, and the raw
-// members copied as Meta sent them, minus insignificant whitespace, so
-// message text keeps its bytes ("<", "&") and escapes ("\u00e9").
-
-// open starts a body with the change's object, entry_id and field, each
-// followed by a comma: a member always follows them.
-func open(ch change, n int) []byte {
-	b := make([]byte, 0, 64+len(ch.object)+len(ch.entryID)+len(ch.field)+n)
-	b = append(b, '{')
-	for _, m := range [...]struct{ name, value string }{{`"object":`, ch.object}, {`"entry_id":`, ch.entryID}, {`"field":`, ch.field}} {
-		if m.value != "" {
-			b = append(webhook.AppendJSONString(append(b, m.name...), m.value), ',')
+// contactsFor returns the contacts whose wa_id is from, or all of them when
+// none matches (so the worker never loses the sender's profile).
+func contactsFor(contacts []json.RawMessage, from string) []json.RawMessage {
+	var out []json.RawMessage
+	for _, c := range contacts {
+		var it item
+		if json.Unmarshal(c, &it) == nil && it.WaID == from {
+			out = append(out, c)
 		}
 	}
-	return b
+	if len(out) == 0 {
+		return contacts
+	}
+	return out
 }
 
-// appendRaw appends name and v followed by a comma, unless v is missing.
-func appendRaw(b []byte, name string, v webhook.Value) []byte {
-	if v.Kind == webhook.KindMissing {
-		return b
+// encode marshals v without HTML escaping, so message text keeps its bytes
+// ("<", "&") as Meta sent them.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "cannot split the notification: %v", err)
 	}
-	return append(v.AppendCompact(append(b, name...)), ',')
-}
-
-// appendContacts appends the "contacts" member narrowed to the contacts
-// whose wa_id is from, or all of them when none is (so the worker never
-// loses the sender's profile); nothing when there are none. A contact that
-// is not an object, or has a member of the wrong type, is no match.
-func appendContacts(b []byte, contacts webhook.Value, from string) []byte {
-	mark := len(b)
-	b = append(b, `"contacts":[`...)
-	n := 0
-	var buf [nItem]webhook.Value
-	for c, it := range itemPaths.Elements(contacts, buf[:0]) {
-		match := objectOrNull(c)
-		for _, v := range it {
-			match = match && (v.Kind == webhook.KindString || v.Kind == webhook.KindNull || v.Kind == webhook.KindMissing)
-		}
-		if match && str(it[iWaID]) == from {
-			if n++; n > 1 {
-				b = append(b, ',')
-			}
-			b = c.AppendCompact(b)
-		}
-	}
-	if n == 0 {
-		for c := range contacts.Elements() {
-			if n++; n > 1 {
-				b = append(b, ',')
-			}
-			b = c.AppendCompact(b)
-		}
-	}
-	if n == 0 {
-		return b[:mark]
-	}
-	return append(b, ']', ',')
-}
-
-// changeBody is the body of a change with neither messages nor statuses.
-func changeBody(ch change) []byte {
-	b := open(ch, len(ch.value.Raw))
-	if ch.value.Kind != webhook.KindMissing {
-		return append(ch.value.AppendCompact(append(b, `"value":`...)), '}')
-	}
-	if len(b) > 1 {
-		b = b[:len(b)-1] // the comma after the last member
-	}
-	return append(b, '}')
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -1,0 +1,370 @@
+// Package providertest is the contract suite every provider adapter runs
+// from its tests: Run checks the provider's published vectors, the signing
+// round trip, tampering, missing signatures, the replay window, secret
+// rotation, idempotency key derivation, malformed bodies and handshakes, so
+// that each adapter states only what is particular to it (a Case).
+package providertest
+
+import (
+	"bytes"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// Now is the time the suite signs and verifies at. Request may embed it
+// (a body timestamp).
+var Now = time.Unix(1_700_000_000, 0)
+
+// Provider is what the suite tests: an adapter that can also sign.
+type Provider interface {
+	webhook.Provider
+	webhook.Signer
+}
+
+// Case describes one provider (or one configuration of a configurable one)
+// to the suite.
+type Case struct {
+	Provider Provider
+	// Request returns a fresh, unsigned delivery that Events accepts and
+	// that is not a handshake.
+	Request func() *webhook.Request
+	// Settings are the tenant settings of every suite check.
+	Settings map[string]string
+	// Secrets are three distinct secrets in the scheme's format; the
+	// default is three plain strings.
+	Secrets [3]string
+	// Signature names the header that carries the signature.
+	Signature string
+	// Tolerance is the replay window when the scheme signs a timestamp,
+	// zero when it signs none.
+	Tolerance time.Duration
+	// OtherEvent turns a delivery into a different event (another event
+	// id, or other content where keys are content hashes).
+	OtherEvent func(*webhook.Request)
+	// Vectors are the provider's published test vectors.
+	Vectors []Vector
+	// Tampers are changes after signing that must fail verification, on
+	// top of the suite's tampered body and signature.
+	Tampers []Change
+	// Malformed are changes before signing that Events must answer with
+	// webhook.ErrMalformed (400).
+	Malformed []Change
+	// Handshakes are the provider's handshake requests.
+	Handshakes []Handshake
+}
+
+// Vector is a published test vector: Request verifies under Config at At,
+// and signing it again reproduces Headers byte for byte.
+type Vector struct {
+	// Name says where the vector is published.
+	Name    string
+	Request func() *webhook.Request
+	Config  webhook.Config
+	At      time.Time
+	// Headers are the headers Sign must reproduce; none for a vector that
+	// is only verified.
+	Headers []string
+	// URL, when set, is the request URL Sign must leave (Twilio puts the
+	// body hash in it).
+	URL string
+}
+
+// Change alters a request. Want is the error Verify must return after a
+// tamper (webhook.ErrInvalidSignature when nil); malformed changes ignore it.
+type Change struct {
+	Name  string
+	Apply func(*webhook.Request)
+	Want  error
+}
+
+// Handshake is a request the provider answers itself.
+type Handshake struct {
+	Name    string
+	Request func() *webhook.Request
+	// Settings replace Case.Settings when set.
+	Settings map[string]string
+	// Signed handshakes arrive signed and are answered after Verify
+	// (Slack's url_verification); unsigned ones come before it.
+	Signed bool
+	OK     bool
+	Reply  webhook.Reply
+	Err    error
+}
+
+// Run runs the contract suite for c.
+func Run(t *testing.T, c Case) {
+	t.Helper()
+	if c.Secrets == [3]string{} {
+		c.Secrets = [3]string{"suite-secret-one", "suite-secret-two", "suite-secret-three"}
+	}
+	s1, s2, s3 := c.Secrets[0], c.Secrets[1], c.Secrets[2]
+	cfg := func(secrets ...string) webhook.Config {
+		return webhook.Config{Secrets: secrets, Settings: c.Settings}
+	}
+	sign := func(t *testing.T, req *webhook.Request, conf webhook.Config, at time.Time) *webhook.Request {
+		t.Helper()
+		if err := c.Provider.Sign(req, conf, at); err != nil {
+			t.Fatalf("Sign() = %v", err)
+		}
+		return req
+	}
+	signed := func(t *testing.T) *webhook.Request {
+		t.Helper()
+		return sign(t, c.Request(), cfg(s1, s2), Now)
+	}
+	verify := func(t *testing.T, req *webhook.Request, conf webhook.Config, at time.Time, want error) {
+		t.Helper()
+		err := c.Provider.Verify(req, conf, at)
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			t.Errorf("Verify(%s: %q) = %v, want %v", c.Signature, req.Header.Get(c.Signature), err, want)
+		}
+	}
+
+	t.Run("vectors", func(t *testing.T) {
+		for _, v := range c.Vectors {
+			t.Run(v.Name, func(t *testing.T) {
+				req := v.Request()
+				verify(t, req, v.Config, v.At, nil)
+				if len(v.Headers) == 0 {
+					return
+				}
+				want := make([]string, len(v.Headers))
+				for i, h := range v.Headers {
+					want[i] = req.Header.Get(h)
+					req.Header.Del(h)
+				}
+				sign(t, req, v.Config, v.At)
+				for i, h := range v.Headers {
+					if got := req.Header.Get(h); got != want[i] {
+						t.Errorf("Sign() %s = %q, want %q", h, got, want[i])
+					}
+				}
+				if v.URL != "" && req.URL != v.URL {
+					t.Errorf("Sign() URL = %q, want %q", req.URL, v.URL)
+				}
+			})
+		}
+	})
+
+	t.Run("round trip", func(t *testing.T) {
+		req := c.Request()
+		body := bytes.Clone(req.Body)
+		sign(t, req, cfg(s1, s2), Now)
+		if req.Header.Get(c.Signature) == "" {
+			t.Fatalf("Sign() set no %s: %v", c.Signature, req.Header)
+		}
+		if !bytes.Equal(req.Body, body) {
+			t.Errorf("Sign() changed the body to %q", req.Body)
+		}
+		verify(t, req, cfg(s1, s2), Now, nil)
+	})
+
+	t.Run("rotation", func(t *testing.T) {
+		verify(t, signed(t), cfg(s3, s1), Now, nil)                          // the signing secret listed second
+		verify(t, signed(t), cfg(s2), Now, webhook.ErrInvalidSignature)      // signs with the first secret only
+		verify(t, sign(t, c.Request(), cfg(s2), Now), cfg(s1, s2), Now, nil) // either secret verifies
+	})
+
+	t.Run("sign replaces an earlier signature", func(t *testing.T) {
+		req := sign(t, c.Request(), cfg(s2), Now.Add(-time.Hour))
+		sign(t, req, cfg(s1), Now)
+		verify(t, req, cfg(s1), Now, nil)
+		verify(t, req, cfg(s2), Now, webhook.ErrInvalidSignature)
+	})
+
+	t.Run("tampered", func(t *testing.T) {
+		tampers := append([]Change{
+			{Name: "body", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ' ') }},
+			{Name: "signature", Apply: func(r *webhook.Request) { r.Header.Set(c.Signature, flip(r.Header.Get(c.Signature))) }},
+			{Name: "signature removed", Apply: func(r *webhook.Request) { r.Header.Del(c.Signature) }, Want: webhook.ErrMissingSignature},
+		}, c.Tampers...)
+		for _, tt := range tampers {
+			t.Run(tt.Name, func(t *testing.T) {
+				req := signed(t)
+				tt.Apply(req)
+				want := tt.Want
+				if want == nil {
+					want = webhook.ErrInvalidSignature
+				}
+				verify(t, req, cfg(s1, s2), Now, want)
+			})
+		}
+	})
+
+	t.Run("no secrets", func(t *testing.T) {
+		verify(t, signed(t), cfg(), Now, webhook.ErrMisconfigured)
+		if err := c.Provider.Sign(c.Request(), cfg(), Now); !errors.Is(err, webhook.ErrMisconfigured) {
+			t.Errorf("Sign(no secrets) = %v, want %v", err, webhook.ErrMisconfigured)
+		}
+	})
+
+	t.Run("error is safe to show", func(t *testing.T) {
+		req := signed(t)
+		err := c.Provider.Verify(req, cfg(s3), Now)
+		if !errors.Is(err, webhook.ErrInvalidSignature) {
+			t.Fatalf("Verify(wrong secret) = %v, want %v", err, webhook.ErrInvalidSignature)
+		}
+		expected := sign(t, c.Request(), cfg(s3), Now).Header.Get(c.Signature)
+		leaks := []string{s1, s2, s3, tail(expected), tail(req.Header.Get(c.Signature))}
+		if len(req.Body) >= 8 {
+			leaks = append(leaks, string(req.Body))
+		}
+		for _, leak := range leaks {
+			if strings.Contains(err.Error(), leak) {
+				t.Errorf("Verify error %q leaks %q", err, leak)
+			}
+		}
+	})
+
+	t.Run("replay window", func(t *testing.T) {
+		if c.Tolerance == 0 {
+			// Nothing is signed but the body: an hour later it still verifies,
+			// and the idempotency key is the only replay defence.
+			verify(t, signed(t), cfg(s1), Now.Add(time.Hour), nil)
+			return
+		}
+		for _, tt := range []struct {
+			name string
+			at   time.Time
+			want error
+		}{
+			{"oldest accepted", Now.Add(c.Tolerance), nil},
+			{"newest accepted", Now.Add(-c.Tolerance), nil},
+			{"stale", Now.Add(c.Tolerance + time.Second), webhook.ErrStale},
+			{"from the future", Now.Add(-c.Tolerance - time.Second), webhook.ErrStale},
+		} {
+			t.Run(tt.name, func(t *testing.T) { verify(t, signed(t), cfg(s1), tt.at, tt.want) })
+		}
+	})
+
+	t.Run("idempotency key", func(t *testing.T) {
+		first := keys(t, c.Provider, signed(t), cfg(s1))
+		// A retry is signed again, later; it is the same delivery.
+		retry := keys(t, c.Provider, sign(t, c.Request(), cfg(s1), Now.Add(time.Minute)), cfg(s1))
+		if !maps.Equal(first, retry) {
+			t.Errorf("keys of a re-signed delivery %v, want %v", retry, first)
+		}
+		other := c.Request()
+		c.OtherEvent(other)
+		for k := range keys(t, c.Provider, sign(t, other, cfg(s1), Now), cfg(s1)) {
+			if first[k] {
+				t.Errorf("another event has the key %q of the first", k)
+			}
+		}
+	})
+
+	t.Run("malformed", func(t *testing.T) {
+		for _, m := range c.Malformed {
+			t.Run(m.Name, func(t *testing.T) {
+				req := c.Request()
+				m.Apply(req)
+				if err := c.Provider.Sign(req, cfg(s1), Now); err != nil {
+					if !errors.Is(err, webhook.ErrMalformed) {
+						t.Fatalf("Sign() = %v, want nil or %v", err, webhook.ErrMalformed)
+					}
+				} else {
+					verify(t, req, cfg(s1), Now, nil)
+				}
+				if evs, err := c.Provider.Events(req, cfg(s1)); !errors.Is(err, webhook.ErrMalformed) {
+					t.Errorf("Events(%q) = %d events, %v; want %v", req.Body, len(evs), err, webhook.ErrMalformed)
+				}
+			})
+		}
+	})
+
+	t.Run("handshake", func(t *testing.T) {
+		h, ok := c.Provider.(webhook.Handshaker)
+		if !ok {
+			if len(c.Handshakes) > 0 {
+				t.Fatal("Handshakes listed for a provider that is no webhook.Handshaker")
+			}
+			return
+		}
+		if _, ok, err := h.Handshake(signed(t), cfg(s1)); ok || err != nil {
+			t.Errorf("Handshake(an event delivery) = %v, %v; want false, nil", ok, err)
+		}
+		for _, hs := range c.Handshakes {
+			t.Run(hs.Name, func(t *testing.T) {
+				conf := cfg(s1)
+				if hs.Settings != nil {
+					conf.Settings = hs.Settings
+				}
+				req := hs.Request()
+				if hs.Signed {
+					sign(t, req, conf, Now)
+					verify(t, req, conf, Now, nil)
+				}
+				reply, ok, err := h.Handshake(req, conf)
+				if ok != hs.OK || reply != hs.Reply || hs.Err == nil && err != nil || hs.Err != nil && !errors.Is(err, hs.Err) {
+					t.Errorf("Handshake() = %+v, %v, %v; want %+v, %v, %v", reply, ok, err, hs.Reply, hs.OK, hs.Err)
+				}
+			})
+		}
+	})
+}
+
+// keys returns the idempotency keys of a verified delivery's events.
+func keys(t *testing.T, p webhook.Provider, req *webhook.Request, conf webhook.Config) map[string]bool {
+	t.Helper()
+	if err := p.Verify(req, conf, Now); err != nil {
+		t.Fatalf("Verify() = %v", err)
+	}
+	evs, err := p.Events(req, conf)
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("Events() = %d events, %v; want at least one", len(evs), err)
+	}
+	out := map[string]bool{}
+	for _, ev := range evs {
+		out[webhook.IdempotencyKey("tenant", "provider", ev)] = true
+	}
+	return out
+}
+
+// flip changes one character inside the signature, well before its end,
+// where every encoding still carries signature bits (the last base64
+// character may only carry padding).
+func flip(sig string) string {
+	if len(sig) < 8 {
+		return sig + "0"
+	}
+	i := len(sig) - 8
+	c := byte('a')
+	if sig[i] == 'a' {
+		c = 'b'
+	}
+	return sig[:i] + string(c) + sig[i+1:]
+}
+
+// tail returns the last 16 characters of a signature header: part of the
+// signature itself whatever prefix the scheme puts before it.
+func tail(sig string) string {
+	if len(sig) <= 16 {
+		return "\x00never"
+	}
+	return sig[len(sig)-16:]
+}
+
+// Header returns an http.Header with the given name-value pairs.
+func Header(kv ...string) http.Header {
+	h := http.Header{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// Query returns url.Values with the given name-value pairs.
+func Query(kv ...string) url.Values {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return q
+}
