@@ -3,12 +3,15 @@ package forward
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,13 +21,14 @@ const DefaultTimeout = 10 * time.Second
 // Sentinel errors, wrapped by *Error.
 var (
 	// ErrRejected: the target answered a status that retrying cannot fix
-	// (4xx other than 408 and 429, or a redirect). Permanent.
+	// (4xx other than 408, 409, 425 and 429, or a redirect). Permanent.
 	ErrRejected = errors.New("target rejected the event")
-	// ErrUnavailable: the target answered 408, 429 or 5xx, timed out or
-	// could not be reached. Transient.
+	// ErrUnavailable: the target answered 408, 409, 425, 429 or 5xx, timed
+	// out or could not be reached. Transient.
 	ErrUnavailable = errors.New("target unavailable")
-	// ErrMisconfigured: the target URL or the signing secrets are unusable.
-	// Permanent until the tenant's outbound configuration is fixed.
+	// ErrMisconfigured: the target URL, its TLS certificate, a header name or
+	// the signing secrets are unusable. Permanent until the tenant's outbound
+	// configuration (or the target's certificate) is fixed.
 	ErrMisconfigured = errors.New("outbound configuration unusable")
 )
 
@@ -66,7 +70,10 @@ type Request struct {
 	// sooner.
 	Timeout time.Duration
 	// Headers are extra, unsigned headers; they cannot replace the
-	// signature or idempotency headers.
+	// signature or idempotency headers. Control characters in their values
+	// (CR, LF, NUL, …) are replaced by spaces so that no value can break or
+	// inject into the request; a name that is not an HTTP token makes the
+	// delivery permanent ErrMisconfigured.
 	Headers map[string]string
 }
 
@@ -115,19 +122,22 @@ func (c *Client) Post(ctx context.Context, r Request) error {
 		return &Error{permanent: true, err: ErrMisconfigured, detail: "cannot build the request"}
 	}
 	for k, v := range r.Headers {
-		req.Header.Set(k, v)
+		if !validHeaderName(k) {
+			return &Error{permanent: true, err: ErrMisconfigured, detail: fmt.Sprintf("header name %q is not an HTTP token", k)}
+		}
+		req.Header.Set(k, headerValue(v))
 	}
 	ct := r.ContentType
 	if ct == "" {
 		ct = "application/json"
 	}
-	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Content-Type", headerValue(ct))
 	req.Header.Set("User-Agent", "hookpack-forward/1")
-	req.Header.Set(HeaderID, r.ID)
+	req.Header.Set(HeaderID, headerValue(r.ID))
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
 	req.Header.Set(HeaderSignature, sig)
 	if r.IdempotencyKey != "" {
-		req.Header.Set(HeaderIdempotencyKey, r.IdempotencyKey)
+		req.Header.Set(HeaderIdempotencyKey, headerValue(r.IdempotencyKey))
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -142,12 +152,19 @@ func (c *Client) Post(ctx context.Context, r Request) error {
 	return Classify(resp.StatusCode, resp.Header, nil, c.now())
 }
 
-// Classify turns a delivery outcome into nil (2xx) or a *Error:
-// transportErr != nil (timeout, refused connection, DNS, TLS) and 408, 429
-// and 5xx are transient, with Retry-After (seconds or an HTTP date, relative
-// to now) honoured; redirects and other 4xx are permanent.
+// Classify turns a delivery outcome into nil (2xx) or a *Error.
+// Transport errors: a TLS certificate the client does not trust (unknown
+// authority, expired, wrong host name), a TLS handshake the target refuses
+// and an https URL answered in plain text are permanent ErrMisconfigured;
+// timeouts, refused or reset connections and DNS failures are transient.
+// Statuses: 408, 409, 425, 429 and 5xx are transient, with Retry-After
+// (seconds or an HTTP date, relative to now) honoured; redirects and other
+// 4xx are permanent.
 func Classify(status int, h http.Header, transportErr error, now time.Time) error {
 	if transportErr != nil {
+		if detail, ok := tlsFailure(transportErr); ok {
+			return &Error{permanent: true, err: ErrMisconfigured, detail: detail}
+		}
 		detail := "connection failed"
 		var ue *url.Error
 		if errors.Is(transportErr, context.DeadlineExceeded) || (errors.As(transportErr, &ue) && ue.Timeout()) {
@@ -159,7 +176,8 @@ func Classify(status int, h http.Header, transportErr error, now time.Time) erro
 	switch {
 	case status >= 200 && status < 300:
 		return nil
-	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests || status >= 500:
+	case status == http.StatusRequestTimeout || status == http.StatusConflict || status == http.StatusTooEarly ||
+		status == http.StatusTooManyRequests || status >= 500:
 		return &Error{Status: status, err: ErrUnavailable, detail: "answered " + text, retryAfter: RetryAfter(h, now)}
 	case status >= 300 && status < 400:
 		return &Error{Status: status, permanent: true, err: ErrRejected, detail: "answered " + text + " (redirects are not followed; configure the final URL)"}
@@ -187,4 +205,81 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// tlsFailure reports whether err is a TLS failure that retrying cannot fix,
+// and a description naming its kind but not the URL (which may carry
+// credentials).
+func tlsFailure(err error) (string, bool) {
+	var (
+		verr    *tls.CertificateVerificationError
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		host    x509.HostnameError
+		record  tls.RecordHeaderError
+		alert   tls.AlertError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		return "TLS certificate signed by an unknown authority", true
+	case errors.As(err, &invalid):
+		return "TLS certificate invalid: " + invalid.Error(), true
+	case errors.As(err, &host):
+		return "TLS certificate not valid for the target host", true
+	case errors.As(err, &verr):
+		return "TLS certificate not trusted", true
+	case errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &record):
+		return "target does not speak TLS (https URL to a plain-text port?)", true
+	case errors.As(err, &alert) && permanentAlert(alert):
+		return "TLS handshake refused by the target: " + alert.Error(), true
+	}
+	return "", false
+}
+
+// permanentAlert reports whether a TLS alert from the target means the two
+// sides cannot agree on a connection (RFC 8446 section 6.2), rather than a
+// passing failure on its side.
+func permanentAlert(a tls.AlertError) bool {
+	switch a {
+	case 40, // handshake_failure
+		42, 43, 44, 45, 46, // bad, unsupported, revoked, expired, unknown certificate
+		48,  // unknown_ca
+		70,  // protocol_version
+		71,  // insufficient_security
+		112, // unrecognized_name
+		116: // certificate_required
+		return true
+	}
+	return false
+}
+
+// headerValue replaces control characters (other than tab) by spaces, so a
+// value taken from an event (a conversation id, a content type) can neither
+// break the request nor add a header.
+func headerValue(v string) string {
+	if !strings.ContainsFunc(v, isCTL) {
+		return v
+	}
+	return strings.Map(func(r rune) rune {
+		if isCTL(r) {
+			return ' '
+		}
+		return r
+	}, v)
+}
+
+func isCTL(r rune) bool { return (r < 0x20 && r != '\t') || r == 0x7f }
+
+// validHeaderName reports whether name is an RFC 9110 token.
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }

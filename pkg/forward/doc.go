@@ -12,10 +12,11 @@
 //	Idempotency-Key:   the effect's ledger idempotency key, the same on every
 //	                   attempt, redelivery and replay
 //
-// Classification (Classify): 2xx is success; 408, 429, 5xx, timeouts and
-// connection errors are transient and honour Retry-After; every other
-// status is permanent. A cancelled context is never reported as the
-// target's fault.
+// Classification (Classify): 2xx is success; 408, 409, 425, 429, 5xx,
+// timeouts and connection errors are transient and honour Retry-After;
+// every other status, an untrusted TLS certificate, an unusable URL or
+// header name are permanent. A cancelled context is never reported as the
+// target's fault. Header values never carry control characters.
 //
 // Verify is the receiving side, for a tenant's target service or a local
 // test target: it checks the headers against the secrets with a five-minute

@@ -2,14 +2,20 @@ package forward_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -143,7 +149,10 @@ func TestClassify(t *testing.T) {
 		{"400", 400, nil, nil, forward.ErrRejected, true, 0},
 		{"401", 401, nil, nil, forward.ErrRejected, true, 0},
 		{"404", 404, nil, nil, forward.ErrRejected, true, 0},
-		{"409", 409, nil, nil, forward.ErrRejected, true, 0},
+		{"409 is a conflict that may clear", 409, nil, nil, forward.ErrUnavailable, false, 0},
+		{"425 too early", 425, ra("3"), nil, forward.ErrUnavailable, false, 3 * time.Second},
+		{"403", 403, nil, nil, forward.ErrRejected, true, 0},
+		{"413", 413, nil, nil, forward.ErrRejected, true, 0},
 		{"410", 410, nil, nil, forward.ErrRejected, true, 0},
 		{"422", 422, nil, nil, forward.ErrRejected, true, 0},
 		{"408", 408, nil, nil, forward.ErrUnavailable, false, 0},
@@ -157,6 +166,12 @@ func TestClassify(t *testing.T) {
 		{"504", 504, nil, nil, forward.ErrUnavailable, false, 0},
 		{"timeout", 0, nil, fmt.Errorf("do: %w", context.DeadlineExceeded), forward.ErrUnavailable, false, 0},
 		{"connection refused", 0, nil, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, forward.ErrUnavailable, false, 0},
+		{"connection reset", 0, nil, &url.Error{Op: "Post", URL: "https://x", Err: syscall.ECONNRESET}, forward.ErrUnavailable, false, 0},
+		{"unknown certificate authority", 0, nil, &url.Error{Op: "Post", URL: "https://x", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, forward.ErrMisconfigured, true, 0},
+		{"certificate for another host", 0, nil, &url.Error{Op: "Post", URL: "https://x", Err: x509.HostnameError{Host: "x", Certificate: &x509.Certificate{}}}, forward.ErrMisconfigured, true, 0},
+		{"expired certificate", 0, nil, x509.CertificateInvalidError{Reason: x509.Expired, Cert: &x509.Certificate{}}, forward.ErrMisconfigured, true, 0},
+		{"handshake failure alert", 0, nil, tls.AlertError(40), forward.ErrMisconfigured, true, 0},
+		{"internal error alert is transient", 0, nil, tls.AlertError(80), forward.ErrUnavailable, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,6 +263,21 @@ func TestPostFailures(t *testing.T) {
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL
 	closed.Close()
+	var tlsHits atomic.Int32
+	untrusted := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { tlsHits.Add(1) }))
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0) // the expected handshake failures
+	untrusted.StartTLS()
+	defer untrusted.Close()
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	reset := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.(*net.TCPConn).SetLinger(0) // RST instead of FIN
+			conn.Close()
+		}
+	}))
+	defer reset.Close()
 	c := forward.New(nil, nil)
 	base := forward.Request{ID: "msg_1", Body: []byte("{}"), Secrets: []string{vectorSecret}}
 
@@ -263,10 +293,20 @@ func TestPostFailures(t *testing.T) {
 		{"relative URL is permanent", func(r *forward.Request) { r.URL = "/events" }, nil, forward.ErrMisconfigured, true},
 		{"ftp URL is permanent", func(r *forward.Request) { r.URL = "ftp://example.com/x" }, nil, forward.ErrMisconfigured, true},
 		{"no secret is permanent", func(r *forward.Request) { r.URL = slow.URL; r.Secrets = nil }, nil, forward.ErrMisconfigured, true},
+		{"untrusted TLS certificate is permanent", func(r *forward.Request) { r.URL = untrusted.URL }, nil, forward.ErrMisconfigured, true},
+		{"https to a plain-text port is permanent", func(r *forward.Request) { r.URL = strings.Replace(plain.URL, "http:", "https:", 1) }, nil, forward.ErrMisconfigured, true},
+		{"URL with a space in the host is permanent", func(r *forward.Request) { r.URL = "https://exa mple.com/x" }, nil, forward.ErrMisconfigured, true},
+		{"header name that is not a token is permanent", func(r *forward.Request) { r.URL = slow.URL; r.Headers = map[string]string{"Bad Name": "x"} }, nil, forward.ErrMisconfigured, true},
+		{"reset connection is transient", func(r *forward.Request) { r.URL = reset.URL }, nil, forward.ErrUnavailable, false},
 		{"cancelled caller is not the target's fault", func(r *forward.Request) { r.URL = slow.URL }, func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.Background(), 30*time.Millisecond)
 		}, context.DeadlineExceeded, false},
 	}
+	defer func() {
+		if n := tlsHits.Load(); n != 0 {
+			t.Errorf("the untrusted TLS target received %d requests, want 0", n)
+		}
+	}()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := base
@@ -290,6 +330,54 @@ func TestPostFailures(t *testing.T) {
 			}
 			if !isFE || fe.Permanent() != tt.permanent {
 				t.Errorf("Post() = %v, want permanent=%v", err, tt.permanent)
+			}
+		})
+	}
+}
+
+func TestPostTrustedTLS(t *testing.T) {
+	target := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) }))
+	defer target.Close()
+	err := forward.New(target.Client(), nil).Post(context.Background(), forward.Request{URL: target.URL, ID: "msg_1", Body: []byte("{}"), Secrets: []string{vectorSecret}})
+	if err != nil {
+		t.Errorf("Post(trusted TLS target) = %v, want nil", err)
+	}
+}
+
+// Header values come from events (a conversation id is provider data): a
+// CR or LF in one must neither break the request nor add a header.
+func TestPostSanitisesHeaderValues(t *testing.T) {
+	var got []http.Header
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, r.Header.Clone()) }))
+	defer target.Close()
+	tests := []struct {
+		name, value, want string
+	}{
+		{"CRLF and an injected header", "cus_1\r\nX-Injected: yes", "cus_1  X-Injected: yes"},
+		{"bare LF", "a\nb", "a b"},
+		{"NUL and DEL", "a\x00b\x7fc", "a b c"},
+		{"tab and UTF-8 kept", "a\tb é", "a\tb é"},
+	}
+	c := forward.New(nil, nil)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			err := c.Post(context.Background(), forward.Request{
+				URL: target.URL, ID: "msg_1", IdempotencyKey: "k\r\n1", Body: []byte("{}"), Secrets: []string{vectorSecret},
+				ContentType: "application/json\r\nX-Injected: ct",
+				Headers:     map[string]string{"Hookpack-Conversation": tt.value},
+			})
+			if err != nil || len(got) != 1 {
+				t.Fatalf("Post(conversation %q) = %v with %d requests, want nil and 1", tt.value, err, len(got))
+			}
+			if v := got[0].Get("Hookpack-Conversation"); v != tt.want {
+				t.Errorf("Hookpack-Conversation = %q, want %q", v, tt.want)
+			}
+			if v := got[0].Values("X-Injected"); len(v) != 0 {
+				t.Errorf("X-Injected = %q, want no such header", v)
+			}
+			if v := got[0].Get("Idempotency-Key"); v != "k  1" {
+				t.Errorf("Idempotency-Key = %q, want %q", v, "k  1")
 			}
 		})
 	}

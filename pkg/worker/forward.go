@@ -34,7 +34,8 @@ type poster interface {
 // Hookpack-Event-Id for routing.
 //
 // A tenant without outbound configuration or target URL, an unusable
-// timeout, and a 4xx answer (other than 408/429) are permanent; an
+// timeout, and forward's permanent errors (a 4xx answer other than
+// 408/409/425/429, an untrusted TLS certificate) are permanent; an
 // unreachable credential store and forward's transient errors are retried.
 func Forward(tenants outboundSource, client poster) HandlerFunc {
 	return func(ctx context.Context, ev *Event) error {

@@ -3,7 +3,10 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -93,6 +96,51 @@ func TestForward(t *testing.T) {
 			f.h.Handle(context.Background(), batch(t, e))
 			if len(p.reqs) != 1 {
 				t.Errorf("redelivery posted again (%d posts)", len(p.reqs))
+			}
+		})
+	}
+}
+
+// The real client through the worker: an untrusted certificate is
+// dead-lettered with its reason at once (not retried for the backoff
+// schedule), and a CR/LF in a conversation id does not stop the delivery.
+func TestForwardClassesEndToEnd(t *testing.T) {
+	var got []http.Header
+	plain := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, r.Header.Clone()) }))
+	defer plain.Close()
+	untrusted := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = append(got, r.Header.Clone()) }))
+	untrusted.Config.ErrorLog = log.New(io.Discard, "", 0)
+	untrusted.StartTLS()
+	defer untrusted.Close()
+	tests := []struct {
+		name         string
+		url          string
+		conversation string
+		wantDLQ      string
+		wantHeader   string
+	}{
+		{name: "untrusted certificate", url: untrusted.URL, conversation: "cus_1", wantDLQ: "TLS certificate signed by an unknown authority"},
+		{name: "CR/LF in the conversation", url: plain.URL, conversation: "cus_1\r\nX-Injected: 1", wantHeader: "cus_1  X-Injected: 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got = nil
+			f := newFixture(t, nil)
+			out := fakeOutbound{out: tenant.Outbound{TargetURL: tt.url, Secrets: []string{"whsec_c2VjcmV0"}}}
+			f.reg.Handle(worker.Any, worker.Any, worker.Forward(out, forward.New(nil, nil)))
+			e := env("evt_1", tt.conversation)
+			resp, _ := f.h.Handle(context.Background(), batch(t, e))
+			if len(resp.BatchItemFailures) != 0 {
+				t.Errorf("failures = %v, want none (delivered or dead-lettered)", failed(resp))
+			}
+			if tt.wantDLQ != "" {
+				if len(f.sqs.sent) != 1 || !strings.Contains(f.sqs.sent[0].msg.Attributes[worker.AttrReason], tt.wantDLQ) {
+					t.Errorf("dead letters = %+v, want one with reason containing %q", f.sqs.sent, tt.wantDLQ)
+				}
+				return
+			}
+			if len(f.sqs.sent) != 0 || len(got) != 1 || got[0].Get("Hookpack-Conversation") != tt.wantHeader || got[0].Get("X-Injected") != "" {
+				t.Errorf("dead letters %+v, target got %v; want one delivery with Hookpack-Conversation %q", f.sqs.sent, got, tt.wantHeader)
 			}
 		})
 	}
