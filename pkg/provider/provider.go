@@ -1,6 +1,7 @@
 // Package provider registers every provider adapter under the name used in
 // the webhook path (/webhooks/{tenant}/{provider}). Adding a provider means
-// writing its package under pkg/provider and adding one line to Registry.
+// writing its package under pkg/provider, a test that runs the contract suite
+// (providertest.Run) with its published vectors, and one line in Registry.
 package provider
 
 import (

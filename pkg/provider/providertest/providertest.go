@@ -9,8 +9,6 @@ import (
 	"bytes"
 	"errors"
 	"maps"
-	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -247,7 +245,7 @@ func Run(t *testing.T, c Case) {
 	t.Run("idempotency key", func(t *testing.T) {
 		first := keys(t, c.Provider, signed(t), cfg(s1))
 		// A retry is signed again, later; it is the same delivery.
-		retry := keys(t, c.Provider, sign(t, c.Request(), cfg(s1), Now.Add(time.Minute)), cfg(s1))
+		retry := keys(t, c.Provider, sign(t, c.Request(), cfg(s1), Now.Add(30*time.Second)), cfg(s1))
 		if !maps.Equal(first, retry) {
 			t.Errorf("keys of a re-signed delivery %v, want %v", retry, first)
 		}
@@ -305,6 +303,11 @@ func Run(t *testing.T, c Case) {
 				if ok != hs.OK || reply != hs.Reply || hs.Err == nil && err != nil || hs.Err != nil && !errors.Is(err, hs.Err) {
 					t.Errorf("Handshake() = %+v, %v, %v; want %+v, %v, %v", reply, ok, err, hs.Reply, hs.OK, hs.Err)
 				}
+				for _, v := range conf.Settings {
+					if err != nil && len(v) >= 4 && strings.Contains(err.Error(), v) {
+						t.Errorf("Handshake error %q leaks the setting %q", err, v)
+					}
+				}
 			})
 		}
 	})
@@ -349,22 +352,4 @@ func tail(sig string) string {
 		return "\x00never"
 	}
 	return sig[len(sig)-16:]
-}
-
-// Header returns an http.Header with the given name-value pairs.
-func Header(kv ...string) http.Header {
-	h := http.Header{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		h.Set(kv[i], kv[i+1])
-	}
-	return h
-}
-
-// Query returns url.Values with the given name-value pairs.
-func Query(kv ...string) url.Values {
-	q := url.Values{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		q.Set(kv[i], kv[i+1])
-	}
-	return q
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -44,41 +46,48 @@ func request(headers map[string]string, body string) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
-func TestVectorsMatchConstruction(t *testing.T) {
-	if sign(secret, orderBody) != orderSig || sign(secret, refundBody) != refundSig {
-		t.Fatal("test vectors do not match the documented construction")
+func TestContract(t *testing.T) {
+	vector := func(name, sig, body, sigHeader, topicHeader string) providertest.Vector {
+		return providertest.Vector{Name: name, Config: webhook.Config{Secrets: []string{secret}}, Headers: []string{sigHeader},
+			Request: func() *webhook.Request {
+				return request(map[string]string{sigHeader: sig, topicHeader: "orders/create"}, body)
+			}}
 	}
-}
-
-func TestVerify(t *testing.T) {
-	now := time.Now()
-	tests := []struct {
-		name    string
-		secrets []string
-		headers map[string]string
-		body    string
-		want    error
-	}{
-		{"order", []string{secret}, map[string]string{"X-Shopify-Hmac-Sha256": orderSig}, orderBody, nil},
-		{"refund", []string{secret}, map[string]string{"X-Shopify-Hmac-Sha256": refundSig}, refundBody, nil},
-		{"events header spelling", []string{secret}, map[string]string{"Shopify-Hmac-Sha256": orderSig}, orderBody, nil},
-		{"rotation: second secret matches", []string{"old", secret}, map[string]string{"X-Shopify-Hmac-Sha256": orderSig}, orderBody, nil},
-		{"re-encoded body fails", []string{secret}, map[string]string{"X-Shopify-Hmac-Sha256": orderSig}, strings.ReplaceAll(orderBody, `\/`, `/`), webhook.ErrInvalidSignature},
-		{"wrong secret", []string{"other"}, map[string]string{"X-Shopify-Hmac-Sha256": orderSig}, orderBody, webhook.ErrInvalidSignature},
-		{"hex instead of base64", []string{secret}, map[string]string{"X-Shopify-Hmac-Sha256": "b5a003dcc29e1329f329bfa61c507c8412b0d3da7c0c03df1c80baac6248bb03"}, orderBody, webhook.ErrInvalidSignature},
-		{"not base64", []string{secret}, map[string]string{"X-Shopify-Hmac-Sha256": "***"}, orderBody, webhook.ErrInvalidSignature},
-		{"missing header", []string{secret}, nil, orderBody, webhook.ErrMissingSignature},
-		{"no secrets", nil, map[string]string{"X-Shopify-Hmac-Sha256": orderSig}, orderBody, webhook.ErrMisconfigured},
+	vectors := []providertest.Vector{
+		vector("order", orderSig, orderBody, "X-Shopify-Hmac-Sha256", "X-Shopify-Topic"),
+		vector("refund", refundSig, refundBody, "X-Shopify-Hmac-Sha256", "X-Shopify-Topic"),
+		vector("events header spelling", orderSig, orderBody, "Shopify-Hmac-Sha256", "Shopify-Topic"),
+		samples.Vector(t, "shopify", "orders-create", "X-Shopify-Hmac-Sha256"),
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := Provider{}.Verify(request(tt.headers, tt.body), webhook.Config{Secrets: tt.secrets}, now)
-			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-				t.Errorf("Verify(%v) = %v, want %v", tt.headers, err, tt.want)
-			}
-			if err != nil && strings.Contains(err.Error(), sign(secret, tt.body)) {
-				t.Errorf("Verify error %q leaks the expected signature", err)
-			}
+	for _, spelling := range []string{"X-Shopify-", "Shopify-"} {
+		t.Run(spelling, func(t *testing.T) {
+			providertest.Run(t, providertest.Case{
+				Provider: Provider{},
+				Request: func() *webhook.Request {
+					return request(map[string]string{
+						spelling + "Topic": "orders/create", spelling + "Event-Id": "e1", spelling + "Shop-Domain": "acme.myshopify.com",
+						// A leftover of the other spelling must not survive Sign:
+						// Verify prefers the X- one.
+						"X-Shopify-Hmac-Sha256": "AAAA",
+					}, orderBody)
+				},
+				Signature:  spelling + "Hmac-Sha256",
+				OtherEvent: func(r *webhook.Request) { r.Header.Set(spelling+"Event-Id", "e2") },
+				Vectors:    vectors,
+				Tampers: []providertest.Change{
+					{Name: "body re-encoded", Apply: func(r *webhook.Request) { r.Body = []byte(strings.ReplaceAll(string(r.Body), `\/`, `/`)) }},
+					{Name: "hex instead of base64", Apply: func(r *webhook.Request) {
+						r.Header.Set(spelling+"Hmac-Sha256", "b5a003dcc29e1329f329bfa61c507c8412b0d3da7c0c03df1c80baac6248bb03")
+					}},
+					{Name: "not base64", Apply: func(r *webhook.Request) { r.Header.Set(spelling+"Hmac-Sha256", "***") }},
+				},
+				Malformed: []providertest.Change{
+					{Name: "no topic", Apply: func(r *webhook.Request) { r.Header.Del(spelling + "Topic") }},
+					{Name: "no id", Apply: func(r *webhook.Request) { r.Header.Del(spelling + "Event-Id") }},
+					{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte(`{`) }},
+					{Name: "trailing data", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ` {}`...) }},
+				},
+			})
 		})
 	}
 }
@@ -123,25 +132,6 @@ func TestEvents(t *testing.T) {
 			}
 			if string(ev.Body) != tt.body {
 				t.Error("Events() changed the body")
-			}
-		})
-	}
-}
-
-func TestEventsMalformed(t *testing.T) {
-	tests := []struct {
-		name    string
-		headers map[string]string
-		body    string
-	}{
-		{"no topic", map[string]string{"X-Shopify-Webhook-Id": "w"}, orderBody},
-		{"no id", map[string]string{"X-Shopify-Topic": "orders/create"}, orderBody},
-		{"not JSON", map[string]string{"X-Shopify-Topic": "orders/create", "X-Shopify-Webhook-Id": "w"}, "{"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := (Provider{}).Events(request(tt.headers, tt.body), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
-				t.Errorf("Events() = %v, want ErrMalformed", err)
 			}
 		})
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -29,7 +31,7 @@ var docAt = time.Unix(1531420618, 0)
 func sign(secret, ts, body string) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("v0:" + ts + ":" + body))
-	return prefix + hex.EncodeToString(m.Sum(nil))
+	return "v0=" + hex.EncodeToString(m.Sum(nil))
 }
 
 func request(sig, ts, contentType, body string) *webhook.Request {
@@ -46,73 +48,81 @@ func request(sig, ts, contentType, body string) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
-func TestVerify(t *testing.T) {
-	const form = "application/x-www-form-urlencoded"
-	tests := []struct {
-		name    string
-		secrets []string
-		set     map[string]string
-		sig, ts string
-		body    string
-		now     time.Time
-		want    error
-	}{
-		{"docs vector", []string{docSecret}, nil, docSig, docTS, docBody, docAt, nil},
-		{"rotation: second secret matches", []string{"old", docSecret}, nil, docSig, docTS, docBody, docAt, nil},
-		{"tampered body", []string{docSecret}, nil, docSig, docTS, docBody + "&x=1", docAt, webhook.ErrInvalidSignature},
-		{"wrong secret", []string{"nope"}, nil, docSig, docTS, docBody, docAt, webhook.ErrInvalidSignature},
-		{"timestamp moved", []string{docSecret}, nil, docSig, "1531420619", docBody, docAt, webhook.ErrInvalidSignature},
-		{"stale", []string{docSecret}, nil, docSig, docTS, docBody, docAt.Add(301 * time.Second), webhook.ErrStale},
-		{"future", []string{docSecret}, nil, docSig, docTS, docBody, docAt.Add(-301 * time.Second), webhook.ErrStale},
-		{"edge", []string{docSecret}, nil, docSig, docTS, docBody, docAt.Add(300 * time.Second), nil},
-		{"tolerance setting", []string{docSecret}, map[string]string{"tolerance": "10m"}, docSig, docTS, docBody, docAt.Add(9 * time.Minute), nil},
-		{"missing signature", []string{docSecret}, nil, "", docTS, docBody, docAt, webhook.ErrMissingSignature},
-		{"missing timestamp", []string{docSecret}, nil, docSig, "", docBody, docAt, webhook.ErrMissingSignature},
-		{"timestamp not a number", []string{docSecret}, nil, docSig, "now", docBody, docAt, webhook.ErrMissingSignature},
-		{"other version", []string{docSecret}, nil, "v1=" + docSig[3:], docTS, docBody, docAt, webhook.ErrInvalidSignature},
-		{"not hex", []string{docSecret}, nil, "v0=xyz", docTS, docBody, docAt, webhook.ErrInvalidSignature},
-		{"bad tolerance", []string{docSecret}, map[string]string{"tolerance": "0"}, docSig, docTS, docBody, docAt, webhook.ErrMisconfigured},
-		{"no secrets", nil, nil, docSig, docTS, docBody, docAt, webhook.ErrMisconfigured},
+const callback = `{"type":"event_callback","event_id":"Ev1","team_id":"T1","event":{"type":"message","channel":"C1","ts":"1.2"}}`
+
+func TestContract(t *testing.T) {
+	const form, js = "application/x-www-form-urlencoded", "application/json"
+	const challenge = "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+	post := func(contentType, body string) func() *webhook.Request {
+		return func() *webhook.Request { return request("", "1", contentType, body) } // Sign replaces the timestamp
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := Provider{}.Verify(request(tt.sig, tt.ts, form, tt.body), webhook.Config{Secrets: tt.secrets, Settings: tt.set}, tt.now)
-			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-				t.Errorf("Verify(%q, %q) = %v, want %v", tt.sig, tt.ts, err, tt.want)
-			}
-			if err != nil && (strings.Contains(err.Error(), docSecret) || strings.Contains(err.Error(), docSig[3:])) {
-				t.Errorf("Verify error %q leaks a secret or signature", err)
-			}
-		})
+	body := func(contentType, body string) func(*webhook.Request) {
+		return func(r *webhook.Request) { r.Header.Set("Content-Type", contentType); r.Body = []byte(body) }
 	}
+	header := func(name, value string) func(*webhook.Request) {
+		return func(r *webhook.Request) { r.Header.Set(name, value) }
+	}
+	signed := []string{"X-Slack-Signature", "X-Slack-Request-Timestamp"}
+	providertest.Run(t, providertest.Case{
+		Provider:   Provider{},
+		Request:    post(js, callback),
+		Signature:  "X-Slack-Signature",
+		Tolerance:  DefaultTolerance,
+		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(callback, "Ev1", "Ev2", 1)) },
+		Vectors: []providertest.Vector{
+			{Name: "Slack docs", Request: func() *webhook.Request { return request(docSig, docTS, form, docBody) },
+				Config: webhook.Config{Secrets: []string{docSecret}}, At: docAt, Headers: signed},
+			// The slash command is the docs example as a delivery.
+			samples.Vector(t, "slack", "slash-command", signed...),
+			samples.Vector(t, "slack", "event-message", signed...),
+			samples.Vector(t, "slack", "url-verification", signed...),
+		},
+		Tampers: []providertest.Change{
+			{Name: "timestamp moved", Apply: header("X-Slack-Request-Timestamp", "1700000001")},
+			{Name: "timestamp removed", Apply: func(r *webhook.Request) { r.Header.Del("X-Slack-Request-Timestamp") }, Want: webhook.ErrMissingSignature},
+			{Name: "timestamp not a number", Apply: header("X-Slack-Request-Timestamp", "now"), Want: webhook.ErrMissingSignature},
+			{Name: "other version", Apply: func(r *webhook.Request) {
+				r.Header.Set("X-Slack-Signature", "v1="+r.Header.Get("X-Slack-Signature")[3:])
+			}},
+			{Name: "not hex", Apply: header("X-Slack-Signature", "v0=xyz")},
+		},
+		Malformed: []providertest.Change{
+			{Name: "not JSON", Apply: body(js, "{")},
+			{Name: "not an object", Apply: body(js, "[1]")},
+			{Name: "trailing data", Apply: body(js, callback+" {}")},
+			{Name: "payload not JSON", Apply: body(form, "payload=%7B")},
+			{Name: "payload with trailing data", Apply: body(form, url.Values{"payload": {`{"type":"block_actions"} x`}}.Encode())},
+			{Name: "form not URL-encoded", Apply: body(form, "a=%zz")},
+		},
+		Handshakes: []providertest.Handshake{
+			{Name: "url_verification", Signed: true, OK: true,
+				Request: post(js, `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"`+challenge+`","type":"url_verification"}`),
+				Reply:   webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: challenge}},
+			{Name: "ssl_check", Signed: true, OK: true, Request: post(form, "ssl_check=1&token=x"),
+				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}},
+			{Name: "slash command", Signed: true, Request: post(form, docBody)},
+			{Name: "not JSON", Signed: true, Request: post(js, "{")},
+			{Name: "url_verification with trailing data", Signed: true, Request: post(js, `{"type":"url_verification","challenge":"c"} x`)},
+			{Name: "GET", Request: func() *webhook.Request { r := post("", "")(); r.Method = http.MethodGet; return r }},
+		},
+	})
 }
 
-func TestHandshake(t *testing.T) {
+func TestVerifySettings(t *testing.T) {
 	tests := []struct {
-		name        string
-		method      string
-		contentType string
-		body        string
-		ok          bool
-		reply       string
+		name string
+		set  map[string]string
+		now  time.Time
+		want error
 	}{
-		{"url_verification", http.MethodPost, "application/json", `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`, true, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"},
-		{"ssl_check", http.MethodPost, "application/x-www-form-urlencoded", "ssl_check=1&token=x", true, ""},
-		{"event callback", http.MethodPost, "application/json", `{"type":"event_callback","event_id":"Ev1"}`, false, ""},
-		{"slash command", http.MethodPost, "application/x-www-form-urlencoded", docBody, false, ""},
-		{"GET", http.MethodGet, "", "", false, ""},
-		{"not JSON", http.MethodPost, "application/json", "{", false, ""},
+		{"tolerance setting", map[string]string{"tolerance": "10m"}, docAt.Add(9 * time.Minute), nil},
+		{"bad tolerance", map[string]string{"tolerance": "0"}, docAt, webhook.ErrMisconfigured},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := request("", "", tt.contentType, tt.body)
-			r.Method = tt.method
-			reply, ok, err := Provider{}.Handshake(r, webhook.Config{})
-			if err != nil || ok != tt.ok {
-				t.Fatalf("Handshake() = %v, %v; want ok %v", ok, err, tt.ok)
-			}
-			if ok && (reply.Status != http.StatusOK || reply.ContentType != "text/plain" || reply.Body != tt.reply) {
-				t.Errorf("Handshake() reply = %+v, want 200 text/plain %q", reply, tt.reply)
+			err := Provider{}.Verify(request(docSig, docTS, "", docBody), webhook.Config{Secrets: []string{docSecret}, Settings: tt.set}, tt.now)
+			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+				t.Errorf("Verify(%v) = %v, want %v", tt.set, err, tt.want)
 			}
 		})
 	}
@@ -162,20 +172,6 @@ func TestEvents(t *testing.T) {
 				t.Errorf("Events() headers = %v, want the retry number", ev.Headers)
 			}
 		})
-	}
-}
-
-func TestEventsMalformed(t *testing.T) {
-	tests := []struct{ contentType, body string }{
-		{"application/json", "{"},
-		{"application/json", "[1]"},
-		{"application/x-www-form-urlencoded", "payload=%7B"},
-		{"application/x-www-form-urlencoded", "a=%zz"},
-	}
-	for _, tt := range tests {
-		if _, err := (Provider{}).Events(request("", "", tt.contentType, tt.body), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
-			t.Errorf("Events(%q) = %v, want ErrMalformed", tt.body, err)
-		}
 	}
 }
 

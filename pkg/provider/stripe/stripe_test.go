@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -56,59 +58,73 @@ func request(sig string, body []byte) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: body}
 }
 
+func TestContract(t *testing.T) {
+	sdk := func(header string) func() *webhook.Request {
+		return func() *webhook.Request { return request(header, docBody(t)) }
+	}
+	providertest.Run(t, providertest.Case{
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return request("", []byte(`{"id":"evt_1","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_9"}}}`))
+		},
+		Signature:  "Stripe-Signature",
+		Tolerance:  DefaultTolerance,
+		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(string(r.Body), "evt_1", "evt_2", 1)) },
+		Vectors: []providertest.Vector{
+			{Name: "stripe-dotnet with legacy v0", Request: sdk("t=1533204620,v1=" + docV1 + ",v0=" + docV0),
+				Config: webhook.Config{Secrets: []string{docSecret}}, At: time.Unix(docTimestamp+100, 0)},
+			{Name: "stripe-dotnet", Request: sdk("t=1533204620,v1=" + docV1),
+				Config: webhook.Config{Secrets: []string{docSecret}}, At: time.Unix(docTimestamp, 0), Headers: []string{"Stripe-Signature"}},
+			// The stripe-dotnet fixture as a delivery, with its v0: verified
+			// only, since Sign writes no v0 (the vector above re-signs it).
+			samples.Vector(t, "stripe", "customer-created"),
+		},
+		Tampers: []providertest.Change{
+			{Name: "timestamp moved", Apply: func(r *webhook.Request) {
+				r.Header.Set("Stripe-Signature", strings.Replace(r.Header.Get("Stripe-Signature"), "t=1700000000", "t=1700000001", 1))
+			}},
+		},
+		Malformed: []providertest.Change{
+			{Name: "empty", Apply: func(r *webhook.Request) { r.Body = nil }},
+			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte(`{`) }},
+			{Name: "array", Apply: func(r *webhook.Request) { r.Body = []byte(`[]`) }},
+			{Name: "no id", Apply: func(r *webhook.Request) { r.Body = []byte(`{"type":"x"}`) }},
+			{Name: "id not a string", Apply: func(r *webhook.Request) { r.Body = []byte(`{"id":12}`) }},
+			{Name: "trailing data", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ` {}`...) }},
+		},
+	})
+}
+
+// TestVerify covers the Stripe-Signature header's format and the settings;
+// the contract suite covers the rest.
 func TestVerify(t *testing.T) {
 	body := docBody(t)
 	at := time.Unix(docTimestamp, 0)
 	docHeader := "t=1533204620,v1=" + docV1 + ",v0=" + docV0
 	tests := []struct {
-		name    string
-		secrets []string
-		header  string
-		body    []byte
-		now     time.Time
-		set     map[string]string
-		want    error
+		name   string
+		header string
+		now    time.Time
+		set    map[string]string
+		want   error
 	}{
-		{"sdk vector", []string{docSecret}, docHeader, body, at.Add(100 * time.Second), nil, nil},
-		{"spaces after commas", []string{docSecret}, "t=1533204620, v1=" + docV1, body, at, nil, nil},
-		{"rotation: second secret matches", []string{"whsec_old", docSecret}, docHeader, body, at, nil, nil},
-		{"two v1 during a roll, second matches", []string{docSecret}, "t=1533204620,v1=" + strings.Repeat("0", 64) + ",v1=" + docV1, body, at, nil, nil},
-		{"tampered body", []string{docSecret}, docHeader, append([]byte(" "), body...), at, nil, webhook.ErrInvalidSignature},
-		{"wrong secret", []string{"whsec_other"}, docHeader, body, at, nil, webhook.ErrInvalidSignature},
-		{"timestamp changed", []string{docSecret}, "t=1533204621,v1=" + docV1, body, at, nil, webhook.ErrInvalidSignature},
-		{"only v0", []string{docSecret}, "t=1533204620,v0=" + docV0, body, at, nil, webhook.ErrMissingSignature},
-		{"stale", []string{docSecret}, docHeader, body, at.Add(301 * time.Second), nil, webhook.ErrStale},
-		{"future", []string{docSecret}, docHeader, body, at.Add(-301 * time.Second), nil, webhook.ErrStale},
-		{"at the edge", []string{docSecret}, docHeader, body, at.Add(300 * time.Second), nil, nil},
-		{"custom tolerance", []string{docSecret}, docHeader, body, at.Add(20 * time.Minute), map[string]string{"tolerance": "30m"}, nil},
-		{"bad tolerance", []string{docSecret}, docHeader, body, at, map[string]string{"tolerance": "0"}, webhook.ErrMisconfigured},
-		{"missing header", []string{docSecret}, "", body, at, nil, webhook.ErrMissingSignature},
-		{"no timestamp", []string{docSecret}, "v1=" + docV1, body, at, nil, webhook.ErrMissingSignature},
-		{"timestamp not a number", []string{docSecret}, "t=soon,v1=" + docV1, body, at, nil, webhook.ErrMissingSignature},
-		{"v1 not hex", []string{docSecret}, "t=1533204620,v1=xyz", body, at, nil, webhook.ErrInvalidSignature},
-		{"no secrets", nil, docHeader, body, at, nil, webhook.ErrMisconfigured},
+		{"spaces after commas", "t=1533204620, v1=" + docV1, at, nil, nil},
+		{"two v1 during a roll, second matches", "t=1533204620,v1=" + strings.Repeat("0", 64) + ",v1=" + docV1, at, nil, nil},
+		{"only v0", "t=1533204620,v0=" + docV0, at, nil, webhook.ErrMissingSignature},
+		{"custom tolerance", docHeader, at.Add(20 * time.Minute), map[string]string{"tolerance": "30m"}, nil},
+		{"bad tolerance", docHeader, at, map[string]string{"tolerance": "0"}, webhook.ErrMisconfigured},
+		{"no timestamp", "v1=" + docV1, at, nil, webhook.ErrMissingSignature},
+		{"timestamp not a number", "t=soon,v1=" + docV1, at, nil, webhook.ErrMissingSignature},
+		{"v1 not hex", "t=1533204620,v1=xyz", at, nil, webhook.ErrInvalidSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := webhook.Config{Secrets: tt.secrets, Settings: tt.set}
-			err := Provider{}.Verify(request(tt.header, tt.body), cfg, tt.now)
+			cfg := webhook.Config{Secrets: []string{docSecret}, Settings: tt.set}
+			err := Provider{}.Verify(request(tt.header, body), cfg, tt.now)
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
 				t.Errorf("Verify(%q) = %v, want %v", tt.header, err, tt.want)
 			}
 		})
-	}
-}
-
-func TestVerifyErrorIsSafe(t *testing.T) {
-	body := docBody(t)
-	err := Provider{}.Verify(request("t=1533204620,v1="+strings.Repeat("ab", 32), body), webhook.Config{Secrets: []string{docSecret}}, time.Unix(docTimestamp, 0))
-	if err == nil {
-		t.Fatal("Verify(forged) = nil")
-	}
-	for _, leak := range []string{docSecret, docV1, "evt_123"} {
-		if strings.Contains(err.Error(), leak) {
-			t.Errorf("Verify error %q leaks %q", err, leak)
-		}
 	}
 }
 
@@ -178,14 +194,6 @@ func TestEvents(t *testing.T) {
 				t.Error("Events() changed the body")
 			}
 		})
-	}
-}
-
-func TestEventsMalformed(t *testing.T) {
-	for _, body := range []string{``, `{`, `[]`, `{"type":"x"}`, `{"id":12}`} {
-		if _, err := (Provider{}).Events(request("", []byte(body)), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
-			t.Errorf("Events(%q) = %v, want ErrMalformed", body, err)
-		}
 	}
 }
 

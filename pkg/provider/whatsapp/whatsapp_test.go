@@ -1,9 +1,7 @@
 package whatsapp
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -11,8 +9,9 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -42,12 +41,6 @@ func read(t testing.TB, name string) []byte {
 	return b
 }
 
-func sign(secret string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
-
 func post(sig string, body []byte) *webhook.Request {
 	h := http.Header{"Content-Type": {"application/json"}}
 	if sig != "" {
@@ -56,7 +49,7 @@ func post(sig string, body []byte) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: body}
 }
 
-func TestVerify(t *testing.T) {
+func TestContract(t *testing.T) {
 	msg := read(t, "message.json")
 	// The same JSON decoded and re-encoded: what a verifier that parses
 	// first would sign. It must not verify.
@@ -65,73 +58,60 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	reencoded, _ := json.Marshal(doc)
-	tests := []struct {
-		name    string
-		secrets []string
-		sig     string
-		body    []byte
-		want    error
-	}{
-		{"escaped unicode body", []string{secret}, messageSig, msg, nil},
-		{"statuses", []string{secret}, statusesSig, read(t, "statuses.json"), nil},
-		{"rotation: second secret matches", []string{"old", secret}, messageSig, msg, nil},
-		{"re-encoded body fails", []string{secret}, messageSig, reencoded, webhook.ErrInvalidSignature},
-		{"tampered body", []string{secret}, messageSig, []byte(strings.Replace(string(msg), "Caf", "Caff", 1)), webhook.ErrInvalidSignature},
-		{"wrong secret", []string{"other"}, messageSig, msg, webhook.ErrInvalidSignature},
-		{"sha1 header value", []string{secret}, "sha1=00", msg, webhook.ErrInvalidSignature},
-		{"not hex", []string{secret}, "sha256=nothex", msg, webhook.ErrInvalidSignature},
-		{"missing header", []string{secret}, "", msg, webhook.ErrMissingSignature},
-		{"no secrets", nil, messageSig, msg, webhook.ErrMisconfigured},
+	vector := func(name, sig string, body []byte) providertest.Vector {
+		return providertest.Vector{Name: name, Request: func() *webhook.Request { return post(sig, body) },
+			Config: webhook.Config{Secrets: []string{secret}}, Headers: []string{"X-Hub-Signature-256"}}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := Provider{}.Verify(post(tt.sig, tt.body), webhook.Config{Secrets: tt.secrets}, time.Now())
-			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-				t.Errorf("Verify(%q) = %v, want %v", tt.sig, err, tt.want)
-			}
-		})
+	header := func(value string) func(*webhook.Request) {
+		return func(r *webhook.Request) { r.Header.Set("X-Hub-Signature-256", value) }
 	}
-	if sign(secret, msg) != messageSig {
-		t.Error("testdata/message.json does not match its recorded signature")
+	get := func(query string) func() *webhook.Request {
+		return func() *webhook.Request {
+			q, _ := url.ParseQuery(query)
+			return &webhook.Request{Method: http.MethodGet, Header: http.Header{}, Query: q}
+		}
 	}
-}
-
-func TestHandshake(t *testing.T) {
-	cfg := webhook.Config{Settings: map[string]string{"verify_token": "meatyhamhock"}}
-	tests := []struct {
-		name   string
-		method string
-		query  string
-		cfg    webhook.Config
-		ok     bool
-		reply  string
-		want   error
-	}{
-		{"subscribe", http.MethodGet, "hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock", cfg, true, "1158201444", nil},
-		{"wrong token", http.MethodGet, "hub.mode=subscribe&hub.challenge=1&hub.verify_token=nope", cfg, true, "", webhook.ErrForbidden},
-		{"token prefix only", http.MethodGet, "hub.mode=subscribe&hub.challenge=1&hub.verify_token=meaty", cfg, true, "", webhook.ErrForbidden},
-		{"other mode", http.MethodGet, "hub.mode=unsubscribe&hub.challenge=1&hub.verify_token=meatyhamhock", cfg, true, "", webhook.ErrForbidden},
-		{"no challenge", http.MethodGet, "hub.mode=subscribe&hub.verify_token=meatyhamhock", cfg, true, "", webhook.ErrMalformed},
-		{"no verify_token setting", http.MethodGet, "hub.mode=subscribe&hub.challenge=1&hub.verify_token=", webhook.Config{}, true, "", webhook.ErrMisconfigured},
-		{"plain GET is not a handshake", http.MethodGet, "", cfg, false, "", nil},
-		{"POST is not a handshake", http.MethodPost, "hub.mode=subscribe", cfg, false, "", nil},
+	forbidden := func(name, query string, want error) providertest.Handshake {
+		return providertest.Handshake{Name: name, Request: get(query), OK: true, Err: want}
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			q, _ := url.ParseQuery(tt.query)
-			r := &webhook.Request{Method: tt.method, Header: http.Header{}, Query: q}
-			reply, ok, err := Provider{}.Handshake(r, tt.cfg)
-			if ok != tt.ok || tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-				t.Fatalf("Handshake(%q) = %v, %v; want ok %v, err %v", tt.query, ok, err, tt.ok, tt.want)
-			}
-			if tt.reply != "" && (reply.Status != http.StatusOK || reply.ContentType != "text/plain" || reply.Body != tt.reply) {
-				t.Errorf("Handshake(%q) reply = %+v, want 200 text/plain %q", tt.query, reply, tt.reply)
-			}
-			if err != nil && strings.Contains(err.Error(), "meatyhamhock") {
-				t.Errorf("Handshake error %q leaks the verify token", err)
-			}
-		})
-	}
+	providertest.Run(t, providertest.Case{
+		Provider:   Provider{},
+		Request:    func() *webhook.Request { return post("", bytes.Clone(msg)) },
+		Settings:   map[string]string{"verify_token": "meatyhamhock"},
+		Signature:  "X-Hub-Signature-256",
+		OtherEvent: func(r *webhook.Request) { r.Body = bytes.Replace(r.Body, []byte("wamid.HBg"), []byte("wamid.XBg"), 1) },
+		Vectors: []providertest.Vector{
+			vector("escaped unicode body", messageSig, msg),
+			vector("statuses", statusesSig, read(t, "statuses.json")),
+			samples.Vector(t, "whatsapp", "message-text", "X-Hub-Signature-256"),
+		},
+		Tampers: []providertest.Change{
+			{Name: "body re-encoded", Apply: func(r *webhook.Request) { r.Body = reencoded }},
+			{Name: "escape decoded", Apply: func(r *webhook.Request) { r.Body = bytes.Replace(r.Body, []byte(`\u00e9`), []byte("é"), 1) }},
+			{Name: "sha1 header value", Apply: header("sha1=00")},
+			{Name: "not hex", Apply: header("sha256=nothex")},
+		},
+		Malformed: []providertest.Change{
+			{Name: "empty", Apply: func(r *webhook.Request) { r.Body = nil }},
+			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte(`{`) }},
+			{Name: "array", Apply: func(r *webhook.Request) { r.Body = []byte(`[]`) }},
+			{Name: "entry not an array", Apply: func(r *webhook.Request) { r.Body = []byte(`{"entry":5}`) }},
+			{Name: "changes not an array", Apply: func(r *webhook.Request) { r.Body = []byte(`{"entry":[{"changes":"x"}]}`) }},
+			{Name: "trailing data", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ` {}`...) }},
+		},
+		Handshakes: []providertest.Handshake{
+			{Name: "subscribe", Request: get("hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock"), OK: true,
+				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "text/plain", Body: "1158201444"}},
+			forbidden("wrong token", "hub.mode=subscribe&hub.challenge=1&hub.verify_token=nope", webhook.ErrForbidden),
+			forbidden("token prefix only", "hub.mode=subscribe&hub.challenge=1&hub.verify_token=meaty", webhook.ErrForbidden),
+			forbidden("other mode", "hub.mode=unsubscribe&hub.challenge=1&hub.verify_token=meatyhamhock", webhook.ErrForbidden),
+			forbidden("no challenge", "hub.mode=subscribe&hub.verify_token=meatyhamhock", webhook.ErrMalformed),
+			{Name: "no verify_token setting", Request: get("hub.mode=subscribe&hub.challenge=1&hub.verify_token="), Settings: map[string]string{},
+				OK: true, Err: webhook.ErrMisconfigured},
+			{Name: "plain GET is not a handshake", Request: get("")},
+			{Name: "POST is not a handshake", Request: func() *webhook.Request { r := get("hub.mode=subscribe")(); r.Method = http.MethodPost; return r }},
+		},
+	})
 }
 
 func TestEventsMessage(t *testing.T) {
@@ -230,26 +210,6 @@ func TestEventsNoMessages(t *testing.T) {
 	if webhook.EventID(ev) != webhook.EventID(webhook.Event{Body: body}) {
 		t.Error("event is not keyed by the content hash of the body")
 	}
-}
-
-func TestEventsMalformed(t *testing.T) {
-	for _, body := range []string{``, `{`, `[]`, `{"entry":5}`, `{"entry":[{"changes":"x"}]}`} {
-		if _, err := (Provider{}).Events(post("", []byte(body)), webhook.Config{}); !errors.Is(err, webhook.ErrMalformed) {
-			t.Errorf("Events(%q) = %v, want ErrMalformed", body, err)
-		}
-	}
-}
-
-func FuzzVerify(f *testing.F) {
-	f.Add(messageSig, []byte("{}"))
-	f.Add("sha256=", []byte(""))
-	f.Add("sha256=zz", []byte("x"))
-	f.Fuzz(func(t *testing.T, sig string, body []byte) {
-		err := Provider{}.Verify(post(sig, body), webhook.Config{Secrets: []string{"fuzz"}}, time.Now())
-		if err == nil && !strings.EqualFold(strings.TrimSpace(sig), sign("fuzz", body)) {
-			t.Fatalf("Verify(%q) = nil for a signature that is not the MAC", sig)
-		}
-	})
 }
 
 func FuzzEvents(f *testing.F) {
