@@ -5,7 +5,9 @@
 package emulator
 
 import (
+	"bufio"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"net"
@@ -27,15 +29,51 @@ type Process struct {
 	done     chan struct{}
 }
 
-// StartMoto starts moto_server on port (0 picks a free one).
+// motoServer is moto_server with AWS's FIFO receive semantics; see
+// StartMoto.
+//
+//go:embed moto_server.py
+var motoServer string
+
+// StartMoto starts moto server on port (0 picks a free one), with its SQS
+// FIFO receive corrected to AWS's documented semantics (moto 5.2.1 hands out
+// a later message of a group first when several in-flight ones become
+// visible together, and lets concurrent receives race): a group yields
+// nothing while any message of it is in flight, then yields from its head,
+// in order; a message moves to its DLQ after maxReceiveCount receives. It
+// runs moto_server's own Python interpreter with the launcher in
+// moto_server.py, so every user of this package — make run, the tests,
+// make chaos — gets the same SQS.
 func StartMoto(ctx context.Context, port int) (*Process, error) {
-	bin, err := exec.LookPath("moto_server")
+	python, err := motoPython()
 	if err != nil {
-		return nil, errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
+		return nil, err
 	}
 	return start(ctx, "moto", port, "/moto-api/", func(p int) []string {
-		return []string{bin, "-H", "127.0.0.1", "-p", fmt.Sprint(p)}
+		return []string{python, "-c", motoServer, "-H", "127.0.0.1", "-p", fmt.Sprint(p)}
 	})
+}
+
+// motoPython returns the interpreter of the moto_server on PATH: its
+// shebang when it is a Python entry-point script, python3 otherwise (a
+// pyenv shim, whose python3 resolves to the same installation).
+func motoPython() (string, error) {
+	bin, err := exec.LookPath("moto_server")
+	if err != nil {
+		return "", errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
+	}
+	if f, err := os.Open(bin); err == nil {
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		f.Close()
+		if py, ok := strings.CutPrefix(strings.TrimSpace(line), "#!"); ok && strings.Contains(filepath.Base(py), "python") && !strings.Contains(py, " ") {
+			return py, nil
+		}
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return "", fmt.Errorf("moto_server at %s: no python3 on PATH to run it with", bin)
+	}
+	return py, nil
 }
 
 // StartDynamoDBLocal starts DynamoDB Local from dir (holding

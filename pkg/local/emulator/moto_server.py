@@ -1,0 +1,127 @@
+# moto_server with AWS's FIFO receive semantics (see fifo.go).
+#
+# moto 5.2.1 decides whether a FIFO message group is locked from a "pending"
+# set it only cleans up while scanning, in queue order: when several
+# in-flight messages of one group become visible at about the same time,
+# every earlier one still sees a later one pending and is skipped, so the
+# group's last message is handed out first. Its receive also takes no lock,
+# so two concurrent receives can hand out the same message.
+#
+# This launcher replaces SQSBackend.receive_message for FIFO queues with
+# AWS's documented behaviour, then runs moto's own server:
+#   - a group yields nothing while any message of it is in flight;
+#   - otherwise its messages come back from the head, in order, as many as
+#     fit in the batch;
+#   - a message received maxReceiveCount times moves to the dead-letter
+#     queue on the next receive that would return it, and its group goes on;
+#   - receives, sends, deletes and visibility changes are serialised, and a
+#     long poll wakes when a message is sent, deleted or made visible.
+# Standard queues keep moto's own receive.
+import sys
+import threading
+from copy import deepcopy
+
+from moto.core.utils import unix_time, unix_time_millis
+from moto.server import main
+from moto.sqs import models
+
+_lock = threading.Condition(threading.RLock())
+_original_receive = models.SQSBackend.receive_message
+
+
+def _locked(name):
+    original = getattr(models.SQSBackend, name)
+
+    def call(self, *args, **kwargs):
+        with _lock:
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                _lock.notify_all()
+
+    setattr(models.SQSBackend, name, call)
+
+
+for _name in (
+    "send_message",
+    "send_message_batch",
+    "delete_message",
+    "delete_message_batch",
+    "change_message_visibility",
+    "change_message_visibility_batch",
+    "purge_queue",
+):
+    _locked(_name)
+
+
+def _scan(backend, queue, queue_name, count, visibility_timeout, attribute_names):
+    """One pass over a FIFO queue under the lock.
+
+    Returns the received messages and, when none were, the epoch-ms time at
+    which an in-flight message becomes visible next (or None).
+    """
+    now_ms = unix_time_millis()
+    groups = {}
+    for message in queue._messages:
+        groups.setdefault(message.group_id, []).append(message)
+    redrive = queue.dead_letter_queue is not None and queue.redrive_policy
+    result, to_dlq, wake = [], [], None
+    for group in groups.values():
+        in_flight = [m.visible_at for m in group if m.visible_at >= now_ms]
+        if in_flight:
+            wake = min(in_flight) if wake is None else min(wake, *in_flight)
+            continue
+        for message in group:
+            queue.pending_messages.discard(message)
+            if message.delayed:
+                break
+            if redrive and message.approximate_receive_count >= queue.redrive_policy["maxReceiveCount"]:
+                to_dlq.append(message)
+                continue
+            if not backend.is_message_valid_based_on_retention_period(queue_name, message):
+                break
+            queue.pending_messages.add(message)
+            message.mark_received(visibility_timeout=visibility_timeout)
+            copy = deepcopy(message)
+            models._filter_message_attributes(copy, attribute_names)
+            result.append(copy)
+            if len(result) >= count:
+                break
+        if len(result) >= count:
+            break
+    for message in to_dlq:
+        queue._messages.remove(message)
+        queue.dead_letter_queue.add_message(message)
+    return result, wake
+
+
+def receive_message(
+    self,
+    queue_name,
+    count,
+    wait_seconds_timeout,
+    visibility_timeout,
+    message_attribute_names=None,
+):
+    queue = self.get_queue(queue_name)
+    if not queue.fifo_queue:
+        return _original_receive(
+            self, queue_name, count, wait_seconds_timeout, visibility_timeout, message_attribute_names
+        )
+    attribute_names = message_attribute_names or []
+    polling_end = unix_time() + wait_seconds_timeout
+    with _lock:
+        while True:
+            result, wake = _scan(self, queue, queue_name, count, visibility_timeout, attribute_names)
+            remaining = polling_end - unix_time()
+            if result or remaining <= 0:
+                return result
+            if wake is not None:
+                remaining = min(remaining, max(wake - unix_time_millis(), 1) / 1000.0)
+            _lock.wait(remaining)
+
+
+models.SQSBackend.receive_message = receive_message
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
