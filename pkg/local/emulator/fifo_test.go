@@ -13,20 +13,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
-	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 )
 
 // fifo is one FIFO queue pair under test and the bodies of what it returned.
 type fifo struct {
 	t      *testing.T
 	client *sqs.Client
-	pair   queue.Pair
+	pair   provision.Pair
 }
 
 func newFIFO(t *testing.T, maxReceiveCount int) *fifo {
 	t.Helper()
 	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
-	pair, err := queue.CreatePair(context.Background(), client, awstest.Name(t), queue.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: maxReceiveCount})
+	pair, err := provision.QueuePair(context.Background(), client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: maxReceiveCount})
 	if err != nil {
 		t.Fatal(err)
 	}
