@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -49,13 +50,17 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 		t.Fatal(err)
 	}
 	banner := make(chan string, 1)
+	var mu sync.Mutex
+	var b strings.Builder
 	go func() {
-		var b strings.Builder
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
+			mu.Lock()
 			b.WriteString(sc.Text() + "\n")
+			out := b.String()
+			mu.Unlock()
 			if strings.Contains(sc.Text(), "Stop with Ctrl-C") {
-				banner <- b.String()
+				banner <- out
 			}
 		}
 	}()
@@ -66,7 +71,9 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 		}
 	case <-time.After(90 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatal("no banner within 90s")
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("no banner within 90s; stderr:\n%s", b.String())
 	}
 	for _, p := range ports {
 		if !listening(p) {

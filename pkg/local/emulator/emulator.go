@@ -54,18 +54,20 @@ func StartMoto(ctx context.Context, port int) (*Process, error) {
 	})
 }
 
-// motoPython returns the interpreter of the moto_server on PATH: its
-// shebang when it is a Python entry-point script, python3 otherwise (a
-// pyenv shim, whose python3 resolves to the same installation).
+// motoPython returns the interpreter of the moto_server on PATH: the
+// shebang of its Python entry-point script (behind a pyenv shim, the
+// script pyenv resolves it to: the shim costs seconds per start), python3
+// otherwise.
 func motoPython() (string, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
 		return "", errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
 	}
-	if f, err := os.Open(bin); err == nil {
-		line, _ := bufio.NewReader(f).ReadString('\n')
-		f.Close()
-		if py, ok := strings.CutPrefix(strings.TrimSpace(line), "#!"); ok && strings.Contains(filepath.Base(py), "python") && !strings.Contains(py, " ") {
+	if py, ok := shebangPython(bin); ok {
+		return py, nil
+	}
+	if out, err := exec.Command("pyenv", "which", "moto_server").Output(); err == nil {
+		if py, ok := shebangPython(strings.TrimSpace(string(out))); ok {
 			return py, nil
 		}
 	}
@@ -74,6 +76,21 @@ func motoPython() (string, error) {
 		return "", fmt.Errorf("moto_server at %s: no python3 on PATH to run it with", bin)
 	}
 	return py, nil
+}
+
+// shebangPython returns the interpreter of a "#!/path/to/python" script.
+func shebangPython(script string) (string, bool) {
+	f, err := os.Open(script)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	py, ok := strings.CutPrefix(strings.TrimSpace(line), "#!")
+	if !ok || !strings.Contains(filepath.Base(py), "python") || strings.Contains(py, " ") {
+		return "", false
+	}
+	return py, true
 }
 
 // StartDynamoDBLocal starts DynamoDB Local from dir (holding
