@@ -28,6 +28,7 @@ const (
 	attrVersion   = "version"          // entity version
 	attrData      = "data"             // entity state
 	attrUpdatedMs = "updated_at"       // epoch milliseconds
+	attrAttempts  = "attempts"         // failed attempts at a queue message
 )
 
 // dynamoAPI is the subset of the DynamoDB client the store uses.
@@ -288,6 +289,36 @@ func (d *DynamoDB) rejected(ctx context.Context, pk string, err error) (map[stri
 		item = map[string]types.AttributeValue{}
 	}
 	return item, nil
+}
+
+// FailedAttempt records that one more attempt at the queue message
+// messageID failed and returns how many have failed, this one included:
+// one UpdateItem, made on the failure path only, so a message that
+// succeeds costs nothing here. Counting attempts (not SQS receives) keeps a
+// message that was received only to wait behind an earlier failure of its
+// conversation from using up its retries. The record expires with the
+// retention (longer than SQS keeps a message, and message ids are never
+// reused). It returns ErrInvalidKey for an empty or oversized id, or a
+// wrapped AWS error.
+func (d *DynamoDB) FailedAttempt(ctx context.Context, messageID string) (int, error) {
+	if err := validName("message id", messageID); err != nil {
+		return 0, err
+	}
+	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                aws.String(d.table),
+		Key:                      d.key(attemptsPK(messageID)),
+		UpdateExpression:         aws.String("ADD #n :one SET #exp = :exp"),
+		ExpressionAttributeNames: map[string]string{"#n": attrAttempts, "#exp": attrExp},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":one": num(1),
+			":exp": num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+		},
+		ReturnValues: types.ReturnValueUpdatedNew,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count attempt of message %s: %w", messageID, err)
+	}
+	return int(numAttr(out.Attributes[attrAttempts])), nil
 }
 
 // Entity returns the stored state of an entity (a strongly consistent

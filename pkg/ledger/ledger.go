@@ -193,9 +193,10 @@ const maxName = 1024
 
 // Item keys. Tenant ids and effect names cannot contain '|', and the free
 // form part comes last, so distinct keys never share an item.
-func effectPK(k Key) string             { return "fx|" + k.Tenant + "|" + k.Effect + "|" + k.Event }
-func conversationPK(t, c string) string { return "cv|" + t + "|" + c }
-func entityPK(t, id string) string      { return "st|" + t + "|" + id }
+func effectPK(k Key) string              { return "fx|" + k.Tenant + "|" + k.Effect + "|" + k.Event }
+func conversationPK(t, c string) string  { return "cv|" + t + "|" + c }
+func entityPK(t, id string) string       { return "st|" + t + "|" + id }
+func attemptsPK(messageID string) string { return "at|" + messageID }
 
 func validKey(k Key) error {
 	if err := tenant.ValidID(k.Tenant); err != nil {

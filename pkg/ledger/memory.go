@@ -22,6 +22,7 @@ type Memory struct {
 	effects  map[string]memEffect
 	fences   map[string]memFence
 	entities map[string]memEntity
+	attempts map[string]int
 }
 
 type memEffect struct {
@@ -47,6 +48,7 @@ func NewMemory(opts Options) *Memory {
 		effects:  map[string]memEffect{},
 		fences:   map[string]memFence{},
 		entities: map[string]memEntity{},
+		attempts: map[string]int{},
 	}
 }
 
@@ -198,4 +200,15 @@ func (m *Memory) Record(_ context.Context, k Key) (Record, error) {
 		return Record{}, fmt.Errorf("record %s: %w", k, ErrNotFound)
 	}
 	return r.Record, nil
+}
+
+// FailedAttempt behaves like (*DynamoDB).FailedAttempt.
+func (m *Memory) FailedAttempt(_ context.Context, messageID string) (int, error) {
+	if err := validName("message id", messageID); err != nil {
+		return 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.attempts[messageID]++
+	return m.attempts[messageID], nil
 }

@@ -10,7 +10,10 @@ import (
 const (
 	// AttrReason is why the worker gave up (the permanent error).
 	AttrReason = "hookpack.reason"
-	// AttrAttempts is the ApproximateReceiveCount at the time.
+	// AttrAttempts is the number of attempts that failed, as counted in
+	// the ledger (absent when the count could not be recorded). Receives in
+	// which the message only waited behind an earlier failure of its
+	// conversation are not attempts.
 	AttrAttempts = "hookpack.attempts"
 	// AttrGroupID is the original MessageGroupId (the DLQ message keeps it
 	// as its own group too, so the conversation's order survives).

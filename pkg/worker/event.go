@@ -28,11 +28,18 @@ type stateStore interface {
 	Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error
 }
 
+// attemptCounter counts the failed attempts at a queue message (see
+// ledger.DynamoDB.FailedAttempt).
+type attemptCounter interface {
+	FailedAttempt(ctx context.Context, messageID string) (int, error)
+}
+
 // ledgerStore is everything the worker needs from the ledger.
 type ledgerStore interface {
 	fencer
 	effectStore
 	stateStore
+	attemptCounter
 }
 
 // Event is one queued event as a handler sees it: the envelope plus where
@@ -44,7 +51,10 @@ type Event struct {
 	// MessageID is the SQS message id (it changes on replay; never key
 	// effects by it).
 	MessageID string
-	// Attempt is the message's ApproximateReceiveCount (1 on first delivery).
+	// Attempt is the message's ApproximateReceiveCount (1 on first
+	// delivery). It also counts receives in which the message only waited
+	// behind an earlier failure of its conversation, so it is an upper
+	// bound of the attempts, not their number.
 	Attempt int
 	// GroupID is the SQS message group: the unit of order and fencing.
 	GroupID string

@@ -136,11 +136,16 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
+	return newStackWith(t, provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 10})
+}
+
+func newStackWith(t *testing.T, queues provision.PairOptions) *stack {
+	t.Helper()
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	s := &stack{t: t, sqs: sqs.NewFromConfig(cfg), clock: &offsetClock{}, target: newTarget(t)}
 	var err error
-	if s.pair, err = provision.QueuePair(ctx, s.sqs, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 10}); err != nil {
+	if s.pair, err = provision.QueuePair(ctx, s.sqs, awstest.Name(t), queues); err != nil {
 		t.Fatal(err)
 	}
 	s.q = queue.NewSQS(s.sqs)
@@ -247,8 +252,14 @@ func (s *stack) depth(url string) int {
 // handler, delete what it did not report failed; until the queue is empty.
 func (s *stack) drain(h *worker.Handler) {
 	s.t.Helper()
+	s.drainWithin(h, 100)
+}
+
+// drainWithin is drain giving up after batches receives.
+func (s *stack) drainWithin(h *worker.Handler, batches int) {
+	s.t.Helper()
 	ctx := context.Background()
-	for range 100 {
+	for range batches {
 		ev := s.receive(s.pair.URL)
 		if len(ev.Records) == 0 {
 			if s.depth(s.pair.URL) == 0 {
@@ -265,7 +276,7 @@ func (s *stack) drain(h *worker.Handler) {
 			s.t.Fatal(err)
 		}
 	}
-	s.t.Fatalf("queue not drained after 100 batches (%d messages left)", s.depth(s.pair.URL))
+	s.t.Fatalf("queue not drained after %d batches (%d messages left)", batches, s.depth(s.pair.URL))
 }
 
 func TestOrderPerConversationUnderInjectedFailuresOnMoto(t *testing.T) {

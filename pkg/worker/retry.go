@@ -25,8 +25,8 @@ type Retry struct {
 	Jitter func() float64
 }
 
-// Delay returns how long to hide a message after its attempt-th receive
-// failed (attempt is ApproximateReceiveCount, from 1): Base·2^(attempt-1)
+// Delay returns how long to hide a message after its attempt-th attempt
+// failed (from 1, as counted by the worker, not ApproximateReceiveCount): Base·2^(attempt-1)
 // with equal jitter (half of it fixed, half random, so retries of many
 // conversations spread out without ever collapsing to zero), then at least
 // retryAfter, then at most Max, rounded up to whole seconds (SQS's unit).

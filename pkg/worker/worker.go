@@ -53,11 +53,12 @@ type Config struct {
 	QueueURLTemplate string
 	Retry            Retry
 	// MaxAttempts, when > 0, dead-letters a message whose attempt-th
-	// receive failed transiently, with the last error as the reason. Set it
-	// below the queue's maxReceiveCount so that exhausted retries reach the
-	// DLQ with a reason rather than through SQS's redrive, which records
-	// none. (Messages held back behind a failing one are received with it,
-	// so their receive counts climb too.)
+	// attempt failed transiently, with the last error as the reason.
+	// Attempts are counted in the ledger (FailedAttempt), not taken from
+	// ApproximateReceiveCount: a message received behind a failing one of
+	// its conversation is not attempted and uses up nothing. Set the
+	// queue's maxReceiveCount to at least MinMaxReceiveCount(MaxAttempts)
+	// so that SQS's redrive, which records no reason, never fires first.
 	MaxAttempts int
 	// SafetyMargin is kept free before the Lambda deadline for completing
 	// ledger writes, dead-lettering and visibility changes.
@@ -119,7 +120,11 @@ type result struct {
 	visibilityErr error
 	err           error
 
-	env            *envelope.Envelope
+	env *envelope.Envelope
+	// receives is the ApproximateReceiveCount; attempt is the number of
+	// this failed attempt as counted in the ledger (0 when the message did
+	// not fail, or the count could not be recorded).
+	receives       int
 	attempt        int
 	start          time.Time
 	dur            time.Duration
@@ -195,7 +200,7 @@ func groups(recs []events.SQSMessage) [][]int {
 	return out
 }
 
-func attemptOf(rec *events.SQSMessage) int {
+func receivesOf(rec *events.SQSMessage) int {
 	n, err := strconv.Atoi(rec.Attributes["ApproximateReceiveCount"])
 	if err != nil || n < 1 {
 		return 1
@@ -204,8 +209,27 @@ func attemptOf(rec *events.SQSMessage) int {
 }
 
 func (h *Handler) newResult(rec *events.SQSMessage) result {
-	return result{attempt: attemptOf(rec), start: h.cfg.Now(), groupID: rec.Attributes["MessageGroupId"]}
+	return result{receives: receivesOf(rec), start: h.cfg.Now(), groupID: rec.Attributes["MessageGroupId"]}
 }
+
+// MinMaxReceiveCount is the smallest queue maxReceiveCount at which SQS's
+// redrive cannot move a message to the DLQ before the worker gives up on
+// it with a reason, for a worker with the given MaxAttempts and batches of
+// up to 10 messages. A message is received once per attempt of its own
+// (at most maxAttempts) and once per failed attempt of each earlier
+// message of its conversation that shares its batch: FIFO batches hold a
+// group's messages in order, so those are the at most 9 messages right
+// before it, each failing at most maxAttempts times. That is 10 ×
+// maxAttempts receives; receiveSlack more cover receives that end at the
+// work deadline or in a crashed invocation, which count no attempt.
+func MinMaxReceiveCount(maxAttempts int) int {
+	return maxBatch*maxAttempts + receiveSlack
+}
+
+const (
+	maxBatch     = 10 // SQS FIFO event source mappings deliver at most 10 messages
+	receiveSlack = 20
+)
 
 // blocked reports a message behind a failed one of its group: it waits as
 // long as the failure does, so the group resumes in order.
@@ -233,7 +257,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 
 	env, err := envelope.Decode([]byte(rec.Body))
 	if err != nil {
-		return h.deadLetter(ctx, rec, r, Permanent(err))
+		return h.failure(ctx, rec, r, Permanent(err))
 	}
 	r.env = env
 	if r.groupID == "" {
@@ -241,7 +265,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	}
 	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
 	if !ok {
-		return h.deadLetter(ctx, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
+		return h.failure(ctx, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
 	}
 
 	lease := h.cfg.Lease
@@ -253,7 +277,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 		lease = workDeadline.Add(h.cfg.SafetyMargin).Sub(h.cfg.Now()) + time.Second
 	}
 	ev := &Event{
-		Envelope: env, MessageID: rec.MessageId, Attempt: r.attempt, GroupID: r.groupID,
+		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish,
 	}
 	err = h.run(hctx, handle, ev)
@@ -268,14 +292,34 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
 		// A newer worker owns the message now; leave its visibility alone.
 		r.outcome, r.failed, r.err = outFenced, true, err
-	case IsPermanent(err):
-		return h.deadLetter(ctx, rec, r, err)
-	case h.cfg.MaxAttempts > 0 && r.attempt >= h.cfg.MaxAttempts:
-		return h.deadLetter(ctx, rec, r, fmt.Errorf("gave up after %d attempts: %w", r.attempt, err))
 	default:
-		r = h.retry(r, err)
+		r = h.failure(ctx, rec, r, err)
 	}
 	return r
+}
+
+// failure counts a failed attempt and routes it: a permanent error, or the
+// MaxAttempts-th transient one, to the DLQ; any other to a retry after the
+// backoff of its attempt. When the count cannot be recorded, a transient
+// failure is retried as if it were the first (the worker never gives up on
+// a count it does not know; the queue's maxReceiveCount bounds that).
+func (h *Handler) failure(ctx context.Context, rec *events.SQSMessage, r result, err error) result {
+	fctx, cancel := h.finish(ctx)
+	n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
+	cancel()
+	if cerr == nil {
+		r.attempt = n
+	}
+	switch {
+	case IsPermanent(err):
+		return h.deadLetter(ctx, rec, r, err)
+	case cerr != nil:
+		return h.retry(r, errors.Join(err, cerr))
+	case h.cfg.MaxAttempts > 0 && n >= h.cfg.MaxAttempts:
+		return h.deadLetter(ctx, rec, r, fmt.Errorf("gave up after %d attempts: %w", n, err))
+	default:
+		return h.retry(r, err)
+	}
 }
 
 // run calls the handler, turning a panic into a transient error: a bug
@@ -294,9 +338,11 @@ func (h *Handler) run(ctx context.Context, handle HandlerFunc, ev *Event) (err e
 	return handle(ctx, ev)
 }
 
+// retry schedules the message again after the backoff of its attempt (the
+// first when r.attempt is unknown).
 func (h *Handler) retry(r result, err error) result {
 	r.outcome, r.failed, r.err = outRetried, true, err
-	r.visibility, r.setVisibility = h.cfg.Retry.Delay(r.attempt, retryAfterOf(err)), true
+	r.visibility, r.setVisibility = h.cfg.Retry.Delay(max(r.attempt, 1), retryAfterOf(err)), true
 	return r
 }
 
@@ -320,10 +366,12 @@ func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r resu
 	}
 	attrs := map[string]string{
 		AttrReason:    attrText(cause.Error(), maxReasonBytes),
-		AttrAttempts:  strconv.Itoa(r.attempt),
 		AttrGroupID:   group,
 		AttrMessageID: rec.MessageId,
 		AttrFailedAt:  h.cfg.Now().UTC().Format(time.RFC3339),
+	}
+	if r.attempt > 0 {
+		attrs[AttrAttempts] = strconv.Itoa(r.attempt)
 	}
 	if r.env != nil {
 		attrs[AttrEventKey] = r.env.Key
@@ -421,7 +469,7 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 	attrs := []any{
 		slog.String("messageId", rec.MessageId),
 		slog.String("outcome", string(r.outcome)),
-		slog.Int("attempt", r.attempt),
+		slog.Int("receiveCount", r.receives),
 		slog.Float64("durationMs", ms(r.dur)),
 		slog.String("groupId", r.groupID),
 	}
@@ -436,6 +484,9 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 		if !r.env.ReceivedAt.IsZero() {
 			attrs = append(attrs, slog.Float64("ageMs", ms(h.cfg.Now().Sub(r.env.ReceivedAt))))
 		}
+	}
+	if r.attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", r.attempt))
 	}
 	if r.effects+r.skips > 0 {
 		attrs = append(attrs, slog.Int("effects", r.effects), slog.Int("effectsSkipped", r.skips), slog.Float64("effectMs", ms(r.effectDur)))

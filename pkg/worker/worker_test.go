@@ -270,22 +270,27 @@ func TestRetryDelay(t *testing.T) {
 	})
 }
 
-func TestTransientRetryUsesReceiveCountAndRetryAfter(t *testing.T) {
+func TestTransientRetryUsesAttemptsAndRetryAfter(t *testing.T) {
 	tests := []struct {
-		name    string
-		err     error
-		attempt int
-		want    int32
+		name     string
+		err      error
+		failed   int // attempts that failed before
+		receives int
+		want     int32
 	}{
-		{"backoff from the receive count", errors.New("503"), 3, 8},
-		{"Retry-After longer than backoff", worker.RetryAfter(errors.New("429"), 10*time.Minute), 1, 600},
-		{"Retry-After inside a joined error", errors.Join(errors.New("x"), worker.RetryAfter(errors.New("429"), time.Minute)), 1, 60},
+		{"backoff from the attempt count", errors.New("503"), 2, 3, 8},
+		{"receives without attempts are no attempts", errors.New("503"), 0, 9, 2},
+		{"Retry-After longer than backoff", worker.RetryAfter(errors.New("429"), 10*time.Minute), 0, 1, 600},
+		{"Retry-After inside a joined error", errors.Join(errors.New("x"), worker.RetryAfter(errors.New("429"), time.Minute)), 0, 1, 60},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil)
 			f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error { return tt.err })
-			r := rec(t, env("1", "A"), tt.attempt)
+			for range tt.failed {
+				f.ledger.FailedAttempt(context.Background(), "m-1")
+			}
+			r := rec(t, env("1", "A"), tt.receives)
 			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 			if len(resp.BatchItemFailures) != 1 || f.sqs.visibility["rh-1"] != tt.want {
 				t.Errorf("failures %v, visibility %d; want the message failed with visibility %d", failed(resp), f.sqs.visibility["rh-1"], tt.want)
@@ -299,6 +304,12 @@ func TestMaxAttempts(t *testing.T) {
 	f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error {
 		return errors.New("target answered 503")
 	})
+	for range 3 {
+		f.ledger.FailedAttempt(context.Background(), "m-1")
+	}
+	for range 4 {
+		f.ledger.FailedAttempt(context.Background(), "m-2")
+	}
 	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, env("1", "A"), 4), rec(t, env("2", "B"), 5)}})
 	if got := failed(resp); !slices.Equal(got, []string{"m-1"}) {
 		t.Errorf("failures = %v, want only the 4th attempt retried", got)
@@ -358,7 +369,7 @@ func TestDeadLetter(t *testing.T) {
 				t.Errorf("dead letter to %s with body %q, want %s with the original body", s.url, s.msg.Body, testDLQ)
 			}
 			if !strings.Contains(a[worker.AttrReason], tt.wantReason) ||
-				a[worker.AttrAttempts] != tt.record.Attributes["ApproximateReceiveCount"] ||
+				a[worker.AttrAttempts] != "1" || // the first counted attempt, whatever the receive count
 				a[worker.AttrGroupID] != tt.record.Attributes["MessageGroupId"] ||
 				a[worker.AttrMessageID] != tt.record.MessageId || a[worker.AttrFailedAt] == "" {
 				t.Errorf("dead letter attributes = %v", a)
@@ -541,7 +552,7 @@ func TestLogLine(t *testing.T) {
 	}{
 		{msg, map[string]any{
 			"msg": "message", "level": "DEBUG", "tenantId": "acme", "provider": "stripe", "eventId": "1", "idempotencyKey": "acme#stripe#1",
-			"messageId": "m-1", "outcome": "processed", "attempt": float64(3), "effectMs": float64(20),
+			"messageId": "m-1", "outcome": "processed", "receiveCount": float64(3), "effectMs": float64(20),
 		}, []string{"durationMs"}},
 		{batch, map[string]any{"msg": "batch", "level": "INFO", "outcome": "processed", "Messages": float64(1)},
 			[]string{"MessageDuration", "EffectLatency", "_aws"}},

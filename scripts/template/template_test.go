@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 type resource struct {
@@ -20,7 +22,19 @@ type resource struct {
 	Properties map[string]any `json:"Properties"`
 }
 
+type rendered struct {
+	Resources  map[string]resource `json:"Resources"`
+	Parameters map[string]struct {
+		Default any `json:"Default"`
+	} `json:"Parameters"`
+}
+
 func render(t *testing.T, tenants string) map[string]resource {
+	t.Helper()
+	return renderTemplate(t, tenants).Resources
+}
+
+func renderTemplate(t *testing.T, tenants string) rendered {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Dir(file)
@@ -33,13 +47,29 @@ func render(t *testing.T, tenants string) map[string]resource {
 		}
 		t.Fatalf("render template: %v\n%s", err, stderr)
 	}
-	var tpl struct {
-		Resources map[string]resource `json:"Resources"`
-	}
+	var tpl rendered
 	if err := json.Unmarshal(out, &tpl); err != nil {
 		t.Fatal(err)
 	}
-	return tpl.Resources
+	return tpl
+}
+
+// SQS's redrive records no reason: with the defaults, the worker (which
+// counts real attempts) must always dead-letter a message first, however
+// long it waited behind earlier failures of its conversation.
+func TestMaxReceiveCountLeavesTheWorkerTheLastWord(t *testing.T) {
+	p := renderTemplate(t, "acme").Parameters
+	number := func(name string) int {
+		var n int
+		if _, err := fmt.Sscan(fmt.Sprint(p[name].Default), &n); err != nil {
+			t.Fatalf("parameter %s default %v is not a number", name, p[name].Default)
+		}
+		return n
+	}
+	attempts, receives := number("WorkerMaxAttempts"), number("MaxReceiveCount")
+	if want := worker.MinMaxReceiveCount(attempts); receives < want || receives > 1000 {
+		t.Errorf("MaxReceiveCount default = %d, want %d..1000 for WorkerMaxAttempts %d", receives, want, attempts)
+	}
 }
 
 func ofType(rs map[string]resource, typ string) map[string]resource {

@@ -24,6 +24,7 @@ type Store interface {
 	Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error
 	Entity(ctx context.Context, tenant, id string) (ledger.Entity, error)
 	Record(ctx context.Context, k ledger.Key) (ledger.Record, error)
+	FailedAttempt(ctx context.Context, messageID string) (int, error)
 }
 
 // Clock is a settable clock shared by the test and the store.
@@ -313,6 +314,22 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		clock.Advance(2 * time.Second)
 		if _, err := s.Claim(ctx, f, k, 0); err != nil {
 			t.Fatalf("Claim() after retention = %v, want success", err)
+		}
+	})
+
+	t.Run("FailedAttemptsCountPerMessage", func(t *testing.T) {
+		s := newStore(t, NewClock())
+		a, b := "m-a-"+uniq(t), "m-b-"+uniq(t)
+		for want := 1; want <= 3; want++ {
+			if n, err := s.FailedAttempt(ctx, a); err != nil || n != want {
+				t.Fatalf("FailedAttempt(a) = %d, %v; want %d", n, err, want)
+			}
+		}
+		if n, err := s.FailedAttempt(ctx, b); err != nil || n != 1 {
+			t.Errorf("FailedAttempt(b) = %d, %v; want 1 (counts are per message)", n, err)
+		}
+		if _, err := s.FailedAttempt(ctx, ""); !errors.Is(err, ledger.ErrInvalidKey) {
+			t.Errorf("FailedAttempt(\"\") = %v, want ErrInvalidKey", err)
 		}
 	})
 

@@ -179,7 +179,7 @@ func (s *Stack) provision(ctx context.Context) error {
 	sq := sqs.NewFromConfig(s.AWS)
 	creds := tenant.NewSSM(ssm.NewFromConfig(s.AWS), "/"+s.Name)
 	for _, id := range s.Tenants.IDs() {
-		pair, err := provision.QueuePair(ctx, sq, s.Name+"-"+id, provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: 10})
+		pair, err := provision.QueuePair(ctx, sq, s.Name+"-"+id, provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: worker.MinMaxReceiveCount(LocalMaxAttempts)})
 		if err != nil {
 			return err
 		}
@@ -208,6 +208,7 @@ func (s *Stack) provision(ctx context.Context) error {
 		TenantCacheTTL:   5 * time.Second,
 		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
 		RetryMax:         10 * time.Second,
+		MaxAttempts:      LocalMaxAttempts,
 	}
 	s.Target = NewTarget(outbound, s.Logger)
 	return nil
@@ -215,6 +216,12 @@ func (s *Stack) provision(ctx context.Context) error {
 
 // URL is the base URL of the local HTTP API.
 func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
+
+// LocalMaxAttempts is the worker's MaxAttempts under make run: with local
+// backoffs of 1-10 s, a transient failure is given about a minute before it
+// is dead-lettered with its reason. The queues' maxReceiveCount is
+// worker.MinMaxReceiveCount of it, so SQS's redrive never fires first.
+const LocalMaxAttempts = 8
 
 // WorkerTimeout is the worker function's timeout, as in template.yaml.
 const WorkerTimeout = 30 * time.Second

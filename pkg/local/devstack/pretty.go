@@ -96,7 +96,11 @@ func (p *Pretty) Handle(_ context.Context, r slog.Record) error {
 		if stage == "" {
 			stage = f["outcome"]
 		}
-		fmt.Fprintf(&b, " worker  %-22s %-28s %s (attempt %s, group %s)  %sms", who, f["eventId"], stage, f["attempt"], f["groupId"], f["durationMs"])
+		try := "receive " + f["receiveCount"]
+		if f["attempt"] != "" {
+			try = "attempt " + f["attempt"]
+		}
+		fmt.Fprintf(&b, " worker  %-22s %-28s %s (%s, group %s)  %sms", who, f["eventId"], stage, try, f["groupId"], f["durationMs"])
 	case f["stage"] == "target":
 		fmt.Fprintf(&b, " target  %-22s %-28s %s", who, f["eventId"], strings.TrimPrefix(r.Message, "target: "))
 	default:

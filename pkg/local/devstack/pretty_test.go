@@ -22,8 +22,8 @@ func TestPretty(t *testing.T) {
 			log.Error("message", "tenantId", "demo", "provider", "hmac", "eventId", "evt_p", "outcome", "dead_lettered", "attempt", 1, "groupId", "g", "durationMs", 3.0, "error", "answered 422")
 		}, []string{"worker", "DEAD-LETTERED", "attempt 1", "error: answered 422"}},
 		{"worker processed (DEBUG)", func() {
-			log.Debug("message", "tenantId", "demo", "provider", "stripe", "eventId", "evt_1", "outcome", "processed", "attempt", 1, "groupId", "g", "durationMs", 3.0)
-		}, []string{"worker", "demo/stripe", "evt_1", "effect applied"}},
+			log.Debug("message", "tenantId", "demo", "provider", "stripe", "eventId", "evt_1", "outcome", "processed", "receiveCount", 2, "groupId", "g", "durationMs", 3.0)
+		}, []string{"worker", "demo/stripe", "evt_1", "effect applied", "receive 2"}},
 		{"target", func() {
 			log.With("stage", "target", "tenantId", "demo", "provider", "github", "eventId", "d1").Info("target: effect applied")
 		}, []string{"target", "demo/github", "d1", "effect applied"}},
