@@ -50,7 +50,8 @@ var claimCondition = aws.String("attribute_not_exists(#id) OR #exp < :now OR " +
 
 // Claim takes the key with a fresh lease. It costs one request whether it
 // succeeds or not (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the
-// record in the way). It returns a *ConflictError wrapping ErrDuplicate or
+// record in the way, whose validation digest is compared with validation).
+// It returns a *ConflictError wrapping ErrPayloadMismatch, ErrDuplicate or
 // ErrInFlight when the key is taken, or a wrapped AWS error.
 func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, error) {
 	now := d.opts.Now()
@@ -81,7 +82,7 @@ func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, er
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return Claim{}, conflict(record(key, ccf.Item))
+		return Claim{}, conflict(record(key, ccf.Item), validation)
 	}
 	if err != nil {
 		return Claim{}, fmt.Errorf("claim %s: %w", key, err)

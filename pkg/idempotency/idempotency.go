@@ -45,6 +45,11 @@ var (
 	// ErrLeaseLost: the caller's lease token no longer owns the record
 	// (it expired and was taken over, or the record is gone).
 	ErrLeaseLost = errors.New("lease lost")
+	// ErrPayloadMismatch: the key is taken (completed or in flight) by a
+	// claim whose validation digest differs from the caller's: the same id
+	// was reused for a different payload. Like Stripe's idempotency keys,
+	// that is an error, never a silent duplicate.
+	ErrPayloadMismatch = errors.New("id reused with a different payload")
 )
 
 // Claim is a held lease on a key.
@@ -55,8 +60,8 @@ type Claim struct {
 	LeaseExpires time.Time
 }
 
-// Record is the stored state of a key, returned with ErrDuplicate and
-// ErrInFlight through *ConflictError.
+// Record is the stored state of a key, returned with ErrDuplicate,
+// ErrInFlight and ErrPayloadMismatch through *ConflictError.
 type Record struct {
 	Key          string
 	Status       Status
@@ -66,7 +71,7 @@ type Record struct {
 }
 
 // ConflictError reports why a claim failed and what record is in the way.
-// It wraps ErrDuplicate or ErrInFlight.
+// It wraps ErrPayloadMismatch, ErrDuplicate or ErrInFlight.
 type ConflictError struct {
 	Record Record
 	err    error
@@ -75,8 +80,13 @@ type ConflictError struct {
 func (e *ConflictError) Error() string { return fmt.Sprintf("claim %s: %v", e.Record.Key, e.err) }
 func (e *ConflictError) Unwrap() error { return e.err }
 
-// conflict classifies the record that made a conditional claim fail.
-func conflict(r Record) error {
+// conflict classifies the record that made a conditional claim fail, for a
+// claim made with validation. Digests are compared only when both sides
+// have one, so records written without a digest stay plain duplicates.
+func conflict(r Record, validation string) error {
+	if r.Validation != "" && validation != "" && r.Validation != validation {
+		return &ConflictError{Record: r, err: ErrPayloadMismatch}
+	}
 	if r.Status == StatusCompleted {
 		return &ConflictError{Record: r, err: ErrDuplicate}
 	}

@@ -37,7 +37,7 @@ func (m *Memory) Claim(_ context.Context, key, validation string) (Claim, error)
 		expired := epoch.Seconds(r.Expires) < epoch.Seconds(now)
 		leaseOver := r.Status == StatusInProgress && !r.LeaseExpires.IsZero() && epoch.Millis(r.LeaseExpires) < epoch.Millis(now)
 		if !expired && !leaseOver {
-			return Claim{}, conflict(r.Record)
+			return Claim{}, conflict(r.Record, validation)
 		}
 	}
 	c := Claim{Key: key, Token: newToken(), LeaseExpires: now.Add(m.opts.Lease)}

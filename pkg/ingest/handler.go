@@ -2,9 +2,7 @@ package ingest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,6 +88,9 @@ type eventResult struct {
 	ID      string  `json:"eventId"`
 	Key     string  `json:"-"`
 	Outcome outcome `json:"status"`
+	// digest and stored are the payload digests of a reused id: this
+	// delivery's and the one its key was claimed with.
+	digest, stored string
 }
 
 // Handle serves one request. It never returns an error: every failure is an
@@ -208,8 +209,7 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 		if err != nil {
 			return nil, err
 		}
-		sum := sha256.Sum256(ev.Body)
-		out = append(out, pending{id: env.EventID, key: env.Key, validation: hex.EncodeToString(sum[:]), msg: m})
+		out = append(out, pending{id: env.EventID, key: env.Key, validation: webhook.Digest(ev), msg: m})
 	}
 	return out, nil
 }
@@ -224,6 +224,10 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 		claim, err := h.cfg.Claims.Claim(ctx, m.key, m.validation)
 		var ce *idempotency.ConflictError
 		switch {
+		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrPayloadMismatch):
+			er.Outcome, er.digest, er.stored = outReused, m.validation, ce.Record.Validation
+			res.events = append(res.events, er)
+			continue
 		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrDuplicate):
 			er.Outcome = outDuplicate
 			res.events = append(res.events, er)
@@ -268,6 +272,10 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 	}
 }
 
+// rank orders event outcomes by which one decides a delivery's answer: a
+// reused id outranks an in-flight one, which outranks an accepted one.
+var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outInFlight: 2, outReused: 3}
+
 // respond turns a result into the HTTP response.
 func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome) {
 	if res.err != nil {
@@ -294,12 +302,15 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 	}
 	out := outDuplicate
 	for _, e := range res.events {
-		switch {
-		case e.Outcome == outInFlight:
-			out = outInFlight
-		case e.Outcome == outAccepted && out != outInFlight:
-			out = outAccepted
+		if rank[e.Outcome] > rank[out] {
+			out = e.Outcome
 		}
+	}
+	if out == outReused {
+		return jsonResponse(http.StatusConflict, map[string]any{
+			"error":  idempotency.ErrPayloadMismatch.Error() + ": this event id was already received with another body",
+			"events": res.events,
+		}), out
 	}
 	if out == outInFlight {
 		resp := jsonResponse(http.StatusConflict, map[string]any{
@@ -344,7 +355,16 @@ func (h *Handler) log(ctx context.Context, res *result, out outcome, status int,
 			attrs = append(attrs, slog.Int("events", len(res.events)), slog.Any("eventIds", ids))
 		}
 	}
+	for _, e := range res.events {
+		if e.Outcome == outReused { // digests only: never the body
+			attrs = append(attrs, slog.String("payloadDigest", e.digest), slog.String("storedDigest", e.stored))
+			break
+		}
+	}
 	level := slog.LevelInfo
+	if out == outReused {
+		level = slog.LevelWarn
+	}
 	if res.err != nil {
 		attrs = append(attrs, slog.String("error", res.err.Error()))
 		if status >= 500 {

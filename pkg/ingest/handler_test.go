@@ -438,3 +438,41 @@ func TestLogLineBudget(t *testing.T) {
 		})
 	}
 }
+
+func TestReusedIDWithAnotherPayloadIsRejected(t *testing.T) {
+	first := `{"id":"evt_reuse","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":100}}}`
+	second := `{"id":"evt_reuse","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":999}}}`
+	f := newFixture(t)
+	steps := []struct {
+		name     string
+		body     string
+		status   int
+		contains string
+		queued   int
+	}{
+		{"first delivery", first, 200, `"status":"accepted"`, 1},
+		{"same id, another body", second, 409, "id reused with a different payload", 1},
+		{"the provider's own retry", first, 200, `"status":"duplicate"`, 1},
+	}
+	for _, st := range steps {
+		resp := f.do(t, stripeRequest(acmeStripeSecret, fixedNow, st.body))
+		if resp.StatusCode != st.status || !strings.Contains(resp.Body, st.contains) || resp.Headers["retry-after"] != "" {
+			t.Errorf("%s: Handle() = %d %v %s, want %d containing %q without Retry-After", st.name, resp.StatusCode, resp.Headers, resp.Body, st.status, st.contains)
+		}
+		if f.q.count() != st.queued {
+			t.Errorf("%s: queued %d, want %d", st.name, f.q.count(), st.queued)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(f.logs.String()), "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	digest := func(b string) string { s := sha256.Sum256([]byte(b)); return hex.EncodeToString(s[:]) }
+	if rec["tenantId"] != "acme" || rec["outcome"] != "id_reused" || rec["payloadDigest"] != digest(second) || rec["storedDigest"] != digest(first) || rec["level"] != "WARN" {
+		t.Errorf("log line = %s, want tenant, outcome id_reused and both digests", lines[1])
+	}
+	if strings.Contains(f.logs.String(), "amount_paid") {
+		t.Errorf("logs contain the body:\n%s", f.logs.String())
+	}
+}

@@ -25,6 +25,7 @@ const (
 	outAccepted    outcome = "accepted"
 	outDuplicate   outcome = "duplicate"
 	outInFlight    outcome = "in_flight"
+	outReused      outcome = "id_reused"
 	outHandshake   outcome = "handshake"
 	outSignature   outcome = "rejected_signature"
 	outStale       outcome = "rejected_stale"

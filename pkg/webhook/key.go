@@ -27,6 +27,19 @@ func EventID(ev Event) string {
 	return "sha256:" + hashFields(fields)
 }
 
+// Digest returns the payload digest of ev that the idempotency claim stores
+// and compares when the key is seen again: the hex SHA-256 of ev.Body, or of
+// the defining fields (length-prefixed) when the provider lists them, so that
+// delivery metadata a provider re-renders on a retry does not make its own
+// redelivery look like a different payload.
+func Digest(ev Event) string {
+	if ev.Defining != nil {
+		return hashFields(ev.Defining)
+	}
+	sum := sha256.Sum256(ev.Body)
+	return hex.EncodeToString(sum[:])
+}
+
 func hashFields(fields [][]byte) string {
 	h := sha256.New()
 	var n [8]byte

@@ -121,6 +121,47 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("ReusedIDWithAnotherPayloadIsAMismatch", func(t *testing.T) {
+		clock := NewClock()
+		s := newStore(t, clock)
+		k := key(t)
+		c, err := s.Claim(ctx, k, "digest-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps := []struct {
+			name       string
+			validation string
+			want       error
+		}{
+			{"in flight, other payload", "digest-b", idempotency.ErrPayloadMismatch},
+			{"in flight, same payload", "digest-a", idempotency.ErrInFlight},
+			{"in flight, no digest", "", idempotency.ErrInFlight},
+			{"complete", "", nil},
+			{"completed, other payload", "digest-b", idempotency.ErrPayloadMismatch},
+			{"completed, same payload", "digest-a", idempotency.ErrDuplicate},
+		}
+		for _, st := range steps {
+			if st.name == "complete" {
+				if err := s.Complete(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			_, err := s.Claim(ctx, k, st.validation)
+			var ce *idempotency.ConflictError
+			if !errors.Is(err, st.want) || !errors.As(err, &ce) {
+				t.Fatalf("%s: Claim(%q) = %v, want %v", st.name, st.validation, err, st.want)
+			}
+			if ce.Record.Validation != "digest-a" {
+				t.Errorf("%s: conflict record validation = %q, want the stored digest-a", st.name, ce.Record.Validation)
+			}
+			if errors.Is(err, idempotency.ErrPayloadMismatch) && (errors.Is(err, idempotency.ErrDuplicate) || errors.Is(err, idempotency.ErrInFlight)) {
+				t.Errorf("%s: a mismatch must not also read as a duplicate: %v", st.name, err)
+			}
+		}
+	})
+
 	t.Run("ExpiredLeaseIsTakenOver", func(t *testing.T) {
 		clock := NewClock()
 		s := newStore(t, clock)

@@ -30,10 +30,13 @@ type Route struct {
 	Path    string
 }
 
-// Match returns the path parameters when path matches the route pattern.
+// Match returns the path parameters when path matches the route pattern
+// the way HTTP API matches it: segment for segment, so a trailing slash, an
+// empty segment or an extra segment is no match (HTTP API then answers 404),
+// and a path variable never matches an empty segment.
 func (r Route) Match(path string) (map[string]string, bool) {
-	want := strings.Split(strings.Trim(r.Path, "/"), "/")
-	got := strings.Split(strings.Trim(path, "/"), "/")
+	want := strings.Split(r.Path, "/")
+	got := strings.Split(path, "/")
 	if len(want) != len(got) {
 		return nil, false
 	}
@@ -181,18 +184,21 @@ func Write(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
 type Handler func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
 // Server serves routes with fn, like API Gateway with a Lambda proxy
-// integration: 404 for unmatched routes, 500 when the function errors, a
-// per-request deadline like the function's timeout.
+// integration: a request whose method and path match no route (a method the
+// route does not list, a trailing slash) gets HTTP API's own 404
+// {"message":"Not Found"} without reaching the function — HTTP API has no
+// 405 of its own; 500 when the function errors; a per-request deadline like
+// the function's timeout.
 func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		params, ok := route.Match(r.URL.Path)
 		if !ok || !allowed(route.Methods, r.Method) {
-			http.Error(w, `{"message":"Not Found"}`, http.StatusNotFound)
+			gatewayError(w, http.StatusNotFound, "Not Found")
 			return
 		}
 		ev, err := Event(r, route, params, time.Now())
 		if err != nil {
-			http.Error(w, `{"message":"Request Entity Too Large"}`, http.StatusRequestEntityTooLarge)
+			gatewayError(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
@@ -200,11 +206,19 @@ func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger)
 		resp, err := fn(ctx, ev)
 		if err != nil {
 			logger.Error("function error", slog.String("error", err.Error()))
-			http.Error(w, `{"message":"Internal Server Error"}`, http.StatusInternalServerError)
+			gatewayError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}
 		Write(w, resp)
 	})
+}
+
+// gatewayError writes a response API Gateway generates itself: a JSON
+// message, as HTTP API sends it.
+func gatewayError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"message":%q}`, msg)
 }
 
 func allowed(methods []string, m string) bool {

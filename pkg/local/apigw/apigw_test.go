@@ -73,6 +73,7 @@ func TestRouteMatch(t *testing.T) {
 		ok   bool
 	}{
 		{"/webhooks/a/b", true}, {"/webhooks/a", false}, {"/webhooks/a/b/c", false}, {"/hooks/a/b", false}, {"/webhooks//b", false},
+		{"/webhooks/a/b/", false}, {"//webhooks/a/b", false}, {"/webhooks/a//b", false}, {"webhooks/a/b", false}, {"/webhooks/a/", false},
 	}
 	for _, tt := range tests {
 		if _, ok := route.Match(tt.path); ok != tt.ok {
@@ -95,12 +96,23 @@ func TestServer(t *testing.T) {
 	if resp.StatusCode != 409 || resp.Header.Get("Retry-After") != "3" || string(b) != "acme" {
 		t.Errorf("response = %d %v %q", resp.StatusCode, resp.Header, b)
 	}
-	resp, err = http.Post(srv.URL+"/elsewhere", "application/json", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("unmatched route = %d, want 404", resp.StatusCode)
+	for _, tt := range []struct{ method, path string }{
+		{"POST", "/elsewhere"},
+		{"POST", "/webhooks/acme/github/"},
+		{"POST", "/webhooks/acme//github"},
+		{"PUT", "/webhooks/acme/github"},
+		{"DELETE", "/webhooks/acme/github"},
+		{"PATCH", "/webhooks/acme/github"},
+	} {
+		req, _ := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader("{}"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || string(b) != `{"message":"Not Found"}` || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s = %d %q, want HTTP API's own 404 {\"message\":\"Not Found\"}", tt.method, tt.path, resp.StatusCode, b)
+		}
 	}
 }
