@@ -49,6 +49,7 @@ func settings() (ingest.Settings, error) {
 		"IDEMPOTENCY_RETENTION": &s.Retention,
 		"IDEMPOTENCY_LEASE":     &s.Lease,
 		"TENANT_CACHE_TTL":      &s.TenantCacheTTL,
+		"TENANT_LIST_REFRESH":   &s.TenantListRefresh,
 	} {
 		if v := os.Getenv(name); v != "" {
 			if *dst, err = time.ParseDuration(v); err != nil {

@@ -128,7 +128,7 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 	}
 	in, err := h.cfg.Tenants.Get(ctx, tenantID)
 	if err != nil {
-		if !errors.Is(err, tenant.ErrNotFound) {
+		if !errors.Is(err, tenant.ErrNotFound) && !errors.Is(err, tenant.ErrInvalid) {
 			err = fmt.Errorf("%w: tenant configuration: %w", errUnavailable, err)
 		}
 		res.err = err

@@ -212,6 +212,7 @@ func TestRejections(t *testing.T) {
 		{"bad base64", withBase64(githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), "***"), fakeTenants{}, 400, "base64"},
 		{"too large", githubRequest("acme", acmeGitHubSecret, strings.Repeat("x", queue.MaxMessageBytes+10), "d1"), fakeTenants{}, 413, "too large"},
 		{"credential store down", githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), fakeTenants{err: errors.New("ssm: throttled")}, 503, "retry later"},
+		{"invalid tenant configuration", githubRequest("acme", acmeGitHubSecret, githubBody, "d1"), fakeTenants{err: fmt.Errorf("%w: tenant \"acme\": providers.github.secrets[0]: empty secret", tenant.ErrInvalid)}, 500, "tenant configuration is invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
@@ -49,7 +50,7 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		delivery string
 		want     map[string]int
 	}{
-		{"cold accepted", "req-1", map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
+		{"cold accepted", "req-1", map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
 		{"warm accepted", "req-2", map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
 		{"duplicate", "req-2", map[string]int{"DynamoDB.PutItem": 1}},
 	}
@@ -66,5 +67,22 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	h.Handle(ctx, githubRequest("acme", "wrong", githubBody, "req-3"))
 	if got := counter.Take(); len(got) != 0 {
 		t.Errorf("rejected delivery: AWS requests = %v, want none", got)
+	}
+
+	// Unknown tenants cost nothing: no AWS request, no cache entry.
+	dir := h.cfg.Tenants.(*tenant.Directory[tenant.Inbound])
+	before := dir.Cached()
+	for i := range 1000 {
+		id := fmt.Sprintf("t%x", rand.Uint64())
+		resp, _ := h.Handle(ctx, githubRequest(id, acmeGitHubSecret, githubBody, fmt.Sprint("u-", i)))
+		if resp.StatusCode != 404 {
+			t.Fatalf("unknown tenant %s: status %d %s, want 404", id, resp.StatusCode, resp.Body)
+		}
+	}
+	if got := counter.Take(); len(got) != 0 {
+		t.Errorf("1,000 unknown tenants: AWS requests = %v, want none", got)
+	}
+	if after := dir.Cached(); after != before {
+		t.Errorf("1,000 unknown tenants: cache holds %d entries, was %d", after, before)
 	}
 }

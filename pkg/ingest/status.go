@@ -64,6 +64,10 @@ func classify(err error) (status int, out outcome, msg string) {
 		return http.StatusRequestEntityTooLarge, outTooLarge, err.Error()
 	case errors.Is(err, errUnavailable):
 		return http.StatusServiceUnavailable, outError, "temporarily unavailable, retry later"
+	case errors.Is(err, tenant.ErrInvalid):
+		// The log line names the tenant and the field; the sender learns
+		// only that it should retry once the operator has fixed it.
+		return http.StatusInternalServerError, outError, "tenant configuration is invalid, retry later"
 	case errors.Is(err, webhook.ErrMisconfigured):
 		return http.StatusInternalServerError, outError, "provider is misconfigured for this tenant"
 	default:

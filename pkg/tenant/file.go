@@ -22,8 +22,9 @@ type FileTenant struct {
 	Outbound Outbound `json:"outbound"`
 }
 
-// LoadFile reads and validates a tenants file. Errors name the file and the
-// offending tenant, never a secret.
+// LoadFile reads and validates a tenants file (ValidID, Inbound.Validate,
+// Outbound.Validate). Errors name the file, the tenant and the field, never
+// a secret.
 func LoadFile(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -37,8 +38,11 @@ func LoadFile(path string) (*File, error) {
 		if err := ValidID(id); err != nil {
 			return nil, fmt.Errorf("tenants file %s: tenant %q: %w", path, id, err)
 		}
-		if len(f.Tenants[id].Providers) == 0 {
-			return nil, fmt.Errorf("tenants file %s: tenant %q enables no provider", path, id)
+		if err := f.Tenants[id].Inbound.Validate(id); err != nil {
+			return nil, fmt.Errorf("tenants file %s: %w", path, err)
+		}
+		if err := f.Tenants[id].Outbound.Validate(id); err != nil {
+			return nil, fmt.Errorf("tenants file %s: %w", path, err)
 		}
 	}
 	return &f, nil

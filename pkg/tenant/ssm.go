@@ -5,6 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -13,11 +17,16 @@ import (
 
 type ssmAPI interface {
 	GetParameter(ctx context.Context, in *ssm.GetParameterInput, opts ...func(*ssm.Options)) (*ssm.GetParameterOutput, error)
+	GetParametersByPath(ctx context.Context, in *ssm.GetParametersByPathInput, opts ...func(*ssm.Options)) (*ssm.GetParametersByPathOutput, error)
 	PutParameter(ctx context.Context, in *ssm.PutParameterInput, opts ...func(*ssm.Options)) (*ssm.PutParameterOutput, error)
 }
 
 // SSM reads tenant credentials from Parameter Store SecureString parameters
-// under prefix ("/hookpack" → "/hookpack/tenants/acme/inbound").
+// under prefix ("/hookpack" → "/hookpack/tenants/acme/inbound"), and the
+// list of onboarded tenant ids from StringList parameters under
+// "<prefix>/tenant-ids/" ("…/tenant-ids/0" = "acme,globex"; a list outgrowing
+// one parameter's 4 KB continues in "…/1", up to 10 parameters — about 1,000
+// ids of 40 characters — read with one GetParametersByPath request).
 type SSM struct {
 	client ssmAPI
 	prefix string
@@ -29,19 +38,18 @@ func NewSSM(client ssmAPI, prefix string) *SSM {
 }
 
 // Inbound returns the tenant's inbound configuration, or an error wrapping
-// ErrNotFound when the tenant has none.
+// ErrNotFound when the tenant has none and ErrInvalid when it fails
+// Inbound.Validate.
 func (s *SSM) Inbound(ctx context.Context, id string) (Inbound, error) {
 	var in Inbound
-	err := s.get(ctx, id, "inbound", &in)
-	return in, err
+	return validated(in, s.get(ctx, id, "inbound", &in), id)
 }
 
 // Outbound returns the tenant's outbound credentials, or an error wrapping
-// ErrNotFound.
+// ErrNotFound or ErrInvalid.
 func (s *SSM) Outbound(ctx context.Context, id string) (Outbound, error) {
 	var out Outbound
-	err := s.get(ctx, id, "outbound", &out)
-	return out, err
+	return validated(out, s.get(ctx, id, "outbound", &out), id)
 }
 
 func (s *SSM) get(ctx context.Context, id, kind string, v any) error {
@@ -56,16 +64,126 @@ func (s *SSM) get(ctx context.Context, id, kind string, v any) error {
 	}
 	if err := json.Unmarshal([]byte(aws.ToString(out.Parameter.Value)), v); err != nil {
 		// The parameter's content is never echoed: it holds secrets.
-		return fmt.Errorf("%s credentials of %s are not valid JSON", kind, id)
+		return fmt.Errorf("%w: tenant %q: %s credentials are not valid JSON", ErrInvalid, id, kind)
 	}
 	return nil
 }
 
-// Put writes both parameters of a tenant as SecureString (KMS key keyID, or
-// the account's aws/ssm key when empty), overwriting existing values. It is
-// used by onboarding and the local stack.
+// validated returns what load returns, checked with Validate.
+func validated[T interface{ Validate(id string) error }](v T, err error, id string) (T, error) {
+	if err == nil {
+		err = v.Validate(id)
+	}
+	return v, err
+}
+
+// IDs returns the onboarded tenant ids: one GetParametersByPath request (more
+// only when the list spans over 10 parameters). An empty list is not an
+// error; an id that fails ValidID is.
+func (s *SSM) IDs(ctx context.Context) ([]string, error) {
+	shards, err := s.idShards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, sh := range shards {
+		for _, id := range sh.ids {
+			if err := ValidID(id); err != nil {
+				return nil, fmt.Errorf("%s lists %q: %w", sh.name, id, err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+// maxShardBytes is a standard parameter's value limit.
+const maxShardBytes = 4096
+
+type idShard struct {
+	name string
+	ids  []string
+}
+
+func (s *SSM) idShards(ctx context.Context) ([]idShard, error) {
+	var out []idShard
+	in := &ssm.GetParametersByPathInput{Path: aws.String(s.idsPath())}
+	for {
+		page, err := s.client.GetParametersByPath(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("list tenant ids: %w", err)
+		}
+		for _, p := range page.Parameters {
+			sh := idShard{name: aws.ToString(p.Name)}
+			for _, id := range strings.Split(aws.ToString(p.Value), ",") {
+				if id = strings.TrimSpace(id); id != "" {
+					sh.ids = append(sh.ids, id)
+				}
+			}
+			out = append(out, sh)
+		}
+		if page.NextToken == nil {
+			return out, nil
+		}
+		in.NextToken = page.NextToken
+	}
+}
+
+// register adds id to the list of onboarded tenants unless it is there: to
+// the first list parameter with room, or a new one. Concurrent registrations
+// can lose one another's id (Parameter Store has no conditional write):
+// onboard one tenant at a time.
+func (s *SSM) register(ctx context.Context, id string) error {
+	shards, err := s.idShards(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sh := range shards {
+		if slices.Contains(sh.ids, id) {
+			return nil
+		}
+	}
+	next := 0 // one past the highest shard number: removals leave gaps
+	for _, sh := range shards {
+		if n, err := strconv.Atoi(path.Base(sh.name)); err == nil && n >= next {
+			next = n + 1
+		}
+	}
+	target := idShard{name: fmt.Sprintf("%s/%d", s.idsPath(), next)}
+	for _, sh := range shards {
+		if len(strings.Join(sh.ids, ","))+1+len(id) <= maxShardBytes {
+			target = sh
+			break
+		}
+	}
+	_, err = s.client.PutParameter(ctx, &ssm.PutParameterInput{
+		Name:      aws.String(target.name),
+		Value:     aws.String(strings.Join(append(target.ids, id), ",")),
+		Type:      types.ParameterTypeStringList,
+		Overwrite: aws.Bool(true),
+	})
+	if err != nil {
+		return fmt.Errorf("register tenant %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *SSM) idsPath() string { return strings.TrimRight(s.prefix, "/") + "/tenant-ids" }
+
+// Put validates a tenant's configuration, writes both parameters as
+// SecureString (KMS key keyID, or the account's aws/ssm key when empty),
+// overwriting existing values, and adds id to the onboarded tenants. It
+// returns an error wrapping ErrInvalidID or ErrInvalid, writing nothing,
+// when the configuration fails validation. It is used by the local stack
+// and tests; scripts/tenant does the same with the AWS CLI.
 func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyID string) error {
 	if err := ValidID(id); err != nil {
+		return err
+	}
+	if err := in.Validate(id); err != nil {
+		return err
+	}
+	if err := out.Validate(id); err != nil {
 		return err
 	}
 	for kind, v := range map[string]any{"inbound": in, "outbound": out} {
@@ -86,5 +204,5 @@ func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyI
 			return fmt.Errorf("put %s credentials of %s: %w", kind, id, err)
 		}
 	}
-	return nil
+	return s.register(ctx, id)
 }

@@ -45,8 +45,41 @@ update_stack() {
   aws cloudformation wait stack-update-complete --stack-name "$stack"
 }
 
+# check <tenant> <inbound.json> [outbound.json]: the functions' own validation
+# (no empty secret, known providers, well-formed URLs) before anything is written.
+check() {
+  local root files=() f
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  for f in "$@"; do [ -f "$f" ] && f=$(cd "$(dirname "$f")" && pwd)/$(basename "$f"); files+=("$f"); done
+  (cd "$root" && go run ./scripts/tenant/check "${files[@]}") || exit 1
+}
+
+# The onboarded tenant ids, which the ingest function loads at cold start and
+# every minute (ids not listed get 404 without an AWS call): StringList
+# parameters /<stack>/tenant-ids/<n> of at most 4 KB each.
+ids_path="/$stack/tenant-ids"
+id_lists() { aws ssm get-parameters-by-path --path "$ids_path" --query 'Parameters[].[Name,Value]' --output text; }
+register_id() {
+  local id=$1 name value target="" tval="" next=0
+  while IFS=$'\t' read -r name value; do
+    [ -n "$name" ] || continue
+    [[ ",$value," == *",$id,"* ]] && return 0
+    [ "${name##*/}" -ge "$next" ] 2>/dev/null && next=$((${name##*/} + 1))
+    if [ -z "$target" ] && [ $((${#value} + 1 + ${#id})) -le 4096 ]; then target=$name tval=$value; fi
+  done < <(id_lists)
+  aws ssm put-parameter --name "${target:-$ids_path/$next}" --type StringList --overwrite --value "${tval:+$tval,}$id" >/dev/null
+}
+unregister_id() {
+  local id=$1 name value rest
+  while IFS=$'\t' read -r name value; do
+    [[ ",$value," == *",$id,"* ]] || continue
+    rest=${value/#$id,/}; rest=${rest/%,$id/}; rest=${rest//,$id,/,}; [ "$rest" = "$id" ] && rest=
+    if [ -n "$rest" ]; then aws ssm put-parameter --name "$name" --type StringList --overwrite --value "$rest" >/dev/null
+    else aws ssm delete-parameter --name "$name" >/dev/null; fi
+  done < <(id_lists)
+}
+
 put_param() { # put_param <tenant> <inbound|outbound> <file>
-  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$3" 2>/dev/null || die "$3 is not valid JSON"
   local args=(--name "/$stack/tenants/$1/$2" --type SecureString --overwrite --value "file://$3")
   [ -n "${KMS_KEY_ID:-}" ] && args+=(--key-id "$KMS_KEY_ID")
   aws ssm put-parameter "${args[@]}" >/dev/null
@@ -69,8 +102,10 @@ case "$cmd" in
       [ "$t" = "$id" ] && present=true && continue
       [ "$(logical "$t")" = "$(logical "$id")" ] && die "'$id' collides with existing tenant '$t' (same name without '-')"
     done
+    check "$id" "${@:2:2}"
     put_param "$id" inbound "$2"
     [ $# -ge 3 ] && put_param "$id" outbound "$3"
+    register_id "$id"
     if $present; then
       echo "$id already in the stack; credentials updated (warm functions pick them up within 5 minutes)" >&2
     else
@@ -98,6 +133,7 @@ case "$cmd" in
       done
     fi
     update_stack "$(IFS=,; echo "${keep[*]}")"
+    unregister_id "$id"
     aws ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
     echo "removed $id" >&2
     ;;

@@ -200,6 +200,8 @@ func (s *Stack) provision(ctx context.Context) error {
 		ParameterPrefix:  "/" + s.Name,
 		QueueURLTemplate: tmpl,
 		TenantCacheTTL:   5 * time.Second, // local edits to credentials show up fast
+		// and so does a tenant added to the emulated Parameter Store.
+		TenantListRefresh: 5 * time.Second,
 	}
 	s.Worker = worker.Settings{
 		LedgerTable:      s.Name + "-ledger",

@@ -1,0 +1,139 @@
+package tenant
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// ErrInvalid: a tenant's stored configuration cannot be used (an empty
+// secret, a malformed URL, an unknown provider). Errors wrapping it name the
+// tenant and the field, never a secret or a setting's value.
+var ErrInvalid = errors.New("invalid tenant configuration")
+
+// configChecker is implemented by providers that can check their settings
+// before use (see webhook.Provider for what a setting is).
+type configChecker interface {
+	CheckConfig(cfg webhook.Config) error
+}
+
+// Validate checks the inbound configuration of tenant id: every provider is
+// one this build supports, has at least one secret and no empty one, every
+// URL setting ("url", "…_url") is an absolute http(s) URL, and providers
+// that check their own settings accept them. It returns an error wrapping
+// ErrInvalid that names the tenant and the first field at fault.
+func (in Inbound) Validate(id string) error {
+	if len(in.Providers) == 0 {
+		return invalid(id, "providers", "no provider is enabled")
+	}
+	reg := provider.Registry()
+	names := make([]string, 0, len(in.Providers))
+	for name := range in.Providers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		cfg := in.Providers[name]
+		field := "providers." + name
+		p, ok := reg.Lookup(name)
+		if !ok {
+			return invalid(id, field, "unknown provider (known: %s)", strings.Join(known(reg), ", "))
+		}
+		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil {
+			return err
+		}
+		keys := make([]string, 0, len(cfg.Settings))
+		for k := range cfg.Settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if k == "url" || strings.HasSuffix(k, "_url") {
+				if err := checkURL(cfg.Settings[k]); err != nil {
+					return invalid(id, field+".settings."+k, "%v", err)
+				}
+			}
+		}
+		if c, ok := p.(configChecker); ok {
+			if err := c.CheckConfig(cfg); err != nil {
+				return invalid(id, field+".settings", "%v", err)
+			}
+		}
+	}
+	return nil
+}
+
+// Validate checks the outbound configuration of tenant id: a targetUrl, when
+// set, is an absolute http(s) URL and comes with at least one secret, no
+// secret is empty, and timeout is a positive Go duration. It returns an
+// error wrapping ErrInvalid that names the tenant and the field.
+func (o Outbound) Validate(id string) error {
+	if o.TargetURL != "" {
+		if err := checkURL(o.TargetURL); err != nil {
+			return invalid(id, "outbound.targetUrl", "%v", err)
+		}
+		if len(o.Secrets) == 0 {
+			return invalid(id, "outbound.secrets", "a targetUrl needs at least one signing secret")
+		}
+	}
+	if err := checkSecrets(id, "outbound.secrets", o.Secrets); err != nil && len(o.Secrets) > 0 {
+		return err
+	}
+	if o.Timeout != "" {
+		if d, err := time.ParseDuration(o.Timeout); err != nil || d <= 0 {
+			return invalid(id, "outbound.timeout", "not a positive duration such as \"10s\"")
+		}
+	}
+	return nil
+}
+
+func checkSecrets(id, field string, secrets []string) error {
+	if len(secrets) == 0 {
+		return invalid(id, field, "at least one secret is required")
+	}
+	for i, s := range secrets {
+		if strings.TrimSpace(s) == "" {
+			return invalid(id, fmt.Sprintf("%s[%d]", field, i), "empty secret")
+		}
+	}
+	return nil
+}
+
+// checkURL accepts an absolute http or https URL with a host and without
+// user information. Its error never repeats the URL, which may
+// carry a token in its query.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return errors.New("empty URL")
+	case err != nil:
+		return errors.New("not a URL")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return errors.New("not an absolute http(s) URL")
+	case u.Host == "":
+		return errors.New("URL has no host")
+	case u.User != nil:
+		return errors.New("URL must not carry user information")
+	}
+	return nil
+}
+
+func invalid(id, field, format string, args ...any) error {
+	return fmt.Errorf("%w: tenant %q: %s: %s", ErrInvalid, id, field, fmt.Sprintf(format, args...))
+}
+
+func known(reg webhook.Registry) []string {
+	out := make([]string, 0, len(reg))
+	for name := range reg {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
