@@ -159,7 +159,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", gh(secret), Outbound{TargetURL: "https://example.com/hooks?token=" + secret, Secrets: []string{secret}, Timeout: "5s"}, ""},
 		{"no outbound", gh(secret), Outbound{}, ""},
-		{"no providers", Inbound{}, Outbound{}, "providers: no provider is enabled"},
+		{"no providers", Inbound{}, Outbound{}, ""},
 		{"unknown provider", Inbound{Providers: map[string]webhook.Config{"paypal": {Secrets: []string{secret}}}}, Outbound{}, "providers.paypal: unknown provider"},
 		{"no secrets", gh(), Outbound{}, "providers.github.secrets: at least one secret is required"},
 		{"empty secret", gh(secret, ""), Outbound{}, "providers.github.secrets[1]: empty secret"},

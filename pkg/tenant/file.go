@@ -38,6 +38,9 @@ func LoadFile(path string) (*File, error) {
 		if err := ValidID(id); err != nil {
 			return nil, fmt.Errorf("tenants file %s: tenant %q: %w", path, id, err)
 		}
+		if len(f.Tenants[id].Providers) == 0 {
+			return nil, fmt.Errorf("tenants file %s: tenant %q enables no provider", path, id)
+		}
 		if err := f.Tenants[id].Inbound.Validate(id); err != nil {
 			return nil, fmt.Errorf("tenants file %s: %w", path, err)
 		}

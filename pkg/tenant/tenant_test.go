@@ -146,7 +146,7 @@ func TestLoadFile(t *testing.T) {
 		{"ok", `{"tenants":{"b":{"providers":{"github":{"secrets":["x"]}}},"a":{"providers":{"stripe":{"secrets":["y"]}}}}}`, ""},
 		{"bad json", `{"tenants":`, "unexpected end"},
 		{"bad id", `{"tenants":{"A B":{"providers":{"github":{"secrets":["x"]}}}}}`, "invalid tenant id"},
-		{"no providers", `{"tenants":{"a":{"providers":{}}}}`, `tenant "a": providers: no provider is enabled`},
+		{"no providers", `{"tenants":{"a":{"providers":{}}}}`, "enables no provider"},
 		{"empty secret", `{"tenants":{"a":{"providers":{"github":{"secrets":[""]}}}}}`, `tenant "a": providers.github.secrets[0]: empty secret`},
 		{"unknown provider", `{"tenants":{"a":{"providers":{"paypal":{"secrets":["x"]}}}}}`, `tenant "a": providers.paypal: unknown provider`},
 		{"bad target url", `{"tenants":{"a":{"providers":{"github":{"secrets":["x"]}},"outbound":{"targetUrl":"ftp://x","secrets":["y"]}}}}`, `tenant "a": outbound.targetUrl`},

@@ -23,15 +23,13 @@ type configChecker interface {
 	CheckConfig(cfg webhook.Config) error
 }
 
-// Validate checks the inbound configuration of tenant id: every provider is
+// Validate checks the inbound configuration of tenant id (one that enables
+// no provider is valid, and answers 404 for every provider): every provider is
 // one this build supports, has at least one secret and no empty one, every
 // URL setting ("url", "…_url") is an absolute http(s) URL, and providers
 // that check their own settings accept them. It returns an error wrapping
 // ErrInvalid that names the tenant and the first field at fault.
 func (in Inbound) Validate(id string) error {
-	if len(in.Providers) == 0 {
-		return invalid(id, "providers", "no provider is enabled")
-	}
 	reg := provider.Registry()
 	names := make([]string, 0, len(in.Providers))
 	for name := range in.Providers {
