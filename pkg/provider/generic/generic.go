@@ -45,6 +45,7 @@ package generic
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +60,10 @@ const DefaultTolerance = 300 * time.Second
 // Provider implements webhook.Provider for configurable HMAC schemes.
 type Provider struct{}
 
-var _ webhook.Provider = Provider{}
+var (
+	_ webhook.Provider = Provider{}
+	_ webhook.Signer   = Provider{}
+)
 
 // Verify checks the configured signature header against every secret. It
 // returns an error wrapping webhook.ErrMissingSignature (header, signature or
@@ -67,17 +71,9 @@ var _ webhook.Provider = Provider{}
 // matches), webhook.ErrStale (signed timestamp outside the tolerance) or
 // webhook.ErrMisconfigured (settings unusable, no secrets).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	name := cfg.Settings["header"]
-	if name == "" {
-		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: setting \"header\" is required")
-	}
-	h, ok := webhook.Hash(cfg.Settings["algorithm"])
-	if !ok {
-		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: algorithm %q is not sha256, sha1 or sha512", cfg.Settings["algorithm"])
-	}
-	enc := cfg.Setting("encoding", "hex")
-	if enc != "hex" && enc != "base64" {
-		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: encoding %q is not hex or base64", enc)
+	name, h, enc, err := scheme(cfg)
+	if err != nil {
+		return err
 	}
 	raw := req.Header.Get(name)
 	if raw == "" {
@@ -110,20 +106,11 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	tmpl := cfg.Setting("signed", "{body}")
-	if strings.Contains(tmpl, "{timestamp}") && ts == "" {
-		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: template uses {timestamp} but no timestamp_header or timestamp_param is set")
+	parts, err := content(req, cfg, ts)
+	if err != nil {
+		return err
 	}
-	u := req.URL
-	if strings.Contains(tmpl, "{url}") {
-		if u, err = webhook.RebaseURL(req.URL, cfg.Settings["base_url"]); err != nil {
-			return err
-		}
-	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
-	}
-	if !webhook.MatchMAC(h, cfg.Secrets, got, signedParts(tmpl, req.Body, ts, u)...) {
+	if !webhook.MatchMAC(h, cfg.Secrets, got, parts...) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", name)
 	}
 	if p := cfg.Settings["timestamp_json"]; p != "" {
@@ -145,6 +132,25 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		return checkTime(ts, now, tol)
 	}
 	return nil
+}
+
+// scheme reads the settings Verify and Sign share: the signature header,
+// the hash and the encoding. It returns an error wrapping
+// webhook.ErrMisconfigured when one is missing or unknown.
+func scheme(cfg webhook.Config) (header string, h webhook.HashFunc, enc string, err error) {
+	header = cfg.Settings["header"]
+	if header == "" {
+		return "", nil, "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: setting \"header\" is required")
+	}
+	h, ok := webhook.Hash(cfg.Settings["algorithm"])
+	if !ok {
+		return "", nil, "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: algorithm %q is not sha256, sha1 or sha512", cfg.Settings["algorithm"])
+	}
+	enc = cfg.Setting("encoding", "hex")
+	if enc != "hex" && enc != "base64" {
+		return "", nil, "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: encoding %q is not hex or base64", enc)
+	}
+	return header, h, enc, nil
 }
 
 // decodeSig decodes one signature; ok is false when it is not valid in enc
@@ -214,6 +220,30 @@ func checkTime(ts string, now time.Time, tol time.Duration) error {
 	return err
 }
 
+// content returns the signed content for timestamp ts: the "signed"
+// template expanded by signedParts, {url} rebased on "base_url". It returns
+// an error wrapping webhook.ErrMisconfigured when the template needs a
+// timestamp that is not configured, base_url is unusable or the tenant has
+// no secrets, and webhook.ErrMalformed when {url} must be rebased and
+// req.URL is not absolute.
+func content(req *webhook.Request, cfg webhook.Config, ts string) ([][]byte, error) {
+	tmpl := cfg.Setting("signed", "{body}")
+	if strings.Contains(tmpl, "{timestamp}") && ts == "" {
+		return nil, webhook.Errorf(webhook.ErrMisconfigured, "hmac: template uses {timestamp} but no timestamp_header or timestamp_param is set")
+	}
+	u := req.URL
+	if strings.Contains(tmpl, "{url}") {
+		var err error
+		if u, err = webhook.RebaseURL(req.URL, cfg.Settings["base_url"]); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.Secrets) == 0 {
+		return nil, webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
+	}
+	return signedParts(tmpl, req.Body, ts, u), nil
+}
+
 // signedParts expands the template into byte slices without copying the body.
 // Only {body}, {timestamp} and {url} are placeholders; every other byte,
 // including braces around other words, is literal.
@@ -262,14 +292,13 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 			needJSON = true
 		}
 	}
+	var err error
 	if needJSON {
-		var err error
 		if doc, err = jsonpath.Decode(req.Body); err != nil {
 			return nil, err
 		}
 	}
 	ev := webhook.Event{Body: req.Body, Headers: map[string]string{"content-type": req.Header.Get("Content-Type")}}
-	var err error
 	if ev.ID, err = extract(req, doc, cfg.Settings["id"], "id"); err != nil {
 		return nil, err
 	}
@@ -314,4 +343,61 @@ func extract(req *webhook.Request, doc any, src, what string) (string, error) {
 		return "", webhook.Errorf(webhook.ErrMalformed, "event id (%s) is missing", src)
 	}
 	return "", nil
+}
+
+// Sign signs req the way the tenant's settings describe the sender: the
+// template ("signed") expanded with the body, the URL (rebased on
+// "base_url") and, when "timestamp_header" or "timestamp_param" is set, now
+// in Unix seconds; HMAC with "algorithm" under cfg.Secrets[0]; encoded per
+// "encoding" behind "prefix". The result goes into "header", either alone or,
+// when "param" is set, as "<param>=<signature>" preceded by
+// "<timestamp_param>=<now><separator>" when the timestamp travels in the
+// list (Paddle's "ts=…;h1=…"). A "timestamp_header" is set to now. A
+// "timestamp_json" timestamp lives in the body, which Sign never changes:
+// Verify then checks the body's own value.
+//
+// It returns an error wrapping webhook.ErrMisconfigured when the settings
+// cannot produce a signature (no header, unknown algorithm or encoding,
+// timestamp_param without param, {timestamp} without a timestamp source, bad
+// base_url) or the tenant has no secrets, and webhook.ErrMalformed when the
+// template uses {url}, base_url is set and req.URL is not absolute.
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	name, h, enc, err := scheme(cfg)
+	if err != nil {
+		return err
+	}
+	param, tsHeader, tsParam := cfg.Settings["param"], cfg.Settings["timestamp_header"], cfg.Settings["timestamp_param"]
+	// Verify prefers timestamp_header over timestamp_param.
+	if tsHeader == "" && tsParam != "" && param == "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: timestamp_param needs param (the header must be a key=value list)")
+	}
+	ts := ""
+	if tsHeader != "" || tsParam != "" {
+		ts = strconv.FormatInt(now.Unix(), 10)
+	}
+	parts, err := content(req, cfg, ts)
+	if err != nil {
+		return err
+	}
+	mac := webhook.MAC(h, []byte(cfg.Secrets[0]), parts...)
+	sig := cfg.Settings["prefix"]
+	if enc == "base64" {
+		sig += base64.StdEncoding.EncodeToString(mac)
+	} else {
+		sig += hex.EncodeToString(mac)
+	}
+	if param != "" {
+		sig = param + "=" + sig
+		if tsHeader == "" && tsParam != "" {
+			sig = tsParam + "=" + ts + cfg.Setting("separator", ",") + sig
+		}
+	}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	req.Header.Set(name, sig)
+	if tsHeader != "" {
+		req.Header.Set(tsHeader, ts)
+	}
+	return nil
 }

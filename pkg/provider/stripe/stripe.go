@@ -16,6 +16,7 @@ package stripe
 import (
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +30,10 @@ const DefaultTolerance = 300 * time.Second
 // Provider implements webhook.Provider for Stripe.
 type Provider struct{}
 
-var _ webhook.Provider = Provider{}
+var (
+	_ webhook.Provider = Provider{}
+	_ webhook.Signer   = Provider{}
+)
 
 var sha256New, _ = webhook.Hash("sha256")
 
@@ -172,4 +176,21 @@ func customer(raw json.RawMessage) string {
 		return obj.ID
 	}
 	return ""
+}
+
+// Sign sets Stripe-Signature to "t=<now>,v1=<hex>" with v1 = HMAC-SHA256 of
+// "<t>.<body>" under cfg.Secrets[0], as Stripe signs for one endpoint secret
+// (no legacy v0). It returns an error wrapping webhook.ErrMisconfigured when
+// the tenant has no secrets.
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	if len(cfg.Secrets) == 0 {
+		return webhook.Errorf(webhook.ErrMisconfigured, "stripe: no secrets configured")
+	}
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	mac := webhook.MAC(sha256New, []byte(cfg.Secrets[0]), []byte(ts+"."), req.Body)
+	req.Header.Set("Stripe-Signature", "t="+ts+",v1="+hex.EncodeToString(mac))
+	return nil
 }
