@@ -25,7 +25,9 @@ import (
 // nopQueue accepts every send.
 type nopQueue struct{}
 
-func (nopQueue) Send(context.Context, string, queue.Message) (string, error) { return "m", nil }
+func (nopQueue) SendBatch(_ context.Context, _ string, msgs []queue.Message) []error {
+	return make([]error, len(msgs))
+}
 
 // BenchmarkHandlerInMemory is the handler's own overhead per accepted
 // request: routing, verification, key, envelope, claim/complete on the

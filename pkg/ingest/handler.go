@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -35,10 +36,28 @@ type claimStore interface {
 	Release(ctx context.Context, c idempotency.Claim) error
 }
 
-// sender puts a message on a FIFO queue and returns its message id.
+// sender puts messages on a FIFO queue in order, reporting each one's
+// outcome (queue.SQS.SendBatch).
 type sender interface {
-	Send(ctx context.Context, url string, m queue.Message) (string, error)
+	SendBatch(ctx context.Context, url string, msgs []queue.Message) []error
 }
+
+// Defaults of Config.
+const (
+	// DefaultMaxDuration is API Gateway HTTP API's 30-second integration
+	// timeout less a second: past it the sender gets API Gateway's own 503
+	// with no claim released.
+	DefaultMaxDuration = 29 * time.Second
+	// DefaultSafetyMargin is kept free before the deadline to release the
+	// claims of events not queued and answer.
+	DefaultSafetyMargin = 2 * time.Second
+	// sendRounds is how often entries SQS failed are sent again within a
+	// request.
+	sendRounds = 3
+	// parallel bounds the concurrent claims and completions of a batched
+	// delivery.
+	parallel = 10
+)
 
 // Config holds the handler's dependencies. Providers, Tenants, Claims, Queue
 // and QueueURLTemplate are required.
@@ -52,8 +71,15 @@ type Config struct {
 	QueueURLTemplate string
 	// MaxBodyBytes caps the raw body (default queue.MaxMessageBytes).
 	MaxBodyBytes int
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// MaxDuration bounds a request's work from its start (default
+	// DefaultMaxDuration); the Lambda deadline, when earlier, bounds it
+	// too. SafetyMargin (DefaultSafetyMargin) before that deadline, pending
+	// AWS calls are cut short and the sender gets a retryable 503. Each
+	// AWS call (with the SDK's own retries) gets at most half the work
+	// time left, so a hung call leaves time to send again or answer.
+	MaxDuration, SafetyMargin time.Duration
+	Now                       func() time.Time
+	Logger                    *slog.Logger
 }
 
 // Handler serves API Gateway HTTP API (payload v2) requests.
@@ -65,6 +91,12 @@ type Handler struct {
 func New(cfg Config) *Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = queue.MaxMessageBytes
+	}
+	if cfg.MaxDuration <= 0 {
+		cfg.MaxDuration = DefaultMaxDuration
+	}
+	if cfg.SafetyMargin <= 0 {
+		cfg.SafetyMargin = DefaultSafetyMargin
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -97,7 +129,15 @@ type eventResult struct {
 // HTTP response, so API Gateway never answers a bare 500 of its own.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := h.cfg.Now()
-	res := h.serve(ctx, &req, start)
+	// The work deadline: the earlier of the Lambda deadline and API
+	// Gateway's, less the margin kept to release claims and answer.
+	deadline := time.Now().Add(h.cfg.MaxDuration)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	wctx, cancel := context.WithDeadline(ctx, deadline.Add(-h.cfg.SafetyMargin))
+	defer cancel()
+	res := h.serve(wctx, &req, start)
 	resp, out := h.respond(res)
 	h.log(ctx, res, out, resp.StatusCode, start)
 	return resp, nil
@@ -126,7 +166,9 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 		res.err = err
 		return res
 	}
-	in, err := h.cfg.Tenants.Get(ctx, tenantID)
+	tctx, cancel := callContext(ctx)
+	in, err := h.cfg.Tenants.Get(tctx, tenantID)
+	cancel()
 	if err != nil {
 		if !errors.Is(err, tenant.ErrNotFound) && !errors.Is(err, tenant.ErrInvalid) {
 			err = fmt.Errorf("%w: tenant configuration: %w", errUnavailable, err)
@@ -214,62 +256,147 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 	return out, nil
 }
 
-// enqueue claims, sends and completes each event in order. It stops at the
-// first AWS error; events already queued stay queued (a retry sees them as
-// duplicates), the failed one's claim is released.
+// enqueue claims every event, sends the claimed ones with SendMessageBatch
+// in delivery order (sending again only the entries SQS failed), completes
+// the claims of those queued and releases the others. Events queued stay
+// queued whatever happens to the rest: when some event is not queued, the
+// sender gets a retryable 503, and its retry finds the queued ones
+// duplicates and claims only the others.
 func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
-	url := queue.URL(h.cfg.QueueURLTemplate, res.tenant)
-	for _, m := range msgs {
-		er := eventResult{ID: m.id, Key: m.key}
-		claim, err := h.cfg.Claims.Claim(ctx, m.key, m.validation)
+	type state struct {
+		claim  idempotency.Claim
+		out    outcome // "" until the event is reused, duplicate, in flight or accepted
+		stored string  // the payload digest a reused id was claimed with
+		err    error
+	}
+	st := make([]state, len(msgs))
+	h.each(len(msgs), func(i int) {
+		cctx, cancel := callContext(ctx)
+		defer cancel()
+		st[i].claim, st[i].err = h.cfg.Claims.Claim(cctx, msgs[i].key, msgs[i].validation)
+	})
+
+	var send []int
+	for i := range msgs {
 		var ce *idempotency.ConflictError
-		switch {
+		switch err := st[i].err; {
 		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrPayloadMismatch):
-			er.Outcome, er.digest, er.stored = outReused, m.validation, ce.Record.Validation
-			res.events = append(res.events, er)
-			continue
+			st[i].out, st[i].err, st[i].stored = outReused, nil, ce.Record.Validation
 		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrDuplicate):
-			er.Outcome = outDuplicate
-			res.events = append(res.events, er)
-			continue
+			st[i].out, st[i].err = outDuplicate, nil
 		case errors.As(err, &ce):
-			er.Outcome = outInFlight
 			if ra := idempotency.RetryAfter(ce.Record, h.cfg.Now()); ra > res.retryAfter {
 				res.retryAfter = ra
 			}
-			res.events = append(res.events, er)
-			continue
+			st[i].out, st[i].err = outInFlight, nil
 		case err != nil:
-			res.err = fmt.Errorf("%w: %w", errUnavailable, err)
-			return
+			st[i].err = fmt.Errorf("%w: %w", errUnavailable, err)
+		default:
+			send = append(send, i)
 		}
-		if _, err := h.cfg.Queue.Send(ctx, url, m.msg); err != nil {
-			// Release with a context that survives the request's
-			// cancellation: a claim left behind would answer the sender's
-			// retries 409 until its lease runs out.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			if rerr := h.cfg.Claims.Release(rctx, claim); rerr != nil {
-				err = errors.Join(err, rerr)
-			}
-			cancel()
-			if errors.Is(err, queue.ErrTooLarge) {
-				res.err = err
-			} else {
-				res.err = fmt.Errorf("%w: %w", errUnavailable, err)
-			}
-			return
-		}
-		// The event is durably queued from here on. A failed completion only
-		// means a later duplicate may be enqueued again after the lease; SQS
-		// deduplication (5 minutes) and the worker's effect ledger absorb it,
-		// so the sender still gets its 2xx.
-		if err := h.cfg.Claims.Complete(ctx, claim); err != nil {
-			h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",
-				slog.String("tenantId", res.tenant), slog.String("idempotencyKey", m.key), slog.String("error", err.Error()))
-		}
-		er.Outcome = outAccepted
-		res.events = append(res.events, er)
 	}
+
+	sendErrs := h.send(ctx, queue.URL(h.cfg.QueueURLTemplate, res.tenant), msgs, send)
+	for _, i := range send {
+		st[i].err = sendErrs[i]
+	}
+
+	// The claims of events not queued are released with a context that
+	// survives the work deadline (a claim left behind would answer the
+	// sender's retries 409 until its lease runs out); completions use what
+	// is left of the work time: a failed completion only means a later
+	// duplicate may be enqueued again after the lease, which SQS
+	// deduplication (5 minutes) and the worker's effect ledger absorb, so
+	// the sender still gets its 2xx for a queued event.
+	h.each(len(send), func(j int) {
+		i := send[j]
+		if st[i].err == nil {
+			cctx, cancel := callContext(ctx)
+			defer cancel()
+			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
+				h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",
+					slog.String("tenantId", res.tenant), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
+			}
+			st[i].out = outAccepted
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.SafetyMargin*3/4)
+		defer cancel()
+		if err := h.cfg.Claims.Release(rctx, st[i].claim); err != nil {
+			st[i].err = errors.Join(st[i].err, err)
+		}
+	})
+	for i, m := range msgs {
+		if st[i].out == outReused {
+			res.events = append(res.events, eventResult{ID: m.id, Key: m.key, Outcome: outReused, digest: m.validation, stored: st[i].stored})
+		} else if st[i].out != "" {
+			res.events = append(res.events, eventResult{ID: m.id, Key: m.key, Outcome: st[i].out})
+		}
+		if err := st[i].err; err != nil && res.err == nil {
+			if !errors.Is(err, queue.ErrTooLarge) && !errors.Is(err, errUnavailable) {
+				err = fmt.Errorf("%w: %w", errUnavailable, err)
+			}
+			res.err = err
+		}
+	}
+}
+
+// send sends msgs[idx] and returns an error per index of msgs (nil when
+// queued): up to sendRounds calls of SendBatch, each round sending only the
+// entries the last one failed with a retryable error, each bounded by
+// callContext and all by ctx.
+func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []int) []error {
+	errs := make([]error, len(msgs))
+	for round := 0; len(idx) > 0; round++ {
+		batch := make([]queue.Message, len(idx))
+		for j, i := range idx {
+			batch[j] = msgs[i].msg
+		}
+		cctx, cancel := callContext(ctx)
+		out := h.cfg.Queue.SendBatch(cctx, url, batch)
+		cancel()
+		var again []int
+		for j, i := range idx {
+			errs[i] = out[j]
+			retryable := out[j] != nil && !errors.Is(out[j], queue.ErrTooLarge) && !errors.Is(out[j], queue.ErrEntryRejected)
+			if retryable {
+				again = append(again, i)
+			}
+		}
+		if round+1 == sendRounds || ctx.Err() != nil {
+			break
+		}
+		idx = again
+	}
+	return errs
+}
+
+// callContext bounds one AWS call to half the time left before ctx's
+// deadline.
+func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(d)/2)
+}
+
+// each calls f(0), …, f(n-1), at most parallel at a time, and waits.
+func (h *Handler) each(n int, f func(i int)) {
+	if n == 1 {
+		f(0)
+		return
+	}
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
 }
 
 // rank orders event outcomes by which one decides a delivery's answer: a

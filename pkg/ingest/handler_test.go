@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,9 +28,10 @@ import (
 )
 
 const (
-	acmeGitHubSecret = "acme-github-secret"
-	acmeStripeSecret = "whsec_acme_stripe"
-	globexSecret     = "globex-github-secret"
+	acmeGitHubSecret   = "acme-github-secret"
+	acmeStripeSecret   = "whsec_acme_stripe"
+	acmeWhatsAppSecret = "acme-meta-app-secret"
+	globexSecret       = "globex-github-secret"
 )
 
 var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -51,24 +53,45 @@ func (f fakeTenants) Get(_ context.Context, id string) (tenant.Inbound, error) {
 	return in, nil
 }
 
-// fakeQueue records sends and can fail the next n of them.
+// fakeQueue records sends, entry by entry, like SendMessageBatch: it fails
+// the next fails entries, and every entry failEntry returns an error for.
+// With hang, a call waits for its context to end and fails.
 type fakeQueue struct {
-	mu    sync.Mutex
-	sent  []queue.Message
-	urls  []string
-	fails int
+	mu        sync.Mutex
+	sent      []queue.Message
+	urls      []string
+	calls     [][]string // the deduplication ids of each call's entries
+	fails     int
+	failEntry func(m queue.Message) error
+	hang      bool
 }
 
-func (q *fakeQueue) Send(_ context.Context, url string, m queue.Message) (string, error) {
+func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Message) []error {
+	if q.hang {
+		<-ctx.Done()
+		return slices.Repeat([]error{ctx.Err()}, len(msgs))
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.fails > 0 {
-		q.fails--
-		return "", errors.New("sqs: service unavailable")
+	errs := make([]error, len(msgs))
+	var call []string
+	for i, m := range msgs {
+		call = append(call, m.DeduplicationID)
+		if q.failEntry != nil {
+			errs[i] = q.failEntry(m)
+		}
+		switch {
+		case q.fails > 0:
+			q.fails--
+			errs[i] = errors.New("sqs: service unavailable")
+		case errs[i] != nil:
+		default:
+			q.sent = append(q.sent, m)
+			q.urls = append(q.urls, url)
+		}
 	}
-	q.sent = append(q.sent, m)
-	q.urls = append(q.urls, url)
-	return fmt.Sprint(len(q.sent)), nil
+	q.calls = append(q.calls, call)
+	return errs
 }
 
 func (q *fakeQueue) count() int { q.mu.Lock(); defer q.mu.Unlock(); return len(q.sent) }
@@ -124,8 +147,9 @@ func newFixture(t *testing.T) *fixture {
 		Providers: provider.Registry(),
 		Tenants: fakeTenants{m: map[string]tenant.Inbound{
 			"acme": {Providers: map[string]webhook.Config{
-				"github": {Secrets: []string{"old-secret", acmeGitHubSecret}},
-				"stripe": {Secrets: []string{acmeStripeSecret}},
+				"github":   {Secrets: []string{"old-secret", acmeGitHubSecret}},
+				"stripe":   {Secrets: []string{acmeStripeSecret}},
+				"whatsapp": {Secrets: []string{acmeWhatsAppSecret}},
 			}},
 			"globex": {Providers: map[string]webhook.Config{"github": {Secrets: []string{globexSecret}}}},
 		}},
@@ -313,7 +337,7 @@ func TestHeadersAreCaseInsensitiveAndBase64Decoded(t *testing.T) {
 
 func TestSendFailureReleasesClaimSoRetrySucceeds(t *testing.T) {
 	f := newFixture(t)
-	f.q.fails = 1
+	f.q.fails = sendRounds // every send of this request fails
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-retry")
 	resp := f.do(t, req)
 	if resp.StatusCode != 503 || resp.Headers["retry-after"] == "" {
@@ -379,7 +403,7 @@ func TestLogsHoldNoSecretsSignaturesOrBodies(t *testing.T) {
 	bad := githubRequest("acme", "wrong", githubBody, "d-log2")
 	f.do(t, ok)
 	f.do(t, bad)
-	f.h.cfg.Queue = &fakeQueue{fails: 1}
+	f.h.cfg.Queue = &fakeQueue{fails: sendRounds}
 	f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, "d-log3"))
 	logs := f.logs.String()
 	for _, secretish := range []string{acmeGitHubSecret, ok.Headers["x-hub-signature-256"], bad.Headers["x-hub-signature-256"][7:], "octo/hello", `"action"`} {

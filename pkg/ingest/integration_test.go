@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,14 +36,14 @@ type stack struct {
 	faults  *faultySender
 }
 
-// faultySender fails the next n sends, then passes through to SQS.
+// faultySender fails the next n send calls, then passes through to SQS.
 type faultySender struct {
 	mu   sync.Mutex
 	next sender
 	n    int
 }
 
-func (f *faultySender) Send(ctx context.Context, url string, m queue.Message) (string, error) {
+func (f *faultySender) SendBatch(ctx context.Context, url string, msgs []queue.Message) []error {
 	f.mu.Lock()
 	fail := f.n > 0
 	if fail {
@@ -50,9 +51,9 @@ func (f *faultySender) Send(ctx context.Context, url string, m queue.Message) (s
 	}
 	f.mu.Unlock()
 	if fail {
-		return "", errors.New("injected: connection reset")
+		return slices.Repeat([]error{errors.New("injected: connection reset")}, len(msgs))
 	}
-	return f.next.Send(ctx, url, m)
+	return f.next.SendBatch(ctx, url, msgs)
 }
 
 func newStack(t *testing.T, now func() time.Time) *stack {
@@ -152,7 +153,7 @@ func TestIntegrationFiftyConcurrentDeliveriesQueueOnce(t *testing.T) {
 
 func TestIntegrationSendFailureAfterClaimThenRetry(t *testing.T) {
 	s := newStack(t, time.Now)
-	s.faults.n = 1
+	s.faults.n = sendRounds
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "fault-1")
 	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 503 {
 		t.Fatalf("first attempt = %d, want 503", resp.StatusCode)

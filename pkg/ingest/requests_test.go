@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -20,8 +21,9 @@ import (
 )
 
 // TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (claim,
-// send, complete), duplicate = 1, credentials fetched 0 times per warm
-// request. More requests cost money and latency on every webhook.
+// send, complete), duplicate = 1, a batch of n events = 2n + ⌈n/10⌉,
+// credentials fetched 0 times per warm request. More requests cost money
+// and latency on every webhook.
 func TestAWSRequestsPerWebhook(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
@@ -33,7 +35,9 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
+	in := tenant.Inbound{Providers: map[string]webhook.Config{
+		"github": {Secrets: []string{acmeGitHubSecret}}, "whatsapp": {Secrets: []string{acmeWhatsAppSecret}},
+	}}
 	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -45,17 +49,23 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		t.Fatalf("building the handler made AWS requests: %v", got)
 	}
 
+	github := func(delivery string) events.APIGatewayV2HTTPRequest {
+		return githubRequest("acme", acmeGitHubSecret, githubBody, delivery)
+	}
 	steps := []struct {
-		name     string
-		delivery string
-		want     map[string]int
+		name string
+		req  events.APIGatewayV2HTTPRequest
+		want map[string]int
 	}{
-		{"cold accepted", "req-1", map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
-		{"warm accepted", "req-2", map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessage": 1, "DynamoDB.UpdateItem": 1}},
-		{"duplicate", "req-2", map[string]int{"DynamoDB.PutItem": 1}},
+		{"cold accepted", github("req-1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
+		{"warm accepted", github("req-2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
+		{"duplicate", github("req-2"), map[string]int{"DynamoDB.PutItem": 1}},
+		// A batched delivery: one claim and one completion per event, one
+		// send per 10 events.
+		{"batch of 23 accepted", whatsappBatch(acmeWhatsAppSecret, 9, 23), map[string]int{"DynamoDB.PutItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 23}},
 	}
 	for _, s := range steps {
-		resp, _ := h.Handle(ctx, githubRequest("acme", acmeGitHubSecret, githubBody, s.delivery))
+		resp, _ := h.Handle(ctx, s.req)
 		if resp.StatusCode != 200 {
 			t.Fatalf("%s: status %d %s", s.name, resp.StatusCode, resp.Body)
 		}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -48,7 +49,19 @@ func (m Message) Size() int {
 
 type sqsAPI interface {
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, opts ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
+	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, opts ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 }
+
+// Batch limits of SendMessageBatch: entries per call, and the sum of the
+// entries' sizes.
+const (
+	MaxBatchEntries = 10
+	MaxBatchBytes   = 1024 * 1024
+)
+
+// ErrEntryRejected wraps a SendMessageBatch entry that SQS refused as the
+// sender's fault (an invalid message): sending it again cannot succeed.
+var ErrEntryRejected = errors.New("message rejected by SQS")
 
 // SQS sends messages with the SQS API.
 type SQS struct {
@@ -65,23 +78,106 @@ func (q *SQS) Send(ctx context.Context, url string, m Message) (string, error) {
 	if m.Size() > MaxMessageBytes {
 		return "", fmt.Errorf("send to %s: %d bytes: %w", queueName(url), m.Size(), ErrTooLarge)
 	}
-	in := &sqs.SendMessageInput{
+	out, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{
 		QueueUrl:               aws.String(url),
 		MessageBody:            aws.String(string(m.Body)),
 		MessageGroupId:         aws.String(m.GroupID),
 		MessageDeduplicationId: aws.String(m.DeduplicationID),
-	}
-	if len(m.Attributes) > 0 {
-		in.MessageAttributes = make(map[string]types.MessageAttributeValue, len(m.Attributes))
-		for k, v := range m.Attributes {
-			in.MessageAttributes[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
-		}
-	}
-	out, err := q.client.SendMessage(ctx, in)
+		MessageAttributes:      attributes(m.Attributes),
+	})
 	if err != nil {
 		return "", fmt.Errorf("send to %s: %w", queueName(url), err)
 	}
 	return aws.ToString(out.MessageId), nil
+}
+
+// SendBatch puts msgs on the FIFO queue at url with SendMessageBatch, as few
+// calls as the limits allow (MaxBatchEntries entries and MaxBatchBytes per
+// call), in order: SQS keeps a FIFO batch's order within each group. It
+// returns one error per message, nil for each one SQS durably queued:
+// ErrTooLarge (not sent) for an oversized message, an error wrapping
+// ErrEntryRejected for an entry SQS refused as invalid, or the wrapped AWS
+// error of an entry SQS failed on its side or of a call that failed as a
+// whole (for those, sending the message again may succeed; its
+// deduplication id makes a repeat harmless).
+func (q *SQS) SendBatch(ctx context.Context, url string, msgs []Message) []error {
+	errs := make([]error, len(msgs))
+	var batch []int
+	size := 0
+	flush := func() {
+		if len(batch) > 0 {
+			q.sendBatch(ctx, url, msgs, batch, errs)
+		}
+		batch, size = batch[:0], 0
+	}
+	for i, m := range msgs {
+		if m.Size() > MaxMessageBytes {
+			errs[i] = fmt.Errorf("send to %s: %d bytes: %w", queueName(url), m.Size(), ErrTooLarge)
+			continue
+		}
+		if len(batch) == MaxBatchEntries || size+m.Size() > MaxBatchBytes {
+			flush()
+		}
+		batch = append(batch, i)
+		size += m.Size()
+	}
+	flush()
+	return errs
+}
+
+// sendBatch sends msgs[idx] in one call and records each entry's outcome in
+// errs; entry ids are the indices into msgs.
+func (q *SQS) sendBatch(ctx context.Context, url string, msgs []Message, idx []int, errs []error) {
+	entries := make([]types.SendMessageBatchRequestEntry, len(idx))
+	for j, i := range idx {
+		m := msgs[i]
+		entries[j] = types.SendMessageBatchRequestEntry{
+			Id:                     aws.String(strconv.Itoa(i)),
+			MessageBody:            aws.String(string(m.Body)),
+			MessageGroupId:         aws.String(m.GroupID),
+			MessageDeduplicationId: aws.String(m.DeduplicationID),
+			MessageAttributes:      attributes(m.Attributes),
+		}
+	}
+	out, err := q.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+	if err != nil {
+		for _, i := range idx {
+			errs[i] = fmt.Errorf("send to %s: %w", queueName(url), err)
+		}
+		return
+	}
+	done := make(map[string]bool, len(out.Successful))
+	for _, s := range out.Successful {
+		done[aws.ToString(s.Id)] = true
+	}
+	failed := make(map[string]types.BatchResultErrorEntry, len(out.Failed))
+	for _, f := range out.Failed {
+		failed[aws.ToString(f.Id)] = f
+	}
+	for _, i := range idx {
+		id := strconv.Itoa(i)
+		f, isFailed := failed[id]
+		switch {
+		case isFailed && f.SenderFault:
+			errs[i] = fmt.Errorf("send to %s: %s: %w", queueName(url), aws.ToString(f.Code), ErrEntryRejected)
+		case isFailed:
+			errs[i] = fmt.Errorf("send to %s: %s: %s", queueName(url), aws.ToString(f.Code), aws.ToString(f.Message))
+		case !done[id]:
+			// Neither listed: SQS's answer does not say it is queued.
+			errs[i] = fmt.Errorf("send to %s: entry %s missing from the response", queueName(url), id)
+		}
+	}
+}
+
+func attributes(attrs map[string]string) map[string]types.MessageAttributeValue {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]types.MessageAttributeValue, len(attrs))
+	for k, v := range attrs {
+		out[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+	}
+	return out
 }
 
 // URL expands a queue URL template ("…/hookpack-{tenant}.fifo") for tenant.

@@ -3,6 +3,9 @@ package queue
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,5 +73,131 @@ func TestSendOnMoto(t *testing.T) {
 	big := Message{GroupID: "g", DeduplicationID: "d2", Body: make([]byte, MaxMessageBytes+1)}
 	if _, err := q.Send(ctx, pair.URL, big); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Send(too large) = %v, want ErrTooLarge", err)
+	}
+}
+
+// fakeBatchAPI answers SendMessageBatch calls: entries whose body is in
+// fail fail (sender's fault when the value is true), a call fails whole
+// while callErr is set.
+type fakeBatchAPI struct {
+	sqsAPI
+	calls   [][]string // bodies per call
+	fail    map[string]bool
+	callErr error
+}
+
+func (f *fakeBatchAPI) SendMessageBatch(_ context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	var bodies []string
+	out := &sqs.SendMessageBatchOutput{}
+	for _, e := range in.Entries {
+		b := aws.ToString(e.MessageBody)
+		bodies = append(bodies, b)
+		if sender, ok := f.fail[b]; ok {
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), SenderFault: sender})
+		} else if b != "lost" {
+			out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{Id: e.Id})
+		}
+	}
+	f.calls = append(f.calls, bodies)
+	if f.callErr != nil {
+		return nil, f.callErr
+	}
+	return out, nil
+}
+
+func TestSendBatch(t *testing.T) {
+	msg := func(body string, size int) Message {
+		if size > len(body) {
+			body += strings.Repeat("x", size-len(body))
+		}
+		return Message{GroupID: "g", DeduplicationID: body, Body: []byte(body)}
+	}
+	numbered := func(n int) []Message {
+		out := make([]Message, n)
+		for i := range out {
+			out[i] = msg(strconv.Itoa(i), 0)
+		}
+		return out
+	}
+	bodies := func(ms []Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, string(m.Body))
+		}
+		return out
+	}
+	big := func(name string) Message { return msg(name, 200*1024) }
+	bigs := []Message{big("a"), big("b"), big("c"), big("d"), big("e"), big("f")}
+	tests := []struct {
+		name      string
+		msgs      []Message
+		api       fakeBatchAPI
+		wantCalls [][]string
+		want      []error // per message: nil, ErrTooLarge, ErrEntryRejected or errAny
+	}{
+		{"25 messages: calls of 10, 10 and 5, in order", numbered(25), fakeBatchAPI{},
+			[][]string{bodies(numbered(25)[:10]), bodies(numbered(25)[10:20]), bodies(numbered(25)[20:])}, make([]error, 25)},
+		{"calls stay within 1 MiB", bigs, fakeBatchAPI{}, [][]string{bodies(bigs[:5]), bodies(bigs[5:])}, make([]error, 6)},
+		{"an oversized message is not sent, the others are", []Message{msg("a", 0), msg("huge", MaxMessageBytes+1), msg("b", 0)}, fakeBatchAPI{},
+			[][]string{{"a", "b"}}, []error{nil, ErrTooLarge, nil}},
+		{"failed entries are reported each", []Message{msg("a", 0), msg("b", 0), msg("c", 0), msg("lost", 0)}, fakeBatchAPI{fail: map[string]bool{"b": false, "c": true}},
+			[][]string{{"a", "b", "c", "lost"}}, []error{nil, errAny, ErrEntryRejected, errAny}},
+		{"a failed call fails its entries", numbered(2), fakeBatchAPI{callErr: errors.New("throttled")},
+			[][]string{{"0", "1"}}, []error{errAny, errAny}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := tt.api
+			got := NewSQS(&api).SendBatch(context.Background(), "https://sqs.local/1/q.fifo", tt.msgs)
+			if !slices.EqualFunc(api.calls, tt.wantCalls, slices.Equal) {
+				t.Errorf("calls = %d %v, want %d", len(api.calls), api.calls, len(tt.wantCalls))
+			}
+			for i, err := range got {
+				want := tt.want[i]
+				if (want == nil) != (err == nil) || (want != nil && want != errAny && !errors.Is(err, want)) ||
+					(want == errAny && (errors.Is(err, ErrEntryRejected) || errors.Is(err, ErrTooLarge))) {
+					t.Errorf("SendBatch()[%d] = %v, want %v", i, err, want)
+				}
+			}
+		})
+	}
+}
+
+// errAny stands for a retryable error in TestSendBatch's table.
+var errAny = errors.New("any retryable error")
+
+func TestSendBatchOnMoto(t *testing.T) {
+	ctx := context.Background()
+	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
+	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []Message
+	for i := range 23 {
+		msgs = append(msgs, Message{GroupID: "g", DeduplicationID: fmt.Sprint("d", i), Body: []byte(fmt.Sprint(i))})
+	}
+	for i, err := range NewSQS(client).SendBatch(ctx, pair.URL, msgs) {
+		if err != nil {
+			t.Fatalf("SendBatch()[%d] = %v", i, err)
+		}
+	}
+	var got []string
+	for len(got) < len(msgs) {
+		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(pair.URL), MaxNumberOfMessages: 10})
+		if err != nil || len(out.Messages) == 0 {
+			t.Fatalf("ReceiveMessage() = %d messages, %v after %d", len(out.Messages), err, len(got))
+		}
+		for _, m := range out.Messages {
+			got = append(got, aws.ToString(m.Body))
+			if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(pair.URL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, b := range got {
+		if b != fmt.Sprint(i) {
+			t.Fatalf("received %v, want 0…22 in order", got)
+		}
 	}
 }

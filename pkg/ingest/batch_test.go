@@ -1,0 +1,171 @@
+package ingest
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// whatsappBatch is a signed WhatsApp delivery of n text messages from one
+// customer: n events of one conversation, ids wamid.<from>.1 … n.
+func whatsappBatch(secret string, from, n int) events.APIGatewayV2HTTPRequest {
+	msgs := make([]string, n)
+	for i := range msgs {
+		msgs[i] = fmt.Sprintf(`{"from":"%d","id":"wamid.%d.%d","timestamp":"1700000000","type":"text","text":{"body":"hi %d"}}`, from, from, i+1, i+1)
+	}
+	body := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp",` +
+		`"metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[` + strings.Join(msgs, ",") + `]},"field":"messages"}]}]}`
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(body))
+	return apiRequest("POST", "/webhooks/acme/whatsapp", map[string]string{
+		"content-type": "application/json", "x-hub-signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)),
+	}, body)
+}
+
+// dedupIDs returns the deduplication ids of events from … of whatsappBatch.
+func dedupIDs(from int, events ...int) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = webhook.DeduplicationID(fmt.Sprintf("acme#whatsapp#wamid.%d.%d", from, e))
+	}
+	return out
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func TestBatchedDeliveryUsesSendMessageBatch(t *testing.T) {
+	failOnce := map[string]bool{dedupIDs(1, 3)[0]: true}
+	all := dedupIDs(1, seq(1, 25)...)
+	tests := []struct {
+		name      string
+		failEntry func(m queue.Message) error
+		wantCalls [][]string
+		wantCode  int
+		// the sender's retry, with SQS healthy again
+		wantRetryCalls [][]string
+	}{
+		{
+			name:      "25 events in one ordered batch (queue.SQS splits it in calls of 10)",
+			wantCalls: [][]string{all},
+			wantCode:  200,
+		},
+		{
+			name: "an entry SQS failed once is sent again alone",
+			failEntry: func(m queue.Message) error {
+				if failOnce[m.DeduplicationID] {
+					delete(failOnce, m.DeduplicationID)
+					return errors.New("InternalError")
+				}
+				return nil
+			},
+			wantCalls: [][]string{all, dedupIDs(1, 3)},
+			wantCode:  200,
+		},
+		{
+			name: "an entry SQS keeps failing: 503, and the retry queues only it",
+			failEntry: func(m queue.Message) error {
+				if m.DeduplicationID == dedupIDs(1, 7)[0] {
+					return errors.New("InternalError")
+				}
+				return nil
+			},
+			wantCalls:      [][]string{all, dedupIDs(1, 7), dedupIDs(1, 7)},
+			wantCode:       503,
+			wantRetryCalls: [][]string{dedupIDs(1, 7)},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.q.failEntry = tt.failEntry
+			req := whatsappBatch(acmeWhatsAppSecret, 1, 25)
+			resp := f.do(t, req)
+			if resp.StatusCode != tt.wantCode {
+				t.Fatalf("Handle() = %d %s, want %d", resp.StatusCode, resp.Body, tt.wantCode)
+			}
+			if !slices.EqualFunc(f.q.calls, tt.wantCalls, slices.Equal) {
+				t.Errorf("SendMessageBatch calls = %v, want %v", f.q.calls, tt.wantCalls)
+			}
+			if tt.wantRetryCalls == nil {
+				return
+			}
+			if f.claims.release != 1 || f.claims.completes != 24 {
+				t.Errorf("releases %d, completions %d; want the failed event's claim released, the 24 queued completed", f.claims.release, f.claims.completes)
+			}
+			f.q.failEntry, f.q.calls = nil, nil
+			resp = f.do(t, req)
+			if resp.StatusCode != 200 || strings.Count(resp.Body, `"duplicate"`) != 24 || strings.Count(resp.Body, `"accepted"`) != 2 {
+				t.Fatalf("retry = %d %s, want 200 with 24 duplicates and the missing event accepted", resp.StatusCode, resp.Body)
+			}
+			if !slices.EqualFunc(f.q.calls, tt.wantRetryCalls, slices.Equal) {
+				t.Errorf("retry's SendMessageBatch calls = %v, want %v", f.q.calls, tt.wantRetryCalls)
+			}
+			if f.q.count() != 25 {
+				t.Errorf("queued %d messages, want 25", f.q.count())
+			}
+		})
+	}
+}
+
+// hangingClaims never answers a claim before its context ends.
+type hangingClaims struct{ claimStore }
+
+func (hangingClaims) Claim(ctx context.Context, _, _ string) (idempotency.Claim, error) {
+	<-ctx.Done()
+	return idempotency.Claim{}, ctx.Err()
+}
+
+// A hung AWS call must not hold the request past the Lambda deadline (or
+// API Gateway's 30 s): the handler answers a retryable 503 before it, with
+// every claim it took released.
+func TestAWSCallsEndBeforeTheDeadline(t *testing.T) {
+	tests := []struct {
+		name   string
+		mod    func(f *fixture)
+		req    events.APIGatewayV2HTTPRequest
+		margin time.Duration
+	}{
+		{"SQS hangs on a batch", func(f *fixture) { f.q.hang = true }, whatsappBatch(acmeWhatsAppSecret, 2, 12), 0},
+		{"SQS hangs on one event", func(f *fixture) { f.q.hang = true }, githubRequest("acme", acmeGitHubSecret, githubBody, "d-hang"), 0},
+		{"DynamoDB hangs", func(f *fixture) { f.h.cfg.Claims = hangingClaims{f.claims} }, githubRequest("acme", acmeGitHubSecret, githubBody, "d-hang"), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.h.cfg.SafetyMargin = 200 * time.Millisecond
+			tt.mod(f)
+			ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+			defer cancel()
+			deadline, _ := ctx.Deadline()
+			resp, _ := f.h.Handle(ctx, tt.req)
+			if left := time.Until(deadline); left <= 0 {
+				t.Errorf("Handle() returned %s after the deadline", -left)
+			}
+			if resp.StatusCode != 503 || resp.Headers["retry-after"] == "" {
+				t.Errorf("Handle() = %d %v, want 503 with Retry-After", resp.StatusCode, resp.Headers)
+			}
+			if f.claims.release != f.claims.claims-f.claims.completes {
+				t.Errorf("claims %d, completed %d, released %d: a claim was left behind", f.claims.claims, f.claims.completes, f.claims.release)
+			}
+		})
+	}
+}
