@@ -22,8 +22,8 @@ const (
 	attrStatus    = "status"           // effect status
 	attrToken     = "lease_token"      // effect lease token
 	attrLeaseMs   = "lease_expiration" // epoch milliseconds
-	attrFence     = "fence"            // conversation counter; last writer's token elsewhere
-	attrSeries    = "fence_series"     // series of the counter (Fence.Series)
+	attrFence     = "fence"            // last writer's Fence.Token
+	attrSeries    = "fence_series"     // its conversation (Fence.series)
 	attrReason    = "reason"           // why an effect last failed
 	attrVersion   = "version"          // entity version
 	attrData      = "data"             // entity state
@@ -53,56 +53,51 @@ func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
 	return &DynamoDB{client: client, table: table, opts: opts.withDefaults()}
 }
 
-// Take bumps the conversation's counter and returns it as the caller's
-// fence: one UpdateItem. Every item written under an earlier token of the
-// conversation rejects that token's writes once a write under this one
-// lands on it.
-func (d *DynamoDB) Take(ctx context.Context, tenantID, conversation string) (Fence, error) {
-	if err := validConversation(tenantID, conversation); err != nil {
-		return Fence{}, err
-	}
-	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                aws.String(d.table),
-		Key:                      d.key(conversationPK(tenantID, conversation)),
-		UpdateExpression:         aws.String("ADD #fence :one SET #exp = :exp, #series = if_not_exists(#series, :series)"),
-		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#exp": attrExp, "#series": attrSeries},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one":    num(1),
-			":exp":    num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
-			":series": str(newSeries()),
-		},
-		ReturnValues: types.ReturnValueAllNew,
-	})
-	if err != nil {
-		return Fence{}, fmt.Errorf("take conversation %s of %s: %w", conversation, tenantID, err)
-	}
-	return Fence{
-		Tenant: tenantID, Conversation: conversation,
-		Token: numAttr(out.Attributes[attrFence]), Series: strAttr(out.Attributes[attrSeries]),
-	}, nil
-}
-
 // fenceOK is the condition that an item was last written under the
 // caller's token or an older one (or under another series, or never).
 const fenceOK = "(attribute_not_exists(#series) OR #series <> :series OR #fence <= :fence)"
 
-var claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
-	"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms)) AND " + fenceOK + ")")
+// Claim conditions: the record is absent or past its retention, or FAILED,
+// or INPROGRESS out of lease and not done (see done: claimed for an earlier
+// message of the conversation); and not written under a newer token.
+var (
+	claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
+		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms AND " +
+		"NOT (#series = :series AND #fence < :first))) AND " + fenceOK + ")")
+	replayClaimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
+		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms)) AND " + fenceOK + ")")
+)
 
 // Claim takes the effect with a fresh lease of the given duration
-// (Options.Lease when ≤ 0), fenced by f: one conditional PutItem. A record
-// past its retention counts as absent. It returns ErrFenced when the
-// record was written under a newer token of f's conversation, a
-// *ConflictError wrapping ErrCompleted or ErrInFlight when the effect is
-// done or held, or a wrapped AWS error. A failed claim costs the same one
-// request (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the record
-// in the way).
+// (Options.Lease when ≤ 0), fenced by f: one conditional PutItem, the only
+// write of an effect whose message succeeds (see Complete). A record past
+// its retention counts as absent. It returns ErrFenced when the record was
+// written under a newer token of f's conversation, a *ConflictError
+// wrapping ErrCompleted when the effect completed (or was claimed for an
+// earlier message of the conversation, which SQS has since deleted) or
+// ErrInFlight when it is held, or a wrapped AWS error. A failed claim costs
+// the same one request (ReturnValuesOnConditionCheckFailure=ALL_OLD returns
+// the record in the way).
 func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
 		return Lease{}, err
 	}
 	now := d.opts.Now()
 	l := Lease{Key: k, Fence: f, Token: newToken(), Expires: now.Add(d.opts.lease(lease))}
+	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first())}
+	if f.Replay {
+		cond, values = replayClaimCondition, map[string]types.AttributeValue{}
+	}
+	for k, v := range map[string]types.AttributeValue{
+		":now":        num(epoch.Seconds(now)),
+		":nowms":      num(epoch.Millis(now)),
+		":failed":     str(string(StatusFailed)),
+		":inprogress": str(string(StatusInProgress)),
+		":series":     str(f.series()),
+		":fence":      str(f.Token()),
+	} {
+		values[k] = v
+	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(d.table),
 		Item: map[string]types.AttributeValue{
@@ -111,22 +106,15 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duratio
 			attrStatus:  str(string(StatusInProgress)),
 			attrToken:   str(l.Token),
 			attrLeaseMs: num(epoch.Millis(l.Expires)),
-			attrFence:   num(f.Token),
-			attrSeries:  str(f.Series),
+			attrFence:   str(f.Token()),
+			attrSeries:  str(f.series()),
 		},
-		ConditionExpression: claimCondition,
+		ConditionExpression: cond,
 		ExpressionAttributeNames: map[string]string{
 			"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
 			"#series": attrSeries, "#fence": attrFence,
 		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":        num(epoch.Seconds(now)),
-			":nowms":      num(epoch.Millis(now)),
-			":failed":     str(string(StatusFailed)),
-			":inprogress": str(string(StatusInProgress)),
-			":series":     str(f.Series),
-			":fence":      num(f.Token),
-		},
+		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	old, err := d.rejected(ctx, effectPK(k), err)
@@ -135,10 +123,10 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duratio
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 	case old == nil:
 		return l, nil
-	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), f):
+	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
 	default:
-		return Lease{}, conflict(record(k, old))
+		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), f))
 	}
 }
 
@@ -148,7 +136,11 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duratio
 var leaseCondition = aws.String("#token = :token AND #status = :inprogress AND #fence = :fence")
 
 // Complete marks the effect completed and restarts its retention,
-// conditional on the lease: one UpdateItem. It returns ErrFenced when a
+// conditional on the lease: one UpdateItem. A worker calls it only when it
+// reports the effect's message failed (retried, dead-lettered): a message
+// reported done is deleted from the queue, and that alone makes its
+// effects count as completed for every later message of the conversation
+// (see Claim), so in steady state an effect costs its Claim only. It returns ErrFenced when a
 // newer worker of the conversation has claimed the effect since,
 // ErrLeaseLost when the lease token no longer owns the record otherwise
 // (it was completed or failed already, or taken over within the same
@@ -169,7 +161,7 @@ func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
 			":inprogress": str(string(StatusInProgress)),
 			":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
 			":token":      str(l.Token),
-			":fence":      num(l.Fence.Token),
+			":fence":      str(l.Fence.Token()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -194,7 +186,7 @@ func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
 			":inprogress": str(string(StatusInProgress)),
 			":reason":     str(reasonText(reason)),
 			":token":      str(l.Token),
-			":fence":      num(l.Fence.Token),
+			":fence":      str(l.Fence.Token()),
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -208,7 +200,7 @@ func (d *DynamoDB) leaseErr(ctx context.Context, op string, l Lease, err error) 
 		return fmt.Errorf("%s %s: %w", op, l.Key, err)
 	case old == nil:
 		return nil
-	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), l.Fence):
+	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), l.Fence):
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
 	default:
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
@@ -231,8 +223,8 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 	item := map[string]types.AttributeValue{
 		attrPK:        str(pk),
 		attrVersion:   num(u.Version),
-		attrFence:     num(f.Token),
-		attrSeries:    str(f.Series),
+		attrFence:     str(f.Token()),
+		attrSeries:    str(f.series()),
 		attrUpdatedMs: num(epoch.Millis(d.opts.Now())),
 	}
 	if len(u.Data) > 0 {
@@ -246,7 +238,7 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 			"#pk": attrPK, "#version": attrVersion, "#series": attrSeries, "#fence": attrFence,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":version": num(u.Version), ":series": str(f.Series), ":fence": num(f.Token),
+			":version": num(u.Version), ":series": str(f.series()), ":fence": str(f.Token()),
 		},
 		// The old item, which comes with the rejection (no read), tells a
 		// fenced write from a stale one.
@@ -258,7 +250,7 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, err)
 	case old == nil:
 		return nil
-	case newer(strAttr(old[attrSeries]), numAttr(old[attrFence]), f):
+	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
 	default:
 		return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
@@ -331,7 +323,7 @@ func (d *DynamoDB) Entity(ctx context.Context, tenantID, id string) (Entity, err
 	if item == nil {
 		return Entity{}, fmt.Errorf("entity %s of %s: %w", id, tenantID, ErrNotFound)
 	}
-	e := Entity{Tenant: tenantID, ID: id, Version: numAttr(item[attrVersion]), Fence: numAttr(item[attrFence])}
+	e := Entity{Tenant: tenantID, ID: id, Version: numAttr(item[attrVersion]), Fence: strAttr(item[attrFence])}
 	if b, ok := item[attrData].(*types.AttributeValueMemberB); ok {
 		e.Data = b.Value
 	}
@@ -373,7 +365,7 @@ func (d *DynamoDB) get(ctx context.Context, pk string) (map[string]types.Attribu
 }
 
 func record(k Key, item map[string]types.AttributeValue) Record {
-	r := Record{Key: k, Fence: numAttr(item[attrFence])}
+	r := Record{Key: k, Fence: strAttr(item[attrFence])}
 	if v, ok := item[attrStatus].(*types.AttributeValueMemberS); ok {
 		r.Status = Status(v.Value)
 	}

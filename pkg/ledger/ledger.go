@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -81,19 +83,53 @@ func (k Key) IdempotencyKey() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Fence is a worker's fencing token for one conversation, returned by Take.
-// Only Take makes valid fences.
+// Fence is a worker's fencing token: where its message stands in its
+// conversation, taken from the SQS FIFO record (NewFence), so it costs no
+// write. SQS assigns every message a SequenceNumber that increases within its
+// message group, and counts its receives; a later message of the
+// conversation, or a later delivery of the same message, holds a greater
+// token. Tokens compare only within one conversation.
 type Fence struct {
 	Tenant       string
-	Conversation string
-	// Token is the conversation's counter after Take bumped it (≥ 1).
-	Token int64
-	// Series names the counter Token was drawn from: a random id given to
-	// the conversation's fence item when it is created. Tokens compare only
-	// within a series, so an item written from another conversation, or
-	// before the conversation's fence item expired and its counter started
-	// again at 1, never fences a write.
-	Series string
+	Conversation string // the SQS message group
+	// Sequence is the message's SequenceNumber: decimal digits.
+	Sequence string
+	// Attempt is the message's ApproximateReceiveCount (≥ 1).
+	Attempt int
+	// Replay marks a message an operator redrove from the DLQ. It may hold an
+	// event whose effects an earlier message claimed and then lost (its
+	// worker crashed until SQS moved it to the DLQ), so its claims never
+	// count an earlier message's INPROGRESS record as done.
+	Replay bool
+}
+
+// NewFence returns the fence of a message from its SQS attributes. It
+// returns an error wrapping ErrInvalidKey for an invalid conversation, a
+// sequence number that is not 1–40 decimal digits (a standard queue has
+// none: the pack needs FIFO queues), or an attempt below 1.
+func NewFence(tenantID, conversation, sequence string, attempt int, replay bool) (Fence, error) {
+	f := Fence{Tenant: tenantID, Conversation: conversation, Sequence: sequence, Attempt: attempt, Replay: replay}
+	return f, validFence(f)
+}
+
+// Token is the fence as stored and compared: the sequence number and the
+// attempt, zero-padded to a fixed width so that string order is token
+// order.
+func (f Fence) Token() string { return pad(f.Sequence, 40) + pad(strconv.Itoa(f.Attempt), 10) }
+
+// first is the smallest token of f's message: an item whose token is below
+// it was written for an earlier message of the conversation.
+func (f Fence) first() string { return pad(f.Sequence, 40) + pad("0", 10) }
+
+func pad(digits string, width int) string {
+	return strings.Repeat("0", max(0, width-len(digits))) + digits
+}
+
+// series names the conversation on stored items, so that tokens of other
+// conversations (an entity written from several) never fence a write.
+func (f Fence) series() string {
+	sum := sha256.Sum256([]byte(f.Tenant + "|" + f.Conversation))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Lease is a held claim on an effect.
@@ -112,9 +148,9 @@ type Record struct {
 	LeaseExpires time.Time
 	// Expires is when the record stops counting (the TTL).
 	Expires time.Time
-	// Fence is the fencing token of the worker that last claimed it (or
-	// completed or failed it: those keep the claimer's token).
-	Fence int64
+	// Fence is the token (Fence.Token) of the worker that last claimed it
+	// (completing or failing it keeps the claimer's token).
+	Fence string
 	// Reason is why the effect last failed.
 	Reason string
 }
@@ -129,8 +165,10 @@ type ConflictError struct {
 func (e *ConflictError) Error() string { return fmt.Sprintf("claim %s: %v", e.Record.Key, e.err) }
 func (e *ConflictError) Unwrap() error { return e.err }
 
-func conflict(r Record) error {
-	if r.Status == StatusCompleted {
+// conflict classifies the record that made a claim fail; done reports
+// that an INPROGRESS record counts as completed (see done).
+func conflict(r Record, done bool) error {
+	if r.Status == StatusCompleted || r.Status == StatusInProgress && done {
 		return &ConflictError{Record: r, err: ErrCompleted}
 	}
 	return &ConflictError{Record: r, err: ErrInFlight}
@@ -152,8 +190,8 @@ type Entity struct {
 	Tenant, ID string
 	Version    int64
 	Data       []byte
-	// Fence is the token of the worker that last wrote it.
-	Fence     int64
+	// Fence is the token (Fence.Token) of the worker that last wrote it.
+	Fence     string
 	UpdatedAt time.Time
 }
 
@@ -194,7 +232,6 @@ const maxName = 1024
 // Item keys. Tenant ids and effect names cannot contain '|', and the free
 // form part comes last, so distinct keys never share an item.
 func effectPK(k Key) string              { return "fx|" + k.Tenant + "|" + k.Effect + "|" + k.Event }
-func conversationPK(t, c string) string  { return "cv|" + t + "|" + c }
 func entityPK(t, id string) string       { return "st|" + t + "|" + id }
 func attemptsPK(messageID string) string { return "at|" + messageID }
 
@@ -215,23 +252,37 @@ func validConversation(tenantID, conversation string) error {
 	return validName("conversation", conversation)
 }
 
-// validFence checks a fence passed to a write: a valid conversation, and a
-// token and series only Take issues (a zero fence would pass every fence
-// condition).
+// validFence checks a fence passed to a write (a zero fence would pass
+// every fence condition).
 func validFence(f Fence) error {
 	if err := validConversation(f.Tenant, f.Conversation); err != nil {
 		return err
 	}
-	if f.Token < 1 || f.Series == "" {
-		return fmt.Errorf("%w: fence of %s was not issued by Take", ErrInvalidKey, f.Conversation)
+	if len(f.Sequence) == 0 || len(f.Sequence) > 40 || strings.Trim(f.Sequence, "0123456789") != "" {
+		return fmt.Errorf("%w: sequence number %q of %s: want 1-40 decimal digits (a FIFO queue's SequenceNumber)", ErrInvalidKey, f.Sequence, f.Conversation)
+	}
+	if f.Attempt < 1 || f.Attempt > 9_999_999_999 {
+		return fmt.Errorf("%w: attempt %d of %s", ErrInvalidKey, f.Attempt, f.Conversation)
 	}
 	return nil
 }
 
 // newer reports whether an item last written under token stored of series
 // storedSeries was written by a newer worker than f's: the caller is stale.
-func newer(storedSeries string, stored int64, f Fence) bool {
-	return storedSeries == f.Series && stored > f.Token
+func newer(storedSeries, stored string, f Fence) bool {
+	return storedSeries == f.series() && stored > f.Token()
+}
+
+// done reports whether an INPROGRESS effect record claimed under token
+// stored of storedSeries counts as completed for f: it was claimed for an
+// earlier message of f's conversation, and SQS FIFO hands out a group's
+// next message only after deleting the earlier one, which the event source
+// mapping does only when the worker reported it done. (A worker that
+// dead-letters a message or reports it failed first completes or fails its
+// effects explicitly; a message SQS itself moved to the DLQ after repeated
+// crashes is why a Replay fence never counts on this.)
+func done(storedSeries, stored string, f Fence) bool {
+	return !f.Replay && storedSeries == f.series() && stored < f.first()
 }
 
 func validName(what, s string) error {
@@ -273,10 +324,6 @@ func checkClaim(f Fence, k Key) error {
 
 // newToken returns a random lease token.
 func newToken() string { return randomHex(16) }
-
-// newSeries returns a random fence series id; 64 bits suffice, as a series
-// is only ever compared with the series stored on the same item.
-func newSeries() string { return randomHex(8) }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

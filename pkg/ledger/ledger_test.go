@@ -7,9 +7,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/ledger/ledgertest"
@@ -45,53 +43,42 @@ func runDynamo(t *testing.T, endpoint string, q ledgertest.Quirks) {
 	}, q)
 }
 
-// TestFenceAfterTheConversationExpired: DynamoDB's TTL deletes an idle
-// conversation's fence item, and its counter starts again at 1, while
-// entities (which never expire) still carry the old, higher tokens. The new
-// series keeps those from fencing the conversation's writes forever. (A
-// worker of the old series would have to be stuck for the whole retention
-// to write again; nothing orders it but the version.)
-func TestFenceAfterTheConversationExpired(t *testing.T) {
-	backends := []struct {
-		name     string
-		endpoint func(testing.TB) string
-	}{{"DynamoDBLocal", awstest.DynamoDBLocal}, {"moto", awstest.Moto}}
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			ctx := context.Background()
-			client := dynamodb.NewFromConfig(awstest.Config(t, b.endpoint(t)))
-			table := awstest.Name(t)
-			if err := provision.Ledger(ctx, client, table); err != nil {
+// TestFenceTokenOrder: tokens order messages by SequenceNumber as numbers
+// (SQS's are 128-bit decimals of varying length) and deliveries of one
+// message by receive count, so DynamoDB can compare them as strings.
+func TestFenceTokenOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		lo, hi [2]any // sequence, attempt
+	}{
+		{"later message", [2]any{"18849496460467696128", 9}, [2]any{"18849496460467696129", 1}},
+		{"longer sequence number", [2]any{"9", 2}, [2]any{"10", 1}},
+		{"later delivery of one message", [2]any{"18849496460467696128", 1}, [2]any{"18849496460467696128", 2}},
+		{"receive counts past 9", [2]any{"5", 9}, [2]any{"5", 10}},
+		{"128-bit sequence number", [2]any{"340282366920938463463374607431768211454", 1}, [2]any{"340282366920938463463374607431768211455", 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lo, err := ledger.NewFence("acme", "c", tt.lo[0].(string), tt.lo[1].(int), false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			s := ledger.NewDynamoDB(client, table, ledger.Options{})
-			var old ledger.Fence
-			for range 3 {
-				f, err := s.Take(ctx, "acme", "cus_1")
-				if err != nil {
-					t.Fatal(err)
-				}
-				old = f
-			}
-			if err := s.Apply(ctx, old, ledger.Update{Entity: "customer:cus_1", Version: 1, Data: []byte("old")}); err != nil {
+			hi, err := ledger.NewFence("acme", "c", tt.hi[0].(string), tt.hi[1].(int), false)
+			if err != nil {
 				t.Fatal(err)
 			}
-			// What the TTL reaper does to the idle conversation (its key as
-			// doc.go's Table section lays it out).
-			if _, err := client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-				TableName: aws.String(table),
-				Key:       map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "cv|acme|cus_1"}},
-			}); err != nil {
-				t.Fatal(err)
-			}
-			f, err := s.Take(ctx, "acme", "cus_1")
-			if err != nil || f.Token != 1 || f.Series == old.Series {
-				t.Fatalf("Take() after expiry = %+v, %v; want token 1 of a new series (old %+v)", f, err, old)
-			}
-			if err := s.Apply(ctx, f, ledger.Update{Entity: "customer:cus_1", Version: 2, Data: []byte("new")}); err != nil {
-				t.Errorf("Apply() with the restarted counter = %v, want success", err)
+			if !(lo.Token() < hi.Token()) || len(lo.Token()) != len(hi.Token()) {
+				t.Errorf("Token(%v) = %s, Token(%v) = %s; want the first below, same width", tt.lo, lo.Token(), tt.hi, hi.Token())
 			}
 		})
+	}
+	for _, bad := range []struct {
+		seq     string
+		attempt int
+	}{{"", 1}, {"12a", 1}, {"-1", 1}, {"1", 0}, {"12345678901234567890123456789012345678901", 1}} {
+		if _, err := ledger.NewFence("acme", "c", bad.seq, bad.attempt, false); !errors.Is(err, ledger.ErrInvalidKey) {
+			t.Errorf("NewFence(%q, %d) = %v, want ErrInvalidKey", bad.seq, bad.attempt, err)
+		}
 	}
 }
 

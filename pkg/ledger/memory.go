@@ -13,14 +13,12 @@ import (
 // Memory is an in-process ledger with the same semantics as DynamoDB,
 // including which error a write whose conditions fail for several reasons
 // reports. It backs unit tests, benchmarks and the example, and passes the
-// same contract suite. Unlike DynamoDB's TTL it never deletes anything, so
-// a conversation's counter never starts again.
+// same contract suite.
 type Memory struct {
 	opts Options
 
 	mu       sync.Mutex
 	effects  map[string]memEffect
-	fences   map[string]memFence
 	entities map[string]memEntity
 	attempts map[string]int
 }
@@ -28,11 +26,6 @@ type Memory struct {
 type memEffect struct {
 	Record
 	token  string
-	series string
-}
-
-type memFence struct {
-	token  int64
 	series string
 }
 
@@ -46,27 +39,9 @@ func NewMemory(opts Options) *Memory {
 	return &Memory{
 		opts:     opts.withDefaults(),
 		effects:  map[string]memEffect{},
-		fences:   map[string]memFence{},
 		entities: map[string]memEntity{},
 		attempts: map[string]int{},
 	}
-}
-
-// Take behaves like (*DynamoDB).Take.
-func (m *Memory) Take(_ context.Context, tenantID, conversation string) (Fence, error) {
-	if err := validConversation(tenantID, conversation); err != nil {
-		return Fence{}, err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	pk := conversationPK(tenantID, conversation)
-	cur, ok := m.fences[pk]
-	if !ok {
-		cur.series = newSeries()
-	}
-	cur.token++
-	m.fences[pk] = cur
-	return Fence{Tenant: tenantID, Conversation: conversation, Token: cur.token, Series: cur.series}, nil
 }
 
 // Claim behaves like (*DynamoDB).Claim.
@@ -83,21 +58,22 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (
 		if newer(r.series, r.Fence, f) {
 			return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
 		}
-		leaseOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now)
-		if !leaseOver && r.Status != StatusFailed {
-			return Lease{}, conflict(r.Record)
+		isDone := done(r.series, r.Fence, f)
+		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
+		if !takeOver && r.Status != StatusFailed {
+			return Lease{}, conflict(r.Record, isDone)
 		}
 	}
 	l := Lease{Key: k, Fence: f, Token: newToken(), Expires: now.Add(m.opts.lease(lease))}
 	m.effects[pk] = memEffect{
 		Record: Record{
-			Key: k, Status: StatusInProgress, Fence: f.Token,
+			Key: k, Status: StatusInProgress, Fence: f.Token(),
 			// Stored in DynamoDB's units, so records read back alike.
 			LeaseExpires: epoch.FromMillis(epoch.Millis(l.Expires)),
 			Expires:      epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention))),
 		},
 		token:  l.Token,
-		series: f.Series,
+		series: f.series(),
 	}
 	return l, nil
 }
@@ -107,7 +83,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (
 func (m *Memory) owned(op string, l Lease) (memEffect, error) {
 	r, ok := m.effects[effectPK(l.Key)]
 	switch {
-	case ok && r.token == l.Token && r.Status == StatusInProgress && r.Fence == l.Fence.Token:
+	case ok && r.token == l.Token && r.Status == StatusInProgress && r.Fence == l.Fence.Token():
 		return r, nil
 	case ok && newer(r.series, r.Fence, l.Fence):
 		return r, fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
@@ -170,10 +146,10 @@ func (m *Memory) Apply(_ context.Context, f Fence, u Update) error {
 	}
 	m.entities[pk] = memEntity{
 		Entity: Entity{
-			Tenant: f.Tenant, ID: u.Entity, Version: u.Version, Data: data, Fence: f.Token,
+			Tenant: f.Tenant, ID: u.Entity, Version: u.Version, Data: data, Fence: f.Token(),
 			UpdatedAt: epoch.FromMillis(epoch.Millis(m.opts.Now())),
 		},
-		series: f.Series,
+		series: f.series(),
 	}
 	return nil
 }

@@ -40,8 +40,9 @@ import (
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
-// AttrReplayOf marks a moved message with the DLQ message id it came from.
-const AttrReplayOf = "hookpack.replayOf"
+// AttrReplayOf marks a moved message with the DLQ message id it came from;
+// the worker reads it (worker.AttrReplayOf).
+const AttrReplayOf = worker.AttrReplayOf
 
 // sqsAPI receives from the DLQ, deletes moved messages and makes the
 // others visible again.

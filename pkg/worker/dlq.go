@@ -25,6 +25,10 @@ const (
 	// AttrEventKey is the envelope's idempotency key, when it could be
 	// decoded.
 	AttrEventKey = "hookpack.eventKey"
+	// AttrReplayOf marks a message redriven from the DLQ (package replay)
+	// with the DLQ message id it came from. Its effect claims never count an
+	// earlier message's unfinished claim as done (ledger.Fence.Replay).
+	AttrReplayOf = "hookpack.replayOf"
 )
 
 // maxReasonBytes keeps the reason attribute small next to a body that may

@@ -10,11 +10,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/ledger"
 )
 
-// fencer issues a conversation's fencing token (see ledger.Take).
-type fencer interface {
-	Take(ctx context.Context, tenant, conversation string) (ledger.Fence, error)
-}
-
 // effectStore claims, completes and fails effects under a fence (see
 // package ledger for the semantics and errors of each call).
 type effectStore interface {
@@ -36,7 +31,6 @@ type attemptCounter interface {
 
 // ledgerStore is everything the worker needs from the ledger.
 type ledgerStore interface {
-	fencer
 	effectStore
 	stateStore
 	attemptCounter
@@ -64,8 +58,13 @@ type Event struct {
 	now    func() time.Time
 	finish func(context.Context) (context.Context, context.CancelFunc)
 
-	fence     ledger.Fence
-	took      bool
+	// fence is the message's fencing token (its SequenceNumber and receive
+	// count), or fenceErr why it has none.
+	fence    ledger.Fence
+	fenceErr error
+	// held are the leases of effects that ran in this message and are not
+	// recorded completed: the message's deletion does that (see settle).
+	held      []ledger.Lease
 	ran       int
 	skipped   int
 	effectDur time.Duration
@@ -77,11 +76,15 @@ func (e *Event) EffectKey(name string) ledger.Key {
 }
 
 // Once runs fn as the effect name of this event unless it already
-// completed: it claims the effect in the ledger (under this worker's fence
-// of the conversation), calls fn with a context ending at the work deadline
-// and the effect's idempotency key — pass it to the downstream call (for
-// example as the Idempotency-Key header) so that a repeat after a lost
-// completion is absorbed there — and records the outcome.
+// completed: it claims the effect in the ledger (fenced by this message's
+// place in its conversation), calls fn with a context ending at the work
+// deadline and the effect's idempotency key — pass it to the downstream call
+// (for example as the Idempotency-Key header) so that a repeat after a lost
+// completion is absorbed there — and records the outcome: a failure at once;
+// a success by the message's deletion when the handler reports it done (the
+// ledger counts a claim of a deleted message as completed: one write per
+// effect), or explicitly when the message fails later or the effect outran
+// its lease.
 //
 // It returns nil when fn succeeded or the effect had completed before;
 // fn's error (after recording the failure, so the next attempt may claim
@@ -89,17 +92,23 @@ func (e *Event) EffectKey(name string) ledger.Key {
 // ledger.ErrLeaseLost when a newer worker took the effect or the message
 // over (stop: do not write anything else); a transient error carrying RetryAfter when another
 // worker holds a live lease on the effect; a permanent error for an
-// invalid effect name; or a wrapped ledger error.
+// invalid effect name or a message without a FIFO sequence number; or a
+// wrapped ledger error.
 func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
 	if err := ledger.ValidEffect(name); err != nil {
 		return Permanent(err)
 	}
-	f, err := e.take(ctx)
-	if err != nil {
-		return err
+	if e.fenceErr != nil {
+		return Permanent(e.fenceErr)
 	}
 	k := e.EffectKey(name)
-	l, err := e.ledger.Claim(ctx, f, k, e.lease)
+	for _, l := range e.held {
+		if l.Key == k { // ran earlier in this message
+			e.skipped++
+			return nil
+		}
+	}
+	l, err := e.ledger.Claim(ctx, e.fence, k, e.lease)
 	var ce *ledger.ConflictError
 	switch {
 	case errors.Is(err, ledger.ErrCompleted):
@@ -126,23 +135,53 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 		}
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
-	if err := e.ledger.Complete(fctx, l); err != nil {
-		if lost(err) {
-			// A newer worker took the effect over: nothing of ours to give up.
-			return err
-		}
-		// The effect ran but its completion is not recorded (the write was
-		// lost). Give the lease up so the next attempt need not wait for it
-		// to run out; that attempt runs the effect again with the same
-		// idempotency key, and the downstream absorbs the repeat. If this
-		// write is lost too, the lease's expiry does the same.
-		if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
-			return errors.Join(err, ferr)
-		}
+	if e.now().Before(l.Expires) {
+		// Nobody can have taken the effect over: leave the completion to
+		// the message's deletion.
+		e.held = append(e.held, l)
+		e.ran++
+		return nil
+	}
+	// The lease ran out while the effect ran: complete it now, which tells
+	// whether a newer worker took it over.
+	if err := e.complete(fctx, l); err != nil {
 		return err
 	}
 	e.ran++
 	return nil
+}
+
+// complete records l's effect completed.
+func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
+	err := e.ledger.Complete(ctx, l)
+	if err == nil || lost(err) {
+		// Lost: a newer worker took the effect over; nothing of ours to
+		// give up.
+		return err
+	}
+	// The effect ran but its completion is not recorded (the write was
+	// lost). Give the lease up so the next attempt need not wait for it to
+	// run out; that attempt runs the effect again with the same idempotency
+	// key, and the downstream absorbs the repeat. If this write is lost
+	// too, the lease's expiry does the same.
+	if ferr := e.ledger.Fail(ctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// settle records the effects that ran in this message completed. The
+// worker calls it when it will not report the message done (it retries or
+// dead-letters it), so that its next attempt or its replay skips them.
+func (e *Event) settle(ctx context.Context) error {
+	var errs []error
+	for _, l := range e.held {
+		if err := e.complete(ctx, l); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	e.held = nil
+	return errors.Join(errs...)
 }
 
 // lost reports whether a ledger write failed because the lease or the
@@ -159,11 +198,10 @@ func lost(err error) bool {
 // ledger.ErrFenced when a newer worker of the conversation has written the
 // entity, or a wrapped ledger error.
 func (e *Event) ApplyIfNewer(ctx context.Context, entity string, version int64, data []byte) (bool, error) {
-	f, err := e.take(ctx)
-	if err != nil {
-		return false, err
+	if e.fenceErr != nil {
+		return false, Permanent(e.fenceErr)
 	}
-	err = e.ledger.Apply(ctx, f, ledger.Update{Entity: entity, Version: version, Data: data})
+	err := e.ledger.Apply(ctx, e.fence, ledger.Update{Entity: entity, Version: version, Data: data})
 	switch {
 	case errors.Is(err, ledger.ErrStale):
 		return false, nil
@@ -173,21 +211,4 @@ func (e *Event) ApplyIfNewer(ctx context.Context, entity string, version int64, 
 		return false, err
 	}
 	return true, nil
-}
-
-// take returns this message's fence of the conversation, taking it on
-// first use: messages without effects cost no write.
-func (e *Event) take(ctx context.Context) (ledger.Fence, error) {
-	if e.took {
-		return e.fence, nil
-	}
-	f, err := e.ledger.Take(ctx, e.Tenant, e.GroupID)
-	if errors.Is(err, ledger.ErrInvalidKey) {
-		return ledger.Fence{}, Permanent(err)
-	}
-	if err != nil {
-		return ledger.Fence{}, err
-	}
-	e.fence, e.took = f, true
-	return f, nil
 }

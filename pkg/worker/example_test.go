@@ -55,12 +55,12 @@ func Example() {
 	}
 	e.SetBody([]byte(`{"id":"evt_1"}`))
 	body, _ := e.Encode()
-	msg := events.SQSMessage{
-		MessageId: "m1", Body: string(body),
-		Attributes:     map[string]string{"MessageGroupId": "cus_42", "ApproximateReceiveCount": "1"},
-		EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:hookpack-acme.fifo",
-	}
-	for range 2 { // the second delivery is a duplicate
+	for _, seq := range []string{"1", "2"} { // the event was enqueued twice
+		msg := events.SQSMessage{
+			MessageId: "m" + seq, Body: string(body),
+			Attributes:     map[string]string{"MessageGroupId": "cus_42", "SequenceNumber": seq, "ApproximateReceiveCount": "1"},
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:hookpack-acme.fifo",
+		}
 		resp, _ := h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{msg}})
 		fmt.Println("failed messages:", len(resp.BatchItemFailures))
 	}

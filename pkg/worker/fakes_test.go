@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -95,21 +96,59 @@ func env(id, conv string) *envelope.Envelope {
 	return e
 }
 
+// sequences gives each message id the SequenceNumber SQS FIFO would: one
+// per message, increasing in the order messages are first seen, the same
+// on every redelivery.
+var sequences = struct {
+	sync.Mutex
+	n    int
+	byID map[string]int
+}{byID: map[string]int{}}
+
+func sequenceOf(messageID string) string {
+	sequences.Lock()
+	defer sequences.Unlock()
+	n, ok := sequences.byID[messageID]
+	if !ok {
+		sequences.n++
+		n = sequences.n
+		sequences.byID[messageID] = n
+	}
+	return strconv.Itoa(n)
+}
+
+// fenceOf is the fence of rec(t, e, attempt).
+func fenceOf(t testing.TB, e *envelope.Envelope, attempt int) ledger.Fence {
+	t.Helper()
+	f, err := ledger.NewFence(e.Tenant, e.Conversation, sequenceOf("m-"+e.EventID), attempt, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 // rec builds the SQS record Lambda would deliver for e.
 func rec(t testing.TB, e *envelope.Envelope, receiveCount int) events.SQSMessage {
+	t.Helper()
+	return recAs(t, "m-"+e.EventID, e, receiveCount)
+}
+
+// recAs builds the record of message id holding e: another id is another
+// message (a later SequenceNumber), as when an event is enqueued twice.
+func recAs(t testing.TB, id string, e *envelope.Envelope, receiveCount int) events.SQSMessage {
 	t.Helper()
 	b, err := e.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return events.SQSMessage{
-		MessageId:     "m-" + e.EventID,
-		ReceiptHandle: "rh-" + e.EventID,
+		MessageId:     id,
+		ReceiptHandle: "rh-" + strings.TrimPrefix(id, "m-"),
 		Body:          string(b),
 		Attributes: map[string]string{
 			"ApproximateReceiveCount": strconv.Itoa(receiveCount),
 			"MessageGroupId":          e.Conversation,
-			"SequenceNumber":          "1",
+			"SequenceNumber":          sequenceOf(id),
 		},
 		EventSourceARN: testARN,
 		EventSource:    "aws:sqs",

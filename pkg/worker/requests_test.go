@@ -3,9 +3,11 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -101,11 +103,11 @@ func okTarget(t *testing.T) (*httptest.Server, *int) {
 
 // TestAWSRequestsPerMessage holds the worker's request budget with the
 // production wiring (NewAWS) on moto: a message with the forward effect
-// costs exactly 3 DynamoDB writes (Take's UpdateItem, Claim's PutItem,
-// Complete's UpdateItem) and no SSM call once warm; a redelivered
-// duplicate costs Take plus the rejected Claim. Write units are held by
-// TestLedgerWriteUnitsPerMessage instead: moto reports a fixed 1.0 for
-// every PutItem and no ConsumedCapacity for UpdateItem, whatever the item.
+// costs exactly 1 DynamoDB write (Claim's PutItem: its fence is the
+// message's SequenceNumber, and SQS deleting the message completes it) and
+// no SSM call once warm; the event enqueued again costs the rejected Claim.
+// Write units are held by TestLedgerWriteUnitsPerMessage instead: moto
+// reports a fixed 1.0 for every PutItem, whatever the item.
 func TestAWSRequestsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
@@ -166,27 +168,29 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 
 	send("e1")
 	ev := receive()
-	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1})
+	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1})
 	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
 
 	send("e2")
 	ev = receive()
-	handle("warm message", ev, map[string]int{"DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1})
-
-	// The invocation "dies" before the mapping deletes the message: SQS
-	// delivers it again.
-	if _, err := sqsClient.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: aws.String(pair.URL), ReceiptHandle: aws.String(ev.Records[0].ReceiptHandle), VisibilityTimeout: 0,
-	}); err != nil {
+	handle("warm message", ev, map[string]int{"DynamoDB.PutItem": 1})
+	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
-	ev = receive()
-	if ev.Records[0].Attributes["ApproximateReceiveCount"] != "2" {
-		t.Fatalf("redelivery = %+v, want the second receive of e2", ev.Records[0].Attributes)
+
+	// The same event enqueued again (another deduplication id): a later
+	// message of the conversation, so e2's claim counts as completed.
+	e := env("e2", "c1")
+	b, err := e.Encode()
+	if err != nil {
+		t.Fatal(err)
 	}
-	handle("redelivered duplicate", ev, map[string]int{"DynamoDB.UpdateItem": 1, "DynamoDB.PutItem": 1})
+	if _, err := q.Send(ctx, pair.URL, queue.Message{GroupID: "c1", DeduplicationID: "e2-again", Body: b}); err != nil {
+		t.Fatal(err)
+	}
+	handle("the event enqueued again", receive(), map[string]int{"DynamoDB.PutItem": 1})
 	if *posts != 2 {
 		t.Errorf("target got %d posts, want 2 (the duplicate skipped)", *posts)
 	}
@@ -195,10 +199,10 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 // TestLedgerWriteUnitsPerMessage holds the write capacity behind those
 // requests on DynamoDB Local, which computes ConsumedCapacity as DynamoDB
 // does: one write unit per single-item write of up to 1 KB (a transaction
-// would bill two per item). A message with one effect consumes 3 write
-// units. Its duplicate is billed 2 (Take plus the rejected Claim), of which
-// only Take's unit is reported: the rejection carries no ConsumedCapacity,
-// so that part is held by the request count.
+// would bill two per item). A message with one effect consumes 1 write unit
+// (it was 3: Take, Claim, Complete). The event enqueued again is billed 1
+// for the rejected Claim, which reports no ConsumedCapacity, so that part is
+// held by the request count. A failed delivery adds the Fail.
 func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.DynamoDBLocal(t))
@@ -210,7 +214,15 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	counter.install(&cfg)
 	counter.installCapacity(&cfg)
 
-	srv, _ := okTarget(t)
+	fails := 1 // the third message's first delivery is answered 503
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "evt_3") && fails > 0 {
+			fails--
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
 	out := tenant.Outbound{TargetURL: srv.URL, Secrets: []string{outboundSecret}}
 	outbound := tenant.NewCache(func(context.Context, string) (tenant.Outbound, error) { return out, nil }, 0, 0, nil)
 	reg := worker.NewRegistry()
@@ -226,19 +238,24 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	// A realistic event key: Stripe's event ids are 28 characters.
 	e := env("evt_1NG8Du2eZvKYlo2CUI3ZRvXK", "cus_9s6XKzkNRiz8i3")
 	e.Key = "acme#stripe#" + e.EventID
+	flaky := env("evt_3NG8Du2eZvKYlo2CUI3ZRvXK", "cus_9s6XKzkNRiz8i3")
+	flaky.Key = "acme#stripe#" + flaky.EventID
 	steps := []struct {
 		name     string
-		receive  int
+		record   events.SQSMessage
+		failures int
 		requests map[string]int
 		units    float64
 	}{
-		{"message", 1, map[string]int{"DynamoDB.UpdateItem": 2, "DynamoDB.PutItem": 1}, 3},
-		{"duplicate", 2, map[string]int{"DynamoDB.UpdateItem": 1, "DynamoDB.PutItem": 1}, 1},
+		{"message", rec(t, e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
+		{"the event enqueued again", recAs(t, "m-again", e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 0},
+		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1}, 2},
+		{"its retry", rec(t, flaky, 2), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
 	}
 	for _, st := range steps {
-		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e, st.receive)}})
-		if len(resp.BatchItemFailures) != 0 {
-			t.Fatalf("%s: failures %v", st.name, failed(resp))
+		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{st.record}})
+		if len(resp.BatchItemFailures) != st.failures {
+			t.Fatalf("%s: failures %v, want %d", st.name, failed(resp), st.failures)
 		}
 		got, units := counter.take()
 		if fmt.Sprint(got) != fmt.Sprint(st.requests) {

@@ -280,8 +280,20 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish,
 	}
+	_, replayed := rec.MessageAttributes[AttrReplayOf]
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.attempt, replayed)
 	err = h.run(hctx, handle, ev)
 	cancel()
+	if err != nil && !lost(err) {
+		// The message will not be reported done, so its deletion will not
+		// record the effects that ran: record them, so that its retry or
+		// replay skips them.
+		fctx, fcancel := h.finish(ctx)
+		if serr := ev.settle(fctx); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		fcancel()
+	}
 	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
 
 	switch {

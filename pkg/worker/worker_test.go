@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -382,7 +383,7 @@ func TestDeadLetter(t *testing.T) {
 }
 
 func TestOnce(t *testing.T) {
-	t.Run("redelivery skips a completed effect", func(t *testing.T) {
+	t.Run("the event enqueued again skips a completed effect", func(t *testing.T) {
 		f := newFixture(t, nil)
 		calls := map[string]int{}
 		var keys []string
@@ -394,10 +395,14 @@ func TestOnce(t *testing.T) {
 			})
 		})
 		e := env("1", "A")
-		for attempt := 1; attempt <= 2; attempt++ {
-			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, attempt)}})
+		// The first message succeeded (its claim is its only write); the
+		// second holds the same event, later in the conversation (ingest
+		// enqueued it again after losing its claim's completion).
+		for _, r := range []events.SQSMessage{rec(t, e, 1), recAs(t, "m-1-again", e, 1)} {
+			f.clock.Advance(time.Hour) // out of the first lease too
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 			if len(resp.BatchItemFailures) != 0 {
-				t.Fatalf("attempt %d failed", attempt)
+				t.Fatalf("%s failed", r.MessageId)
 			}
 		}
 		if calls["1"] != 1 {
@@ -410,6 +415,76 @@ func TestOnce(t *testing.T) {
 		outs := f.logs.sequence(t)
 		if !slices.Equal(outs, []string{"processed", "skipped_duplicate"}) {
 			t.Errorf("outcomes = %v, want processed then skipped_duplicate", outs)
+		}
+	})
+
+	t.Run("a replay runs an effect whose message crashed into the DLQ", func(t *testing.T) {
+		// The first message claimed the effect and its worker crashed, until
+		// SQS moved the message to the DLQ: its claim is all that is left.
+		// Replayed (marked by package replay), the event's effect runs; a
+		// plain later message would count the claim as done.
+		tests := []struct {
+			name   string
+			replay bool
+			want   int
+		}{{"replay", true, 1}, {"not marked as a replay", false, 0}}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				f := newFixture(t, nil)
+				e := env("crash-"+tt.name, "A")
+				calls := 0
+				f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+					return ev.Once(ctx, "charge", func(context.Context, string) error { calls++; return nil })
+				})
+				if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}, 0); err != nil {
+					t.Fatal(err)
+				}
+				f.clock.Advance(time.Hour)
+				r := recAs(t, "m-replayed-"+e.EventID, e, 1)
+				if tt.replay {
+					r.MessageAttributes = map[string]events.SQSMessageAttribute{worker.AttrReplayOf: {StringValue: aws.String("dlq-1"), DataType: "String"}}
+				}
+				if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}}); len(resp.BatchItemFailures) != 0 {
+					t.Fatalf("failures %v", failed(resp))
+				}
+				if calls != tt.want {
+					t.Errorf("effect ran %d times, want %d", calls, tt.want)
+				}
+			})
+		}
+	})
+
+	t.Run("a retry skips the effects that ran before the failure", func(t *testing.T) {
+		f := newFixture(t, nil)
+		calls := map[string]int{}
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			for _, name := range []string{"charge", "charge", "email"} { // a repeated name runs once
+				err := ev.Once(ctx, name, func(context.Context, string) error {
+					calls[name]++
+					if name == "email" && calls[name] == 1 {
+						return errors.New("smtp 451")
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		e := env("1", "A")
+		for attempt, want := range []int{1, 0} {
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, attempt+1)}})
+			if len(resp.BatchItemFailures) != want {
+				t.Fatalf("attempt %d: failures %v, want %d", attempt+1, failed(resp), want)
+			}
+		}
+		if calls["charge"] != 1 || calls["email"] != 2 {
+			t.Errorf("calls = %v, want charge once (completed when the message failed), email twice", calls)
+		}
+		r, err := f.ledger.Record(context.Background(), ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"})
+		if err != nil || r.Status != ledger.StatusCompleted {
+			t.Errorf("charge record = %+v, %v; want COMPLETED by the failed attempt", r, err)
 		}
 	})
 
@@ -441,7 +516,7 @@ func TestOnce(t *testing.T) {
 		f := newFixture(t, nil)
 		e := env("1", "A")
 		ctx := context.Background()
-		other, _ := f.ledger.Take(ctx, "acme", "A")
+		other := fenceOf(t, e, 1) // the first delivery's worker, still running
 		if _, err := f.ledger.Claim(ctx, other, ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}, 10*time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -466,10 +541,7 @@ func TestOnce(t *testing.T) {
 			return ev.Once(ctx, "charge", func(ctx context.Context, _ string) error {
 				// Stuck past the lease: a newer worker takes the effect over.
 				f.clock.Advance(time.Hour)
-				newer, err := f.ledger.Take(ctx, "acme", "A")
-				if err == nil {
-					_, err = f.ledger.Claim(ctx, newer, k, 0)
-				}
+				_, err := f.ledger.Claim(ctx, fenceOf(t, e, 2), k, 0)
 				return err
 			})
 		})

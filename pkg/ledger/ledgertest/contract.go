@@ -17,7 +17,6 @@ import (
 
 // Store is the behaviour under test.
 type Store interface {
-	Take(ctx context.Context, tenant, conversation string) (ledger.Fence, error)
 	Claim(ctx context.Context, f ledger.Fence, k ledger.Key, lease time.Duration) (ledger.Lease, error)
 	Complete(ctx context.Context, l ledger.Lease) error
 	Fail(ctx context.Context, l ledger.Lease, reason string) error
@@ -75,31 +74,10 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		return ledger.Key{Tenant: Tenant, Event: Tenant + "#stripe#evt_" + uniq(t), Effect: effect}
 	}
 
-	t.Run("TakeIssuesIncreasingTokensPerConversation", func(t *testing.T) {
-		s := newStore(t, NewClock())
-		conv, other := "conv-"+uniq(t), "other-"+uniq(t)
-		a := mustTake(t, s, conv)
-		b := mustTake(t, s, conv)
-		if b.Token <= a.Token {
-			t.Errorf("second Take() token = %d, want > %d", b.Token, a.Token)
-		}
-		if a.Series == "" || b.Series != a.Series {
-			t.Errorf("Take() series = %q then %q, want one non-empty series per conversation", a.Series, b.Series)
-		}
-		o := mustTake(t, s, other)
-		if o.Token != 1 || o.Series == a.Series {
-			t.Errorf("Take(other conversation) = %+v, want token 1 of its own series (independent counter)", o)
-		}
-		x, err := s.Take(ctx, "globex", conv)
-		if err != nil || x.Token != 1 {
-			t.Errorf("Take(other tenant, same conversation) = %+v, %v; want token 1", x, err)
-		}
-	})
-
 	t.Run("ClaimCompleteThenSkip", func(t *testing.T) {
 		clock := NewClock()
 		s := newStore(t, clock)
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		l, err := s.Claim(ctx, f, k, 10*time.Second)
 		if err != nil {
@@ -113,9 +91,9 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if !errors.Is(err, ledger.ErrInFlight) || !errors.As(err, &ce) {
 			t.Fatalf("second Claim() = %v, want ErrInFlight conflict", err)
 		}
-		if ce.Record.Status != ledger.StatusInProgress || ce.Record.Fence != f.Token ||
+		if ce.Record.Status != ledger.StatusInProgress || ce.Record.Fence != f.Token() ||
 			!ce.Record.LeaseExpires.Equal(clock.Now().Add(10*time.Second)) {
-			t.Errorf("conflict record = %+v, want INPROGRESS under fence %d until now+10s", ce.Record, f.Token)
+			t.Errorf("conflict record = %+v, want INPROGRESS under fence %s until now+10s", ce.Record, f.Token())
 		}
 		if err := s.Complete(ctx, l); err != nil {
 			t.Fatalf("Complete() = %v", err)
@@ -139,7 +117,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	t.Run("ZeroLeaseTakesTheDefault", func(t *testing.T) {
 		clock := NewClock()
 		s := newStore(t, clock)
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		l, err := s.Claim(ctx, f, key(t, "forward"), 0)
 		if err != nil || !l.Expires.Equal(clock.Now().Add(Lease)) {
 			t.Errorf("Claim(lease 0) = %+v, %v; want lease until now+%s", l, err, Lease)
@@ -148,7 +126,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 
 	t.Run("EffectsAreIndependent", func(t *testing.T) {
 		s := newStore(t, NewClock())
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		mustComplete(t, s, mustClaim(t, s, f, k))
 		other := k
@@ -163,9 +141,9 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		s := newStore(t, clock)
 		conv := "conv-" + uniq(t)
 		k := key(t, "forward")
-		fa := mustTake(t, s, conv) // worker A, stuck after claiming
+		fa := fence(t, conv, 7, 1) // worker A, stuck after claiming
 		la := mustClaim(t, s, fa, k)
-		fb := mustTake(t, s, conv) // worker B got the redelivery
+		fb := fence(t, conv, 7, 2) // worker B got the redelivery
 		clock.Advance(Lease - time.Second)
 		if _, err := s.Claim(ctx, fb, k, 0); !errors.Is(err, ledger.ErrInFlight) {
 			t.Fatalf("Claim() inside A's lease = %v, want ErrInFlight", err)
@@ -196,8 +174,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			t.Errorf("late stale Claim() = %v, want ErrFenced (not ErrCompleted: A must stop)", err)
 		}
 		r, err := s.Record(ctx, k)
-		if err != nil || r.Status != ledger.StatusCompleted || r.Fence != fb.Token {
-			t.Errorf("Record() = %+v, %v; want COMPLETED by fence %d", r, err, fb.Token)
+		if err != nil || r.Status != ledger.StatusCompleted || r.Fence != fb.Token() {
+			t.Errorf("Record() = %+v, %v; want COMPLETED by fence %s", r, err, fb.Token())
 		}
 	})
 
@@ -209,9 +187,9 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		s := newStore(t, clock)
 		conv := "conv-" + uniq(t)
 		touched, untouched := key(t, "email"), key(t, "forward")
-		fa := mustTake(t, s, conv)
+		fa := fence(t, conv, 7, 1)
 		la := mustClaim(t, s, fa, untouched)
-		fb := mustTake(t, s, conv)
+		fb := fence(t, conv, 7, 2) // the redelivery of A's message
 
 		lb := mustClaim(t, s, fb, touched)
 		if err := s.Fail(ctx, lb, "target answered 503"); err != nil {
@@ -220,7 +198,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if _, err := s.Claim(ctx, fa, touched, 0); !errors.Is(err, ledger.ErrFenced) {
 			t.Errorf("stale Claim() of a FAILED record B wrote = %v, want ErrFenced", err)
 		}
-		if r, err := s.Record(ctx, touched); err != nil || r.Status != ledger.StatusFailed || r.Fence != fb.Token {
+		if r, err := s.Record(ctx, touched); err != nil || r.Status != ledger.StatusFailed || r.Fence != fb.Token() {
 			t.Errorf("Record() = %+v, %v; want B's FAILED record untouched", r, err)
 		}
 		mustComplete(t, s, mustClaim(t, s, fb, touched))
@@ -244,7 +222,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if err := s.Apply(ctx, fa, ledger.Update{Entity: id, Version: 3, Data: []byte("stale")}); !errors.Is(err, ledger.ErrFenced) {
 			t.Errorf("stale Apply() of a newer version after B's write = %v, want ErrFenced", err)
 		}
-		if e, err := s.Entity(ctx, Tenant, id); err != nil || string(e.Data) != "b" || e.Version != 2 || e.Fence != fb.Token {
+		if e, err := s.Entity(ctx, Tenant, id); err != nil || string(e.Data) != "b" || e.Version != 2 || e.Fence != fb.Token() {
 			t.Errorf("Entity() = %+v, %v; want B's version 2", e, err)
 		}
 	})
@@ -252,11 +230,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	t.Run("FencesCompareOnlyWithinTheirConversation", func(t *testing.T) {
 		s := newStore(t, NewClock())
 		busy, quiet := "busy-"+uniq(t), "quiet-"+uniq(t)
-		var fx ledger.Fence
-		for range 3 {
-			fx = mustTake(t, s, busy)
-		}
-		fy := mustTake(t, s, quiet) // token 1, lower than fx's 3
+		fx := fence(t, busy, 300, 1)
+		fy := fence(t, quiet, 1, 1) // a lower token than fx's
 		id := "customer:" + uniq(t)
 		if err := s.Apply(ctx, fx, ledger.Update{Entity: id, Version: 1, Data: []byte("x")}); err != nil {
 			t.Fatalf("Apply() = %v", err)
@@ -274,9 +249,53 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		mustComplete(t, s, mustClaim(t, s, fy, k))
 	})
 
+	t.Run("ALaterMessageCountsAnEarlierClaimDone", func(t *testing.T) {
+		// Message 10 claimed the effect and succeeded: SQS deleted it, and
+		// its claim is the only write. Message 11 of the conversation holds
+		// the same event (a duplicate): it skips the effect, in and out of
+		// the lease, and no later write is needed to tell it so.
+		clock := NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "forward")
+		mustClaim(t, s, fence(t, conv, 10, 1), k)
+		for _, wait := range []time.Duration{0, 2 * Lease} {
+			clock.Advance(wait)
+			_, err := s.Claim(ctx, fence(t, conv, 11, 1), k, 0)
+			var ce *ledger.ConflictError
+			if !errors.Is(err, ledger.ErrCompleted) || !errors.As(err, &ce) {
+				t.Errorf("Claim() by the next message after %s = %v, want ErrCompleted conflict", wait, err)
+			}
+		}
+		// A redelivery of message 10 itself (its worker died mid-effect, or
+		// its deletion was lost) takes the expired lease over: the effect
+		// runs again under the same idempotency key.
+		l, err := s.Claim(ctx, fence(t, conv, 10, 2), k, 0)
+		if err != nil {
+			t.Fatalf("Claim() by the redelivery after the lease = %v, want takeover", err)
+		}
+		// A replay from the DLQ never counts on deletion: the message may
+		// have gone there after crashes, not after success.
+		if _, err := s.Claim(ctx, replay(t, conv, 12), k, 0); !errors.Is(err, ledger.ErrInFlight) {
+			t.Errorf("replay Claim() inside the lease = %v, want ErrInFlight", err)
+		}
+		clock.Advance(2 * Lease)
+		rl, err := s.Claim(ctx, replay(t, conv, 12), k, 0)
+		if err != nil {
+			t.Fatalf("replay Claim() after the lease = %v, want takeover", err)
+		}
+		if err := s.Complete(ctx, l); !errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("Complete() by the redelivery the replay took over from = %v, want ErrFenced", err)
+		}
+		mustComplete(t, s, rl)
+		if _, err := s.Claim(ctx, replay(t, conv, 13), k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by a second replay after the first completed = %v, want ErrCompleted", err)
+		}
+	})
+
 	t.Run("FailedEffectCanBeClaimedAgain", func(t *testing.T) {
 		s := newStore(t, NewClock())
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		l := mustClaim(t, s, f, k)
 		if err := s.Fail(ctx, ledger.Lease{Key: k, Fence: f, Token: "not-mine"}, "x"); !errors.Is(err, ledger.ErrLeaseLost) {
@@ -302,7 +321,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	t.Run("CompletedCountsUntilRetentionEnds", func(t *testing.T) {
 		clock := NewClock()
 		s := newStore(t, clock)
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		l := mustClaim(t, s, f, k)
 		clock.Advance(Lease / 2)
@@ -335,7 +354,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 
 	t.Run("ApplyOnlyNewerVersions", func(t *testing.T) {
 		s := newStore(t, NewClock())
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		id := "customer:" + uniq(t)
 		if _, err := s.Entity(ctx, Tenant, id); !errors.Is(err, ledger.ErrNotFound) {
 			t.Errorf("Entity(new) = %v, want ErrNotFound", err)
@@ -357,8 +376,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			}
 		}
 		e, err := s.Entity(ctx, Tenant, id)
-		if err != nil || e.Version != 3 || !bytes.Equal(e.Data, []byte("v3")) || e.Fence != f.Token {
-			t.Errorf("Entity() = %+v, %v; want version 3 with data v3 by fence %d", e, err, f.Token)
+		if err != nil || e.Version != 3 || !bytes.Equal(e.Data, []byte("v3")) || e.Fence != f.Token() {
+			t.Errorf("Entity() = %+v, %v; want version 3 with data v3 by fence %s", e, err, f.Token())
 		}
 	})
 
@@ -366,11 +385,11 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		s := newStore(t, NewClock())
 		conv := "conv-" + uniq(t)
 		id := "order:" + uniq(t)
-		fa := mustTake(t, s, conv)
+		fa := fence(t, conv, 9, 1)
 		if err := s.Apply(ctx, fa, ledger.Update{Entity: id, Version: 1, Data: []byte("a")}); err != nil {
 			t.Fatalf("Apply() = %v", err)
 		}
-		fb := mustTake(t, s, conv)
+		fb := fence(t, conv, 10, 1) // the conversation's next message
 		if err := s.Apply(ctx, fb, ledger.Update{Entity: id, Version: 2, Data: []byte("b")}); err != nil {
 			t.Fatalf("Apply() by the new owner = %v", err)
 		}
@@ -379,14 +398,14 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 				t.Errorf("stale Apply(version %d) = %v, want ErrFenced", v, err)
 			}
 		}
-		if e, err := s.Entity(ctx, Tenant, id); err != nil || string(e.Data) != "b" || e.Version != 2 || e.Fence != fb.Token {
-			t.Errorf("Entity() = %+v, %v; want version 2 with data b by fence %d", e, err, fb.Token)
+		if e, err := s.Entity(ctx, Tenant, id); err != nil || string(e.Data) != "b" || e.Version != 2 || e.Fence != fb.Token() {
+			t.Errorf("Entity() = %+v, %v; want version 2 with data b by fence %s", e, err, fb.Token())
 		}
 	})
 
 	t.Run("InvalidKeysAreRejected", func(t *testing.T) {
 		s := newStore(t, NewClock())
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		bad := []struct {
 			name string
@@ -396,9 +415,10 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			{"effect with a pipe", f, ledger.Key{Tenant: Tenant, Event: k.Event, Effect: "a|b"}},
 			{"empty effect", f, ledger.Key{Tenant: Tenant, Event: k.Event}},
 			{"empty event", f, ledger.Key{Tenant: Tenant, Effect: "forward"}},
-			{"other tenant's fence", ledger.Fence{Tenant: "globex", Conversation: f.Conversation, Token: f.Token, Series: f.Series}, k},
-			{"fence without a series", ledger.Fence{Tenant: Tenant, Conversation: f.Conversation, Token: f.Token}, k},
-			{"fence without a token", ledger.Fence{Tenant: Tenant, Conversation: f.Conversation, Series: f.Series}, k},
+			{"other tenant's fence", ledger.Fence{Tenant: "globex", Conversation: f.Conversation, Sequence: f.Sequence, Attempt: 1}, k},
+			{"fence without a sequence number", ledger.Fence{Tenant: Tenant, Conversation: f.Conversation, Attempt: 1}, k},
+			{"fence with a non-decimal sequence number", ledger.Fence{Tenant: Tenant, Conversation: f.Conversation, Sequence: "12a", Attempt: 1}, k},
+			{"fence without an attempt", ledger.Fence{Tenant: Tenant, Conversation: f.Conversation, Sequence: f.Sequence}, k},
 		}
 		for _, tt := range bad {
 			if _, err := s.Claim(ctx, tt.f, tt.k, 0); !errors.Is(err, ledger.ErrInvalidKey) {
@@ -408,8 +428,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if err := s.Apply(ctx, ledger.Fence{Tenant: Tenant, Conversation: f.Conversation}, ledger.Update{Entity: "e", Version: 1}); !errors.Is(err, ledger.ErrInvalidKey) {
 			t.Errorf("Apply(zero fence) = %v, want ErrInvalidKey", err)
 		}
-		if _, err := s.Take(ctx, "Bad|Tenant", "c"); !errors.Is(err, ledger.ErrInvalidKey) {
-			t.Errorf("Take(bad tenant) = %v, want ErrInvalidKey", err)
+		if _, err := ledger.NewFence("Bad|Tenant", "c", "1", 1, false); !errors.Is(err, ledger.ErrInvalidKey) {
+			t.Errorf("NewFence(bad tenant) = %v, want ErrInvalidKey", err)
 		}
 	})
 
@@ -418,7 +438,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			t.Skip("backend quirk: conditional writes are not atomic under concurrency (see Quirks); Memory and DynamoDB Local run this case")
 		}
 		s := newStore(t, NewClock())
-		f := mustTake(t, s, "conv-"+uniq(t))
+		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		const n = 20
 		var mu sync.Mutex
@@ -454,11 +474,23 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 }
 
-func mustTake(t *testing.T, s Store, conv string) ledger.Fence {
+// fence is the fence of the message with SequenceNumber seq of conv, at
+// its attempt-th receive.
+func fence(t *testing.T, conv string, seq, attempt int) ledger.Fence {
 	t.Helper()
-	f, err := s.Take(context.Background(), Tenant, conv)
+	f, err := ledger.NewFence(Tenant, conv, fmt.Sprint(seq), attempt, false)
 	if err != nil {
-		t.Fatalf("Take(%q) = %v", conv, err)
+		t.Fatalf("NewFence(%q, %d, %d) = %v", conv, seq, attempt, err)
+	}
+	return f
+}
+
+// replay is the fence of a message an operator redrove from the DLQ.
+func replay(t *testing.T, conv string, seq int) ledger.Fence {
+	t.Helper()
+	f, err := ledger.NewFence(Tenant, conv, fmt.Sprint(seq), 1, true)
+	if err != nil {
+		t.Fatalf("NewFence(%q, %d, replay) = %v", conv, seq, err)
 	}
 	return f
 }

@@ -40,7 +40,8 @@ var motoServer string
 // a later message of a group first when several in-flight ones become
 // visible together, and lets concurrent receives race): a group yields
 // nothing while any message of it is in flight, then yields from its head,
-// in order; a message moves to its DLQ after maxReceiveCount receives. It
+// in order; a message moves to its DLQ after maxReceiveCount receives; FIFO
+// SequenceNumbers increase in queue order, as AWS's do within a group. It
 // runs moto_server's own Python interpreter with the launcher in
 // moto_server.py, so every user of this package — make run, the tests,
 // make chaos — gets the same SQS.

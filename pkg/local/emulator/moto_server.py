@@ -17,6 +17,12 @@
 #   - receives, sends, deletes and visibility changes are serialised, and a
 #     long poll wakes when a message is sent, deleted or made visible.
 # Standard queues keep moto's own receive.
+#
+# It also numbers FIFO messages as AWS does: moto gives each one 20 random
+# digits as its SequenceNumber, where AWS's increase within a message group
+# (the worker's fencing tokens, package ledger, rely on that). Here they
+# increase in the order messages enter their queue (sends are serialised),
+# 20 digits like AWS's.
 import sys
 import threading
 from copy import deepcopy
@@ -122,6 +128,22 @@ def receive_message(
 
 
 models.SQSBackend.receive_message = receive_message
+
+_last_sequence_number = [0]
+
+
+def _set_sequence_number(message, value):
+    # send_message assigns moto's random digits under _lock: replace them.
+    if value is not None:
+        with _lock:
+            _last_sequence_number[0] += 1
+            value = "%020d" % _last_sequence_number[0]
+    message.__dict__["_hookpack_sequence_number"] = value
+
+
+models.Message.sequence_number = property(
+    lambda message: message.__dict__.get("_hookpack_sequence_number"), _set_sequence_number
+)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
