@@ -150,7 +150,7 @@ func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGa
 
 // TestWorkerEventAcceptedByWorker runs events/worker/sqs-batch.json (fresh)
 // through the real worker binary: every record is applied (forwarded to the
-// target service) and a second delivery of the batch repeats no effect.
+// target service) and the same events delivered again repeat no effect.
 func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	endpoint := awstest.Moto(t)
 	root := awstest.ModuleRoot()
@@ -184,16 +184,22 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
-		Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: time.Now(),
-		QueueARN: esm.ARNOf(stack.Queues["demo"].URL, awstest.Region),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload, err := json.Marshal(batch)
-	if err != nil {
-		t.Fatal(err)
+	// The batch, delivered twice: the second time as SQS delivers the same
+	// events enqueued again (later SequenceNumbers), which the ledger skips.
+	batchAt := func(now time.Time) (events.SQSEvent, []byte) {
+		t.Helper()
+		batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
+			Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: now,
+			QueueARN: esm.ARNOf(stack.Queues["demo"].URL, awstest.Region),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, err := json.Marshal(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return batch, payload
 	}
 	env := []string{
 		"LEDGER_TABLE=" + stack.Worker.LedgerTable,
@@ -206,6 +212,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 		"AWS_REGION=" + awstest.Region,
 	}
 	for round := 1; round <= 2; round++ {
+		batch, payload := batchAt(time.Now())
 		var logs bytes.Buffer
 		res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: payload, Timeout: 30 * time.Second, Stdout: &logs, Stderr: &logs})
 		if err != nil || res.Error != nil {
