@@ -1,13 +1,17 @@
-// Command cost is `make cost`: it measures what one accepted webhook costs
-// on the local emulators — AWS requests counted by an SDK middleware, the
-// handlers' durations, and the bytes of their log lines — for the whole
-// path (ingest, queue, worker, forward effect to a target), then prices it
-// per million webhooks at us-east-1 list prices (package cost) and writes
-// the tables to stdout (and to -out, default docs/cost.md).
+// Command cost is `make cost`: it measures what webhooks cost on the local
+// emulators — AWS requests counted by an SDK middleware, the handlers'
+// durations, and the bytes of their log lines — for the whole path (ingest,
+// queue, worker, forward effect to a target), for each workload of
+// cost.Mixes, then prices it per million webhooks at us-east-1 list prices
+// (package cost) and writes the tables to stdout (and to -out, default
+// docs/cost.md).
 //
-// Durations are measured against moto on this machine, whose latency is of
-// the same order as DynamoDB and SQS inside a region; -ingest-ms and
-// -worker-ms override them with figures observed in AWS.
+// Durations are measured against the emulators on this machine, whose
+// latency is of the same order as DynamoDB and SQS inside a region, and
+// priced at their median: the mean, which Lambda's bill follows, is printed
+// too, but on a shared machine it measures the neighbours' load as much as
+// the function. -ingest-ms and -worker-ms override them with figures
+// observed in AWS.
 package main
 
 import (
@@ -21,6 +25,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,13 +46,22 @@ import (
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
+// Budget is issue 14's target per million webhooks.
+const Budget = 4.00
+
+// before is what make cost measured per accepted webhook of the first mix
+// before issue 14 (commit 96fc6d6): the levers' "before" column.
+var before = struct {
+	ingestWrites, workerWrites, logBytes float64
+	total                                float64
+}{ingestWrites: 2, workerWrites: 3, logBytes: 1259, total: 5.69}
+
 func main() {
-	n := flag.Int("n", 200, "webhooks to send")
 	out := flag.String("out", "docs/cost.md", "markdown file to write (empty: stdout only)")
 	ingestMs := flag.Float64("ingest-ms", 0, "override the measured ingest duration (ms)")
 	workerMs := flag.Float64("worker-ms", 0, "override the measured worker duration per invocation (ms)")
 	flag.Parse()
-	if err := run(*n, *out, *ingestMs, *workerMs); err != nil {
+	if err := run(*out, *ingestMs, *workerMs); err != nil {
 		fmt.Fprintln(os.Stderr, "make cost:", err)
 		os.Exit(1)
 	}
@@ -63,8 +79,27 @@ func (b *byteCounter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func run(n int, outFile string, ingestOverride, workerOverride float64) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+func (b *byteCounter) take() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := b.n
+	b.n = 0
+	return n
+}
+
+// measured is one mix's run.
+type measured struct {
+	mix                      cost.Mix
+	accepted, invocations    int
+	ingest, worker           map[string]int
+	ingestMs, workerMs       float64 // medians
+	ingestMean, workerMean   float64
+	ingestBytes, workerBytes int
+	usage                    cost.Usage
+}
+
+func run(outFile string, ingestOverride, workerOverride float64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	port, err := emulator.FreePort()
 	if err != nil {
@@ -91,128 +126,225 @@ func run(n int, outFile string, ingestOverride, workerOverride float64) error {
 
 	ingestReqs, workerReqs := awscount.New(), awscount.New()
 	ingestLog, workerLog := &byteCounter{}, &byteCounter{}
+	// The functions log at INFO, as Lambda's ApplicationLogLevel does.
 	ih := ingest.NewAWS(ingestReqs.Install(s.AWS), s.Settings, slog.New(slog.NewJSONHandler(ingestLog, nil)))
 	wh := worker.NewAWS(workerReqs.Install(s.AWS), s.Worker, slog.New(slog.NewJSONHandler(workerLog, nil)))
+	sq := sqs.NewFromConfig(workerReqs.Install(s.AWS))
 	cfg := s.Tenants.Tenants["demo"].Providers["stripe"]
 
-	// Ingest: n Stripe events for n/5 customers, signed, as API Gateway
-	// delivers them.
-	var ingestDur time.Duration
-	for i := 0; i < n; i++ {
-		body := fmt.Sprintf(`{"id":"evt_cost_%d_%d","object":"event","type":"invoice.paid","data":{"object":{"id":"in_%d","object":"invoice","customer":"cus_%d","amount_paid":4200,"currency":"usd"}}}`, time.Now().UnixNano(), i, i, i%(n/5+1))
-		ev, err := apiEvent(body, cfg)
-		if err != nil {
-			return err
+	var runs []measured
+	for mi, mix := range cost.Mixes {
+		m := measured{mix: mix}
+		// Ingest: the mix's Stripe events, signed, as API Gateway delivers
+		// them; a duplicate is the same delivery again.
+		sent := map[int]events.APIGatewayV2HTTPRequest{}
+		var ingestDur []time.Duration
+		appliedBefore := len(s.Target.Applied())
+		for _, d := range mix.Deliveries() {
+			ev, ok := sent[d.Event]
+			if !ok {
+				body := fmt.Sprintf(`{"id":"evt_cost%d_%d_%d","object":"event","type":"invoice.paid","data":{"object":{"id":"in_%d","object":"invoice","customer":"cus_%d_%d","amount_paid":4200,"currency":"usd"}}}`,
+					mi, time.Now().UnixNano(), d.Event, d.Event, mi, d.Conversation)
+				if ev, err = apiEvent(body, cfg); err != nil {
+					return err
+				}
+				sent[d.Event] = ev
+			}
+			start := time.Now()
+			resp, _ := ih.Handle(ctx, ev)
+			ingestDur = append(ingestDur, time.Since(start))
+			want := `"status":"accepted"`
+			if d.Duplicate {
+				want = `"status":"duplicate"`
+			}
+			if resp.StatusCode != 200 || !strings.Contains(resp.Body, want) {
+				return fmt.Errorf("%s: ingest answered %d %s, want %s", mix.Name, resp.StatusCode, resp.Body, want)
+			}
+			if !d.Duplicate {
+				m.accepted++
+			}
 		}
-		start := time.Now()
-		resp, _ := ih.Handle(ctx, ev)
-		ingestDur += time.Since(start)
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("ingest answered %d %s", resp.StatusCode, resp.Body)
-		}
-	}
 
-	// Worker: drain the queue the way the event source mapping does.
-	sq := sqs.NewFromConfig(workerReqs.Install(s.AWS))
-	var workerDur time.Duration
-	invocations, processed := 0, 0
-	for empty := 0; processed < n && empty < 20; {
-		ev, err := esm.Receive(ctx, sq, s.Queues["demo"].URL, esm.ReceiveOptions{})
-		if err != nil {
-			return err
+		// Worker: drain the queue the way the event source mapping does.
+		var workerDur []time.Duration
+		processed := 0
+		for empty := 0; processed < m.accepted && empty < 20; {
+			ev, err := esm.Receive(ctx, sq, s.Queues["demo"].URL, esm.ReceiveOptions{})
+			if err != nil {
+				return err
+			}
+			if len(ev.Records) == 0 {
+				empty++
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			wctx, wcancel := context.WithTimeout(ctx, devstack.WorkerTimeout)
+			start := time.Now()
+			resp, err := wh.Handle(wctx, ev)
+			workerDur = append(workerDur, time.Since(start))
+			wcancel()
+			if err != nil {
+				return err
+			}
+			if err := esm.Settle(ctx, sq, s.Queues["demo"].URL, ev, resp); err != nil {
+				return err
+			}
+			m.invocations++
+			processed += len(ev.Records) - len(resp.BatchItemFailures)
 		}
-		if len(ev.Records) == 0 {
-			empty++
-			time.Sleep(100 * time.Millisecond)
-			continue
+		if applied := len(s.Target.Applied()) - appliedBefore; applied != m.accepted {
+			return fmt.Errorf("%s: target applied %d of %d effects", mix.Name, applied, m.accepted)
 		}
-		wctx, wcancel := context.WithTimeout(ctx, devstack.WorkerTimeout)
-		start := time.Now()
-		resp, err := wh.Handle(wctx, ev)
-		workerDur += time.Since(start)
-		wcancel()
-		if err != nil {
-			return err
+		m.ingest, m.worker = ingestReqs.Take(), workerReqs.Take()
+		m.ingestBytes, m.workerBytes = ingestLog.take(), workerLog.take()
+		m.ingestMs, m.ingestMean = stats(ingestDur)
+		m.workerMs, m.workerMean = stats(workerDur)
+		if ingestOverride > 0 {
+			m.ingestMs = ingestOverride
 		}
-		if err := esm.Settle(ctx, sq, s.Queues["demo"].URL, ev, resp); err != nil {
-			return err
+		if workerOverride > 0 {
+			m.workerMs = workerOverride
 		}
-		invocations++
-		processed += len(ev.Records) - len(resp.BatchItemFailures)
+		m.usage = usage(m)
+		runs = append(runs, m)
 	}
-	if applied := len(s.Target.Applied()); applied != n {
-		return fmt.Errorf("target applied %d of %d effects", applied, n)
-	}
-
-	perWebhook := func(x int) float64 { return float64(x) / float64(n) }
-	im := float64(ingestDur.Microseconds()) / 1000 / float64(n)
-	wm := float64(workerDur.Microseconds()) / 1000 / float64(invocations)
-	if ingestOverride > 0 {
-		im = ingestOverride
-	}
-	if workerOverride > 0 {
-		wm = workerOverride
-	}
-	u := cost.Usage{
-		Functions: []cost.Function{
-			{Name: "ingest", Invocations: 1, DurationMs: im, MemoryMB: 256},
-			{Name: "worker", Invocations: perWebhook(invocations), DurationMs: wm, MemoryMB: 256},
-		},
-		DynamoWrites: perWebhook(ingestReqs.Sum("DynamoDB", "PutItem", "UpdateItem", "DeleteItem") +
-			workerReqs.Sum("DynamoDB", "PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems")*1),
-		DynamoReads:   perWebhook(workerReqs.Sum("DynamoDB", "GetItem", "Query")),
-		SQSRequests:   perWebhook(ingestReqs.Sum("SQS", "SendMessage", "SendMessageBatch") + workerReqs.Sum("SQS", "ReceiveMessage", "DeleteMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "SendMessage")),
-		LogBytes:      perWebhook(ingestLog.n + workerLog.n),
-		StoredBytes:   400,
-		RetentionDays: 7,
-	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "# Cost per million webhooks\n\nGenerated by `make cost` on %s from %d Stripe webhooks through the whole local pipeline\n", time.Now().UTC().Format("2006-01-02"), n)
-	fmt.Fprintf(&b, "(ingest → SQS FIFO → worker → ledger → signed forward to a target), us-east-1 list prices (pkg/local/cost).\n\n")
-	fmt.Fprintf(&b, "Measured per webhook: ingest %d DynamoDB + %d SQS requests, worker %d DynamoDB writes; SSM GetParameter %d (ingest) + %d (worker) in all (credential cache); ",
-		ingestReqs.Sum("DynamoDB", "PutItem", "UpdateItem")/n, ingestReqs.Sum("SQS", "SendMessage", "SendMessageBatch")/n,
-		workerReqs.Sum("DynamoDB", "PutItem", "UpdateItem", "TransactWriteItems")/n,
-		ingestReqs.Sum("SSM", "GetParameter"), workerReqs.Sum("SSM", "GetParameter"))
-	fmt.Fprintf(&b, "%.1f messages per worker invocation; ingest %.1f ms, worker %.1f ms per invocation; %.0f log bytes.\n\n",
-		float64(n)/float64(invocations), im, wm, u.LogBytes)
-	cost.Write(&b, "per million accepted webhooks", cost.PerMillion(cost.USEast1, u))
-	fmt.Fprintf(&b, "\nFixed cost per tenant per month (idle):\n\n")
-	cost.Write(&b, "per tenant-month", cost.PerTenantMonth(cost.USEast1, cost.DefaultTenant))
-	fmt.Fprintf(&b, "\nAWS requests counted (all %d webhooks): ingest %v; worker %v.\n", n, ingestReqs.Counts(), workerReqs.Counts())
-	total := cost.Total(cost.PerMillion(cost.USEast1, u))
-	fmt.Fprintf(&b, "\n## Against the $4.00 budget\n\nTotal $%.2f per million: ", total)
-	if total <= 4 {
-		fmt.Fprintf(&b, "within budget.\n")
-	} else {
-		fmt.Fprintf(&b, "over by $%.2f (%.0f%%). DynamoDB writes dominate: the ingest claim and its completion (2 WRU) and the worker's fence, claim and completion (3 WRU) are each a single-item conditional write, already the minimum for the guarantees they carry.\n", total-4, 100*(total-4)/4)
-	}
-	lever := func(name string, v cost.Usage, p cost.Prices) {
-		t := cost.Total(cost.PerMillion(p, v))
-		fmt.Fprintf(&b, "| %s | %.2f | −%.2f |\n", name, t, total-t)
-	}
-	fmt.Fprintf(&b, "\nWhat would cut it further (recomputed with the same model):\n\n| change | USD per million | saving |\n|---|---:|---:|\n")
-	seq := u
-	seq.DynamoWrites--
-	lever("worker fence from the SQS FIFO SequenceNumber instead of a counter write (pkg/ledger doc: 2 WRU per message)", seq, cost.USEast1)
-	logs := u
-	logs.LogBytes /= 2
-	lever("half the log bytes (EMF aggregated per batch, shorter keys)", logs, cost.USEast1)
-	prov := cost.USEast1
-	prov.DynamoWritePerMillion = 0.00065 / 3600 / 0.7 * 1e6 // provisioned WCU-hour at 70% utilisation
-	lever("DynamoDB provisioned capacity with auto scaling at 70% utilisation (steady traffic)", u, prov)
-	all := seq
-	all.LogBytes /= 2
-	lever("all three", all, prov)
-	if _, err := io.Copy(os.Stdout, bytes.NewReader(b.Bytes())); err != nil {
+	b := report(runs)
+	if _, err := io.Copy(os.Stdout, bytes.NewReader(b)); err != nil {
 		return err
 	}
 	if outFile != "" {
 		if err := os.MkdirAll(filepath.Dir(outFile), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(outFile, b.Bytes(), 0o644)
+		return os.WriteFile(outFile, b, 0o644)
 	}
 	return nil
+}
+
+// stats returns the median and the mean of ds in milliseconds.
+func stats(ds []time.Duration) (median, mean float64) {
+	if len(ds) == 0 {
+		return 0, 0
+	}
+	sorted := append([]time.Duration(nil), ds...)
+	slices.Sort(sorted)
+	var total time.Duration
+	for _, d := range ds {
+		total += d
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(sorted[len(sorted)/2]), ms(total) / float64(len(ds))
+}
+
+func sum(counts map[string]int, service string, ops ...string) int {
+	t := 0
+	for _, op := range ops {
+		t += counts[service+"."+op]
+	}
+	return t
+}
+
+var writes = []string{"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+
+// usage is a run's usage per webhook received (deliveries, duplicates
+// included).
+func usage(m measured) cost.Usage {
+	per := func(x int) float64 { return float64(x) / float64(m.mix.Webhooks) }
+	return cost.Usage{
+		Functions: []cost.Function{
+			{Name: "ingest", Invocations: 1, DurationMs: m.ingestMs, MemoryMB: 256},
+			{Name: "worker", Invocations: per(m.invocations), DurationMs: m.workerMs, MemoryMB: 256},
+		},
+		DynamoWrites: per(sum(m.ingest, "DynamoDB", writes...) + sum(m.worker, "DynamoDB", writes...)),
+		DynamoReads:  per(sum(m.ingest, "DynamoDB", "GetItem", "Query") + sum(m.worker, "DynamoDB", "GetItem", "Query")),
+		SQSRequests: per(sum(m.ingest, "SQS", "SendMessage", "SendMessageBatch") +
+			sum(m.worker, "SQS", "ReceiveMessage", "DeleteMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "SendMessage")),
+		LogBytes:      per(m.ingestBytes + m.workerBytes),
+		StoredBytes:   400 * float64(m.accepted) / float64(m.mix.Webhooks),
+		RetentionDays: 7,
+	}
+}
+
+func report(runs []measured) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Cost per million webhooks\n\nGenerated by `make cost` on %s: each workload below goes through the whole local pipeline\n", time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "(Stripe deliveries → ingest → SQS FIFO → worker → ledger → signed forward to a target; DynamoDB Local, moto)\n")
+	fmt.Fprintf(&b, "and is priced per million webhooks received (duplicates included) at us-east-1 list prices (pkg/local/cost).\n")
+	fmt.Fprintf(&b, "Lambda platform lines (START/END/REPORT) are not billed: the template sets `SystemLogLevel: WARN`; a message done logs at DEBUG, which `ApplicationLogLevel: INFO` drops.\n")
+	fmt.Fprintf(&b, "Durations are the median per invocation measured against the emulators on this machine (means beside them).\n\n")
+	fmt.Fprintf(&b, "| workload | USD per million | against $%.2f |\n|---|---:|---|\n", Budget)
+	for _, m := range runs {
+		t := cost.Total(cost.PerMillion(cost.USEast1, m.usage))
+		verdict := "within"
+		if t > Budget {
+			verdict = fmt.Sprintf("**over by $%.2f**", t-Budget)
+		}
+		fmt.Fprintf(&b, "| %s | **%.2f** | %s |\n", m.mix.Name, t, verdict)
+	}
+	for _, m := range runs {
+		n := m.mix.Webhooks
+		fmt.Fprintf(&b, "\n## %s\n\n", m.mix.Name)
+		fmt.Fprintf(&b, "%d deliveries, %d accepted, %d duplicates. Per delivery: ingest %.2f DynamoDB writes + %.2f SQS sends, worker %.2f DynamoDB writes; ",
+			n, m.accepted, n-m.accepted, float64(sum(m.ingest, "DynamoDB", writes...))/float64(n), float64(sum(m.ingest, "SQS", "SendMessage", "SendMessageBatch"))/float64(n),
+			float64(sum(m.worker, "DynamoDB", writes...))/float64(n))
+		fmt.Fprintf(&b, "%.1f messages per worker invocation; ingest %.1f ms, worker %.1f ms per invocation (medians; means %.1f and %.1f ms); log bytes %.0f (ingest %.0f, worker %.0f).\n\n",
+			float64(m.accepted)/float64(m.invocations), m.ingestMs, m.workerMs, m.ingestMean, m.workerMean, m.usage.LogBytes, float64(m.ingestBytes)/float64(n), float64(m.workerBytes)/float64(n))
+		cost.Write(&b, "per million webhooks", cost.PerMillion(cost.USEast1, m.usage))
+		fmt.Fprintf(&b, "\nAWS requests counted (all %d deliveries): ingest %s; worker %s.\n", n, counts(m.ingest), counts(m.worker))
+	}
+
+	first := runs[0]
+	u := first.usage
+	total := cost.Total(cost.PerMillion(cost.USEast1, u))
+	fmt.Fprintf(&b, "\n## Levers, before and after\n\n")
+	fmt.Fprintf(&b, "Each change of issue 14 on the first workload, priced by swapping its measured usage back to what make cost measured before it (commit 96fc6d6, $%.2f); the rest of the row is today's measurement.\n\n", before.total)
+	fmt.Fprintf(&b, "| change | before | after | USD per million without it | with it |\n|---|---|---|---:|---:|\n")
+	worker := float64(sum(first.worker, "DynamoDB", writes...)) / float64(first.mix.Webhooks)
+	ingestW := float64(sum(first.ingest, "DynamoDB", writes...)) / float64(first.mix.Webhooks)
+	logs := u
+	logs.LogBytes = before.logBytes
+	fmt.Fprintf(&b, "| one INFO line per webhook (ingest ≤ 300 B, metric filters instead of its EMF block), worker success at DEBUG, EMF once per batch and outcome | %.0f log bytes | %.0f log bytes | %.2f | %.2f |\n",
+		before.logBytes, u.LogBytes, cost.Total(cost.PerMillion(cost.USEast1, logs)), total)
+	ledger := u
+	ledger.DynamoWrites += before.workerWrites - worker
+	fmt.Fprintf(&b, "| worker fence from the SQS FIFO SequenceNumber (no counter UpdateItem) and completion by the message's deletion (no Complete UpdateItem): one PutItem per message | %.0f worker writes (Take, Claim, Complete) | %.2f (Claim) | %.2f | %.2f |\n",
+		before.workerWrites, worker, cost.Total(cost.PerMillion(cost.USEast1, ledger)), total)
+	fmt.Fprintf(&b, "| ingest claim and completion (unchanged: the completion is what answers a later duplicate `duplicate` instead of taking an unfinished claim over) | %.0f writes | %.2f | | |\n",
+		before.ingestWrites, ingestW)
+
+	fmt.Fprintf(&b, "\nWhat would cut it further (recomputed with the same model):\n\n| change | USD per million | saving |\n|---|---:|---:|\n")
+	lever := func(name string, v cost.Usage, p cost.Prices) {
+		t := cost.Total(cost.PerMillion(p, v))
+		fmt.Fprintf(&b, "| %s | %.2f | −%.2f |\n", name, t, total-t)
+	}
+	prov := cost.USEast1
+	prov.DynamoWritePerMillion = 0.00065 / 3600 / 0.7 * 1e6 // provisioned WCU-hour at 70% utilisation
+	lever("DynamoDB provisioned capacity with auto scaling at 70% utilisation (steady traffic)", u, prov)
+	url := cost.USEast1
+	url.HTTPAPIPerMillion = 0
+	lever("Lambda function URL instead of the HTTP API (no per-request price; loses API Gateway throttling and custom domains)", u, url)
+	mem := u
+	mem.Functions = append([]cost.Function(nil), u.Functions...)
+	mem.Functions[0].MemoryMB = 128
+	lever("ingest at 128 MB (if its duration holds: it waits on DynamoDB and SQS)", mem, cost.USEast1)
+
+	fmt.Fprintf(&b, "\nFixed cost per tenant per month (idle):\n\n")
+	cost.Write(&b, "per tenant-month", cost.PerTenantMonth(cost.USEast1, cost.DefaultTenant))
+	return b.Bytes()
+}
+
+// counts formats request counts in a stable order.
+func counts(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, c[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // apiEvent builds the HTTP API event of a signed Stripe delivery.

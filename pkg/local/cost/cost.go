@@ -149,3 +149,54 @@ func Write(w io.Writer, title string, lines []Line) {
 	}
 	fmt.Fprintf(w, "| **total** | | **%.2f** | |\n", total)
 }
+
+// Mix is a workload `make cost` drives through the pipeline.
+type Mix struct {
+	Name string
+	// Webhooks is the number of deliveries sent.
+	Webhooks int
+	// DuplicateShare of the deliveries repeat an earlier accepted one, as
+	// a provider's retry or double send does (same event, same body).
+	DuplicateShare float64
+	// PerConversation is the number of events of each conversation; the
+	// conversations are interleaved, as independent customers' events are.
+	PerConversation int
+}
+
+// Mixes are the workloads docs/cost.md prices.
+var Mixes = []Mix{
+	{Name: "200 webhooks, conversations of 5", Webhooks: 200, PerConversation: 5},
+	{Name: "200 webhooks, 30% duplicates, conversations of 10", Webhooks: 200, DuplicateShare: 0.3, PerConversation: 10},
+}
+
+// Delivery is one webhook of a mix: event Event (numbered from 0 in order
+// of first delivery) of conversation Conversation, sent again when
+// Duplicate.
+type Delivery struct {
+	Event, Conversation int
+	Duplicate           bool
+}
+
+// Deliveries lays the mix out: the accepted events in order, with the
+// duplicates spread evenly among them, each repeating an event already sent.
+func (m Mix) Deliveries() []Delivery {
+	dups := int(float64(m.Webhooks)*m.DuplicateShare + 0.5)
+	accepted := m.Webhooks - dups
+	per := max(m.PerConversation, 1)
+	conversations := max((accepted+per-1)/per, 1)
+	out := make([]Delivery, 0, m.Webhooks)
+	sent, repeated := 0, 0
+	for i := 0; i < m.Webhooks; i++ {
+		// A duplicate is due when the duplicates so far fall behind the
+		// share of the deliveries so far (and an event exists to repeat).
+		if sent > 0 && repeated < dups && float64(repeated+1) <= m.DuplicateShare*float64(i+1)+1e-9 || sent == accepted {
+			e := (repeated * 7) % sent
+			out = append(out, Delivery{Event: e, Conversation: e % conversations, Duplicate: true})
+			repeated++
+			continue
+		}
+		out = append(out, Delivery{Event: sent, Conversation: sent % conversations})
+		sent++
+	}
+	return out
+}

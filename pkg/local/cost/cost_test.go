@@ -44,3 +44,41 @@ func TestPerTenantMonth(t *testing.T) {
 		t.Errorf("per tenant = %.4f", got)
 	}
 }
+
+func TestMixDeliveries(t *testing.T) {
+	for _, m := range Mixes {
+		t.Run(m.Name, func(t *testing.T) {
+			ds := m.Deliveries()
+			if len(ds) != m.Webhooks {
+				t.Fatalf("%d deliveries, want %d", len(ds), m.Webhooks)
+			}
+			seen := map[int]bool{}
+			perConv := map[int]map[int]bool{}
+			dups := 0
+			for i, d := range ds {
+				switch {
+				case d.Duplicate && !seen[d.Event]:
+					t.Fatalf("delivery %d repeats event %d before it was sent", i, d.Event)
+				case !d.Duplicate && seen[d.Event]:
+					t.Fatalf("delivery %d sends event %d twice as new", i, d.Event)
+				}
+				if d.Duplicate {
+					dups++
+				}
+				seen[d.Event] = true
+				if perConv[d.Conversation] == nil {
+					perConv[d.Conversation] = map[int]bool{}
+				}
+				perConv[d.Conversation][d.Event] = true
+			}
+			if want := int(float64(m.Webhooks)*m.DuplicateShare + 0.5); dups != want {
+				t.Errorf("%d duplicates, want %d", dups, want)
+			}
+			for c, evs := range perConv {
+				if len(evs) != m.PerConversation {
+					t.Errorf("conversation %d has %d events, want %d", c, len(evs), m.PerConversation)
+				}
+			}
+		})
+	}
+}
