@@ -202,7 +202,8 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 // would bill two per item). A message with one effect consumes 1 write unit
 // (it was 3: Take, Claim, Complete). The event enqueued again is billed 1
 // for the rejected Claim, which reports no ConsumedCapacity, so that part is
-// held by the request count. A failed delivery adds the Fail.
+// held by the request count. A failed delivery adds the effect's Fail and
+// the message's attempt count.
 func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.DynamoDBLocal(t))
@@ -249,7 +250,8 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 	}{
 		{"message", rec(t, e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
 		{"the event enqueued again", recAs(t, "m-again", e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 0},
-		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1}, 2},
+		// Claim, the effect's Fail, and the message's FailedAttempt count.
+		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}, 3},
 		{"its retry", rec(t, flaky, 2), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
 	}
 	for _, st := range steps {

@@ -281,7 +281,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish,
 	}
 	_, replayed := rec.MessageAttributes[AttrReplayOf]
-	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.attempt, replayed)
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, replayed)
 	err = h.run(hctx, handle, ev)
 	cancel()
 	if err != nil && !lost(err) {
