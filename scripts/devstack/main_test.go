@@ -69,11 +69,11 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 		if !strings.Contains(b, fmt.Sprintf("http://127.0.0.1:%d/webhooks/demo/stripe", ports[0])) {
 			t.Errorf("banner lacks the Stripe URL:\n%s", b)
 		}
-	case <-time.After(90 * time.Second):
+	case <-time.After(4 * time.Minute): // emulators start slowly on a loaded machine
 		_ = cmd.Process.Kill()
 		mu.Lock()
 		defer mu.Unlock()
-		t.Fatalf("no banner within 90s; stderr:\n%s", b.String())
+		t.Fatalf("no banner within 4m; stderr:\n%s", b.String())
 	}
 	for _, p := range ports {
 		if !listening(p) {

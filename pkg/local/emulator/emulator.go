@@ -110,6 +110,11 @@ func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, er
 	})
 }
 
+// startTimeout bounds an emulator's start-up. A JVM starting DynamoDB Local
+// on a loaded 2-core machine (parallel test packages each start their own)
+// has been seen to need over a minute.
+const startTimeout = 3 * time.Minute
+
 // start launches argv from a goroutine locked to its OS thread, which stays
 // alive until the process exits: Linux sends the parent-death signal when
 // the spawning thread exits, not the process.
@@ -148,7 +153,7 @@ func start(ctx context.Context, name string, port int, probe string, argv func(i
 	if err := <-started; err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		select {
 		case <-p.done:
@@ -167,7 +172,7 @@ func start(ctx context.Context, name string, port int, probe string, argv func(i
 	}
 	p.Stop()
 	out, _ := os.ReadFile(logf.Name())
-	return nil, fmt.Errorf("%s did not answer on %s within 60s: %s", name, p.Endpoint, strings.TrimSpace(string(out)))
+	return nil, fmt.Errorf("%s did not answer on %s within %s: %s", name, p.Endpoint, startTimeout, strings.TrimSpace(string(out)))
 }
 
 // Stop kills the emulator's process group and waits for it to exit.
