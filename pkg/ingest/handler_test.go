@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -306,7 +307,10 @@ func TestAcceptThenDuplicate(t *testing.T) {
 	if m.GroupID != "octo/hello#42" {
 		t.Errorf("MessageGroupId = %q, want octo/hello#42", m.GroupID)
 	}
-	if m.DeduplicationID != webhook.DeduplicationID("acme#github#72d3162e-cc78-11e3-81ab-4c9367dc0958") {
+	// GitHub signs the body only: the key is its hash, the delivery GUID
+	// is the traced event id.
+	key := "acme#github#sha256:" + fieldsHash(githubBody)
+	if m.DeduplicationID != webhook.DeduplicationID(key) {
 		t.Errorf("MessageDeduplicationId = %q", m.DeduplicationID)
 	}
 	if f.q.urls[0] != "https://sqs.local/000/hookpack-acme.fifo" {
@@ -316,7 +320,7 @@ func TestAcceptThenDuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env.Key != "acme#github#72d3162e-cc78-11e3-81ab-4c9367dc0958" || env.Type != "issues" || env.Body != githubBody || !env.ReceivedAt.Equal(fixedNow) {
+	if env.Key != key || env.EventID != "72d3162e-cc78-11e3-81ab-4c9367dc0958" || env.Type != "issues" || env.Body != githubBody || !env.ReceivedAt.Equal(fixedNow) {
 		t.Errorf("envelope = %+v", env)
 	}
 }
@@ -360,7 +364,7 @@ func TestInFlightIsRetryable(t *testing.T) {
 	f := newFixture(t)
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-inflight")
 	// A first attempt claimed the key and is still running.
-	if _, err := f.claims.claimStore.Claim(context.Background(), "acme#github#d-inflight", ""); err != nil {
+	if _, err := f.claims.claimStore.Claim(context.Background(), "acme#github#sha256:"+fieldsHash(githubBody), ""); err != nil {
 		t.Fatal(err)
 	}
 	*f.now = f.now.Add(10 * time.Second)
@@ -461,6 +465,35 @@ func TestLogLineBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fieldsHash is webhook.DedupID's content hash of one field.
+func fieldsHash(body string) string {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(body)))
+	h.Write(n[:])
+	h.Write([]byte(body))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestReplayWithFreshIDHeaderIsADuplicate: a captured GitHub delivery sent
+// again with new X-GitHub-Delivery values queues nothing more.
+func TestReplayWithFreshIDHeaderIsADuplicate(t *testing.T) {
+	f := newFixture(t)
+	for i, id := range []string{"d-orig", "d-fresh-1", "d-fresh-2", "d-fresh-3"} {
+		resp := f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, id))
+		want := `"status":"duplicate"`
+		if i == 0 {
+			want = `"status":"accepted"`
+		}
+		if resp.StatusCode != 200 || !strings.Contains(resp.Body, want) {
+			t.Errorf("delivery %s = %d %s, want 200 %s", id, resp.StatusCode, resp.Body, want)
+		}
+	}
+	if f.q.count() != 1 {
+		t.Errorf("queued %d, want 1: a replay with a fresh unsigned id is a duplicate", f.q.count())
 	}
 }
 

@@ -175,7 +175,7 @@ func TestIntegrationDeadClaimIsTakenOver(t *testing.T) {
 	s := newStack(t, clock)
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "dead-1")
 	// Simulate a Lambda that claimed the key and died before sending.
-	if _, err := s.handler.cfg.Claims.Claim(context.Background(), "acme#github#dead-1", ""); err != nil {
+	if _, err := s.handler.cfg.Claims.Claim(context.Background(), "acme#github#sha256:"+fieldsHash(githubBody), ""); err != nil {
 		t.Fatal(err)
 	}
 	if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 409 {
@@ -192,10 +192,11 @@ func TestIntegrationDeadClaimIsTakenOver(t *testing.T) {
 
 func TestIntegrationRejectedWritesNothing(t *testing.T) {
 	s := newStack(t, time.Now)
+	body := func(id string) string { return strings.Replace(githubBody, "opened", "opened-"+id, 1) }
 	for _, req := range []events.APIGatewayV2HTTPRequest{
-		githubRequest("acme", globexSecret, githubBody, "rej-1"),
-		withBody(githubRequest("acme", acmeGitHubSecret, githubBody, "rej-2"), githubBody+"x"),
-		withoutHeader(githubRequest("acme", acmeGitHubSecret, githubBody, "rej-3"), "x-hub-signature-256"),
+		githubRequest("acme", globexSecret, body("rej-1"), "rej-1"),
+		withBody(githubRequest("acme", acmeGitHubSecret, body("rej-2"), "rej-2"), body("rej-2")+"x"),
+		withoutHeader(githubRequest("acme", acmeGitHubSecret, body("rej-3"), "rej-3"), "x-hub-signature-256"),
 	} {
 		if resp, _ := s.handler.Handle(context.Background(), req); resp.StatusCode != 401 {
 			t.Errorf("Handle() = %d, want 401", resp.StatusCode)
@@ -207,7 +208,7 @@ func TestIntegrationRejectedWritesNothing(t *testing.T) {
 	// Nothing was claimed either: the same deliveries, correctly signed,
 	// are accepted as new.
 	for _, id := range []string{"rej-1", "rej-2", "rej-3"} {
-		resp, _ := s.handler.Handle(context.Background(), githubRequest("acme", acmeGitHubSecret, githubBody, id))
+		resp, _ := s.handler.Handle(context.Background(), githubRequest("acme", acmeGitHubSecret, body(id), id))
 		if resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
 			t.Errorf("valid %s = %d %s, want 200 accepted", id, resp.StatusCode, resp.Body)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
@@ -49,17 +50,19 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		t.Fatalf("building the handler made AWS requests: %v", got)
 	}
 
+	// Each delivery is another event: other signed content (the key is the
+	// body's hash).
 	github := func(delivery string) events.APIGatewayV2HTTPRequest {
-		return githubRequest("acme", acmeGitHubSecret, githubBody, delivery)
+		return githubRequest("acme", acmeGitHubSecret, strings.Replace(githubBody, "42", delivery, 1), delivery)
 	}
 	steps := []struct {
 		name string
 		req  events.APIGatewayV2HTTPRequest
 		want map[string]int
 	}{
-		{"cold accepted", github("req-1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
-		{"warm accepted", github("req-2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
-		{"duplicate", github("req-2"), map[string]int{"DynamoDB.PutItem": 1}},
+		{"cold accepted", github("1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
+		{"warm accepted", github("2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
+		{"duplicate", github("2"), map[string]int{"DynamoDB.PutItem": 1}},
 		// A batched delivery: one claim and one completion per event, one
 		// send per 10 events.
 		{"batch of 23 accepted", whatsappBatch(acmeWhatsAppSecret, 9, 23), map[string]int{"DynamoDB.PutItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 23}},

@@ -6,17 +6,19 @@ import (
 	"encoding/hex"
 )
 
-// IdempotencyKey returns the dedup key of ev: "{tenant}#{provider}#{id}".
-// When the provider supplies no id, the id part is "sha256:" followed by the
-// hex SHA-256 of the event's defining fields (length-prefixed, so field
-// boundaries cannot be shifted to collide), or of its body.
+// IdempotencyKey returns the dedup key of ev: "{tenant}#{provider}#{id}",
+// where id is DedupID(ev). It is made of signed bytes only: a captured
+// delivery re-sent with a fresh unsigned header keeps its key and is a
+// duplicate.
 func IdempotencyKey(tenant, provider string, ev Event) string {
-	return tenant + "#" + provider + "#" + EventID(ev)
+	return tenant + "#" + provider + "#" + DedupID(ev)
 }
 
-// EventID returns ev.ID, or the content-hash fallback described at
-// IdempotencyKey.
-func EventID(ev Event) string {
+// DedupID returns ev.ID, or when the provider has no signed id, "sha256:"
+// followed by the hex SHA-256 of the event's defining fields
+// (length-prefixed, so field boundaries cannot be shifted to collide), or of
+// its body. ev.TraceID never takes part.
+func DedupID(ev Event) string {
 	if ev.ID != "" {
 		return ev.ID
 	}
@@ -25,6 +27,15 @@ func EventID(ev Event) string {
 		fields = [][]byte{ev.Body}
 	}
 	return "sha256:" + hashFields(fields)
+}
+
+// EventID returns the id the envelope, the response and the logs show for
+// ev: its signed ID, else the provider's unsigned TraceID, else DedupID.
+func EventID(ev Event) string {
+	if ev.ID == "" && ev.TraceID != "" {
+		return ev.TraceID
+	}
+	return DedupID(ev)
 }
 
 // Digest returns the payload digest of ev that the idempotency claim stores

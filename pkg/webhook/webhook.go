@@ -65,9 +65,16 @@ func (c Config) Setting(key, def string) string {
 // Event is one verified event derived from a delivery. A delivery usually
 // holds one event; batching providers (WhatsApp) yield several.
 type Event struct {
-	// ID is the provider's stable event id. When empty, the idempotency key
+	// ID is the provider's stable event id, and must come from bytes the
+	// signature covers: it makes the idempotency key. When empty, the key
 	// falls back to a SHA-256 of Defining (or of Body when Defining is nil).
 	ID string
+	// TraceID is the provider's id for the event when it comes from a header
+	// the signature does not cover (X-GitHub-Delivery, X-Shopify-Event-Id,
+	// I-Twilio-Idempotency-Token): shown as the envelope's eventId for
+	// tracing, never part of the idempotency key, since anyone holding a
+	// captured delivery can change it.
+	TraceID string
 	// Type is the provider's event type (e.g. "invoice.paid", "push").
 	Type string
 	// Conversation is the ordering key: events with the same conversation

@@ -115,7 +115,9 @@ func Plan(run string) (sequential []Delivery, burst Delivery) {
 		return Delivery{Scenario: "stripe: one customer, in order, each delivered twice", Provider: "stripe", Header: header("Content-Type", jsonCT), Body: []byte(body), Expect: 1}
 	}
 	shop := func(n int, order string, topic string) Delivery {
-		body := fmt.Sprintf(`{"id":%s,"name":"#%s","financial_status":"paid"}`, order, order)
+		// Each topic carries the order as it is then (Shopify keys nothing
+		// on its unsigned headers: the key is the signed body's hash).
+		body := fmt.Sprintf(`{"id":%s,"name":"#%s","financial_status":"paid","updated_at":"2026-11-22T12:00:0%dZ"}`, order, order, n)
 		return Delivery{Scenario: "shopify: two orders interleaved", Provider: "shopify",
 			Header: header("Content-Type", jsonCT, "X-Shopify-Topic", topic, "X-Shopify-Shop-Domain", "demo.myshopify.com",
 				"X-Shopify-Event-Id", fmt.Sprintf("evt-%s-%d", run, n), "X-Shopify-Webhook-Id", fmt.Sprintf("wh-%s-%d", run, n)),

@@ -299,13 +299,19 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 		}
 	}
 	ev := webhook.Event{Body: req.Body, Headers: map[string]string{"content-type": req.Header.Get("Content-Type")}}
-	if ev.ID, err = extract(req, doc, cfg.Settings["id"], "id"); err != nil {
+	var kind string
+	if ev.ID, kind, err = extract(req, doc, cfg.Settings["id"], "id"); err != nil {
 		return nil, err
 	}
-	if ev.Type, err = extract(req, doc, cfg.Settings["type"], "type"); err != nil {
+	if kind == "header" {
+		// No header is signed: an id from one is for tracing only, the
+		// key falls back to the content hash.
+		ev.ID, ev.TraceID = "", ev.ID
+	}
+	if ev.Type, _, err = extract(req, doc, cfg.Settings["type"], "type"); err != nil {
 		return nil, err
 	}
-	if ev.Conversation, err = extract(req, doc, cfg.Settings["conversation"], "conversation"); err != nil {
+	if ev.Conversation, _, err = extract(req, doc, cfg.Settings["conversation"], "conversation"); err != nil {
 		return nil, err
 	}
 	if d := cfg.Settings["defining"]; d != "" && ev.ID == "" {
@@ -320,29 +326,28 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 // by "|", the first non-empty winning. A configured source that yields
 // nothing is a malformed delivery for id (the key must be stable), and empty
 // for type and conversation.
-func extract(req *webhook.Request, doc any, src, what string) (string, error) {
+func extract(req *webhook.Request, doc any, src, what string) (v, kind string, err error) {
 	if src == "" {
-		return "", nil
+		return "", "", nil
 	}
 	for alt := range strings.SplitSeq(src, "|") {
 		kind, arg, _ := strings.Cut(strings.TrimSpace(alt), ":")
-		var v string
 		switch kind {
 		case "header":
 			v = req.Header.Get(arg)
 		case "json":
 			v = jsonpath.Text(doc, arg)
 		default:
-			return "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
+			return "", "", webhook.Errorf(webhook.ErrMisconfigured, "hmac: %s source %q must start with header: or json:", what, alt)
 		}
 		if v != "" {
-			return v, nil
+			return v, kind, nil
 		}
 	}
 	if what == "id" {
-		return "", webhook.Errorf(webhook.ErrMalformed, "event id (%s) is missing", src)
+		return "", "", webhook.Errorf(webhook.ErrMalformed, "event id (%s) is missing", src)
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // Sign signs req the way the tenant's settings describe the sender: the

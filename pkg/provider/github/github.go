@@ -1,10 +1,11 @@
 // Package github verifies and parses GitHub webhook deliveries.
 //
 // Signature: X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256(secret, body).
-// GitHub signs no timestamp, so replay protection rests on the idempotency
-// key.
-// Id: X-GitHub-Delivery, a GUID that manual redeliveries keep. Type:
-// X-GitHub-Event.
+// GitHub signs no timestamp and no header, so the idempotency key is the
+// SHA-256 of the signed body: a captured delivery re-sent with a fresh
+// X-GitHub-Delivery is a duplicate, and so is GitHub's own redelivery (it
+// resends the same body). The X-GitHub-Delivery GUID is kept as the event's
+// TraceID (eventId) for tracing. Type: X-GitHub-Event.
 // Conversation: the repository's full name plus the issue or pull request
 // number when the payload has one ("octo/repo#42"), else the repository;
 // without a repository, the organization's login; otherwise the hook's
@@ -112,7 +113,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		conv = target + ":" + req.Header.Get("X-GitHub-Hook-Installation-Target-ID")
 	}
 	return []webhook.Event{{
-		ID:           id,
+		TraceID:      id,
 		Type:         typ,
 		Conversation: conv,
 		Body:         req.Body,

@@ -40,10 +40,12 @@ func delivery() *webhook.Request {
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider:   Provider{},
-		Request:    delivery,
-		Signature:  "X-Hub-Signature-256",
-		OtherEvent: func(r *webhook.Request) { r.Header.Set("X-GitHub-Delivery", "d2") },
+		Provider:  Provider{},
+		Request:   delivery,
+		Signature: "X-Hub-Signature-256",
+		// Another event is other signed content: the key is the body's hash.
+		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(string(r.Body), "42", "43", 1)) },
+		Unsigned:   []string{"X-GitHub-Delivery", "X-GitHub-Event", "X-GitHub-Hook-ID"},
 		Vectors: []providertest.Vector{
 			{Name: "GitHub docs", Request: func() *webhook.Request { return request(docSignature, docPayload) },
 				Config: webhook.Config{Secrets: []string{docSecret}}, Headers: []string{"X-Hub-Signature-256"}},
@@ -103,8 +105,10 @@ func TestEvents(t *testing.T) {
 				t.Fatalf("Events() returned %d events, want 1", len(evs))
 			}
 			ev := evs[0]
-			if ev.ID != "72d3162e-cc78-11e3-81ab-4c9367dc0958" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want delivery id, %q, %q", ev.ID, ev.Type, ev.Conversation, tt.wantType, tt.wantConv)
+			// The delivery GUID is unsigned: it is the traced event id, the
+			// key is made of the signed body.
+			if webhook.EventID(ev) != "72d3162e-cc78-11e3-81ab-4c9367dc0958" || ev.ID != "" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
+				t.Errorf("Events() = id %q (signed id %q) type %q conv %q; want delivery id (unsigned), %q, %q", webhook.EventID(ev), ev.ID, ev.Type, ev.Conversation, tt.wantType, tt.wantConv)
 			}
 			if string(ev.Body) != tt.body {
 				t.Errorf("Events() body was changed: %q", ev.Body)

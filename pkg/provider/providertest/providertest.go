@@ -46,6 +46,11 @@ type Case struct {
 	// OtherEvent turns a delivery into a different event (another event
 	// id, or other content where keys are content hashes).
 	OtherEvent func(*webhook.Request)
+	// Unsigned are the headers the adapter reads that the signature does
+	// not cover (delivery ids, topics). A captured delivery re-sent with
+	// fresh values in them must still verify — and have the same
+	// idempotency keys, so that it is a duplicate.
+	Unsigned []string
 	// Vectors are the provider's published test vectors.
 	Vectors []Vector
 	// Tampers are changes after signing that must fail verification, on
@@ -255,6 +260,20 @@ func Run(t *testing.T, c Case) {
 			if first[k] {
 				t.Errorf("another event has the key %q of the first", k)
 			}
+		}
+	})
+
+	t.Run("replay with fresh unsigned headers", func(t *testing.T) {
+		captured := signed(t)
+		first := keys(t, c.Provider, captured, cfg(s1))
+		for _, h := range c.Unsigned {
+			t.Run(h, func(t *testing.T) {
+				replay := signed(t)
+				replay.Header.Set(h, "replayed-"+h)
+				if got := keys(t, c.Provider, replay, cfg(s1)); !maps.Equal(got, first) {
+					t.Errorf("keys after changing %s = %v, want the captured delivery's %v: the replay must be a duplicate", h, got, first)
+				}
+			})
 		}
 	})
 

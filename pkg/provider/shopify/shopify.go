@@ -5,13 +5,16 @@
 // headers without the "X-" prefix (Shopify-Hmac-Sha256, Shopify-Topic, …);
 // both spellings are accepted, the prefixed one first.
 //
-// Replay rules: Shopify signs no timestamp, so replays are caught by the
-// idempotency key alone.
+// Replay rules: Shopify signs no timestamp and no header, so replays are
+// caught by the idempotency key alone, which is the SHA-256 of the signed
+// body: a captured delivery re-sent with a fresh X-Shopify-Event-Id,
+// X-Shopify-Webhook-Id or X-Shopify-Topic is a duplicate, and so are
+// Shopify's own retries (they carry the original payload).
 //
 // Id: X-Shopify-Event-Id (the same for every delivery of one event), falling
-// back to X-Shopify-Webhook-Id (the same across retries of one delivery),
-// prefixed with the topic ("orders/create:<id>") so that two topics fired by
-// one underlying event are never mistaken for duplicates.
+// back to X-Shopify-Webhook-Id, prefixed with the topic
+// ("orders/create:<id>"), is the event's TraceID (eventId) for tracing only.
+// Two topics whose bodies are byte for byte the same are one event.
 //
 // Type: X-Shopify-Topic ("orders/create").
 //
@@ -107,7 +110,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		conv = shop + "/" + r
 	}
 	return []webhook.Event{{
-		ID:           topic + ":" + id,
+		TraceID:      topic + ":" + id,
 		Type:         topic,
 		Conversation: conv,
 		Body:         req.Body,

@@ -71,9 +71,13 @@ func TestContract(t *testing.T) {
 						"X-Shopify-Hmac-Sha256": "AAAA",
 					}, orderBody)
 				},
-				Signature:  spelling + "Hmac-Sha256",
-				OtherEvent: func(r *webhook.Request) { r.Header.Set(spelling+"Event-Id", "e2") },
-				Vectors:    vectors,
+				Signature: spelling + "Hmac-Sha256",
+				// Another event is other signed content: the key is the body's hash.
+				OtherEvent: func(r *webhook.Request) {
+					r.Body = []byte(strings.Replace(string(r.Body), "820982911946154508", "820982911946154509", 1))
+				},
+				Unsigned: []string{spelling + "Event-Id", spelling + "Webhook-Id", spelling + "Topic", spelling + "Triggered-At"},
+				Vectors:  vectors,
 				Tampers: []providertest.Change{
 					{Name: "body re-encoded", Apply: func(r *webhook.Request) { r.Body = []byte(strings.ReplaceAll(string(r.Body), `\/`, `/`)) }},
 					{Name: "hex instead of base64", Apply: func(r *webhook.Request) {
@@ -127,8 +131,8 @@ func TestEvents(t *testing.T) {
 				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
 			}
 			ev := evs[0]
-			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
+			if webhook.EventID(ev) != tt.wantID || ev.ID != "" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
+				t.Errorf("Events() = id %q (signed id %q) type %q conv %q; want %q (unsigned) %q %q", webhook.EventID(ev), ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
 			}
 			if string(ev.Body) != tt.body {
 				t.Error("Events() changed the body")
@@ -172,7 +176,7 @@ func FuzzEvents(f *testing.F) {
 			t.Fatalf("Events() error %v does not wrap ErrMalformed", err)
 		}
 		for _, ev := range evs {
-			if ev.ID == "" || !strings.HasPrefix(ev.Conversation, "s") {
+			if webhook.EventID(ev) == "" || !strings.HasPrefix(ev.Conversation, "s") {
 				t.Fatalf("Events() = %+v: want an id and a conversation scoped to the shop", ev)
 			}
 		}

@@ -14,16 +14,17 @@
 // domains, since Twilio signs exactly the URL configured in its console.
 //
 // Replay rules: Twilio signs no timestamp; replays are caught by the
-// idempotency key.
+// idempotency key, which is made of signed parameters only.
 //
-// Id: the I-Twilio-Idempotency-Token header (the same across Twilio's
-// retries of one request), else the resource SID (MessageSid, SmsMessageSid,
-// SmsSid, CallSid, RecordingSid, TranscriptionSid, ConversationSid …) plus its
-// status (MessageStatus, SmsStatus, CallStatus, RecordingStatus,
+// Id: the resource SID (MessageSid, SmsMessageSid, SmsSid, CallSid,
+// RecordingSid, TranscriptionSid, ConversationSid …) plus its status
+// (MessageStatus, SmsStatus, CallStatus, RecordingStatus,
 // TranscriptionStatus, or the Conversations EventType) plus SequenceNumber
-// when present: "SM…:delivered". Without either, the event falls back to the
-// content hash of the body. Event Streams batches (a JSON array of
-// CloudEvents) are split into one event per CloudEvent, keyed by its "id".
+// when present: "SM…:delivered"; without a SID, the content hash of the body.
+// Event Streams batches (a JSON array of CloudEvents) are split into one
+// event per CloudEvent, keyed by its "id". The I-Twilio-Idempotency-Token
+// header (the same across Twilio's retries of one request) is not signed:
+// it is kept as the event's TraceID (eventId), never in the key.
 //
 // Type: the Conversations EventType, else "message.<status>",
 // "call.<status>", "recording.<status>", "transcription.<status>"; for
@@ -218,7 +219,8 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		return nil, webhook.Errorf(webhook.ErrMalformed, "form body is not URL-encoded")
 	}
 	return []webhook.Event{{
-		ID:           formID(form.Get, token),
+		ID:           formID(form.Get),
+		TraceID:      token,
 		Type:         formType(form.Get),
 		Conversation: conversation(form.Get("ConversationSid"), form.Get("From"), form.Get("To")),
 		Body:         req.Body,
@@ -226,10 +228,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	}}, nil
 }
 
-func formID(get func(string) string, token string) string {
-	if token != "" {
-		return token
-	}
+func formID(get func(string) string) string {
 	sid := ""
 	for _, f := range sidFields {
 		if sid = get(f); sid != "" {
@@ -305,16 +304,14 @@ func jsonEvents(body []byte, token string, headers map[string]string) ([]webhook
 			}
 			return ""
 		}
-		id := get("id", "sid")
-		if id == "" && token != "" {
-			id = token
-			if batch {
-				id += ":" + strconv.Itoa(i)
-			}
+		trace := token
+		if trace != "" && batch {
+			trace += ":" + strconv.Itoa(i)
 		}
 		ev := webhook.Event{
-			ID:   id,
-			Type: get("type", "EventType"),
+			ID:      get("id", "sid"),
+			TraceID: trace,
+			Type:    get("type", "EventType"),
 			Conversation: conversation(
 				get("data.conversationSid", "data.ConversationSid", "conversationSid", "ConversationSid"),
 				get("data.from", "data.From", "from", "From"),
