@@ -9,9 +9,15 @@
 // hex SHA-256 of the raw body must then equal that parameter. Like Twilio's
 // own validators, the URL is tried as reconstructed, without its port and
 // with the scheme's default port (:443, :80), because proxies disagree about
-// whether the port is part of the URL. The URL is the one the sender called;
-// setting "base_url" replaces its origin (plus path prefix) for custom
-// domains, since Twilio signs exactly the URL configured in its console.
+// whether the port is part of the URL. Twilio signs exactly the URL
+// configured in its console, so setting "url" holds that URL per tenant
+// (a custom domain, a base-path mapping, "https://example.com/myapp.php"):
+// its scheme, host, port and path replace the reconstructed ones, and the
+// query is the one the request arrived with (it carries Twilio's
+// bodySHA256), else the configured one; a "#…" connection-override fragment
+// is never sent, and is not signed. Without "url" the URL is the one the
+// request arrived at ("base_url", a path prefix put in front of it, remains
+// for existing configurations).
 //
 // Replay rules: Twilio signs no timestamp; replays are caught by the
 // idempotency key, which is made of signed parameters only.
@@ -34,7 +40,8 @@
 // so both directions of an exchange ("+1555…" ↔ "+1666…") are one
 // conversation: "+15550001111|+15559990000".
 //
-// Settings: "base_url" (optional). The secret is the account's auth token
+// Settings: "url" (optional, the exact public URL configured in Twilio;
+// "base_url", its older prefix form, is refused together with it). The secret is the account's auth token
 // (the primary and secondary tokens while rotating).
 package twilio
 
@@ -85,7 +92,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Twilio-Signature is not base64")
 	}
-	u, err := webhook.RebaseURL(req.URL, cfg.Settings["base_url"])
+	u, err := signedURL(req.URL, cfg)
 	if err != nil {
 		return err
 	}
@@ -363,7 +370,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 		}
 		params = signedParams(form)[0]
 	}
-	u, err := webhook.RebaseURL(req.URL, cfg.Settings["base_url"])
+	u, err := signedURL(req.URL, cfg)
 	if err != nil {
 		return err
 	}
@@ -372,6 +379,48 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	}
 	mac := webhook.MAC(sha1.New, []byte(cfg.Secrets[0]), []byte(u), []byte(params))
 	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac))
+	return nil
+}
+
+// signedURL returns the URL Twilio signed for a request that arrived at raw
+// (see the package comment). It returns an error wrapping
+// webhook.ErrMisconfigured when "url" is not an absolute http(s) URL, or is
+// set together with "base_url".
+func signedURL(raw string, cfg webhook.Config) (string, error) {
+	exact := cfg.Settings["url"]
+	if exact == "" {
+		return webhook.RebaseURL(raw, cfg.Settings["base_url"])
+	}
+	if err := (Provider{}).CheckConfig(cfg); err != nil {
+		return "", err
+	}
+	exact, _, _ = strings.Cut(exact, "#")
+	base, query, _ := strings.Cut(exact, "?")
+	if _, q, ok := strings.Cut(raw, "?"); ok {
+		q, _, _ = strings.Cut(q, "#")
+		query = q
+	}
+	if query == "" {
+		return base, nil
+	}
+	return base + "?" + query, nil
+}
+
+// CheckConfig checks the tenant's Twilio settings: "url", when set, is an
+// absolute http(s) URL without user information, and "base_url" is not set
+// beside it. Errors name the setting, never its value.
+func (Provider) CheckConfig(cfg webhook.Config) error {
+	exact := cfg.Settings["url"]
+	if exact == "" {
+		return nil
+	}
+	if cfg.Settings["base_url"] != "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: set url (the exact URL configured in Twilio) or base_url, not both")
+	}
+	u, err := url.Parse(exact)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: url must be the absolute http(s) URL configured in Twilio's console")
+	}
 	return nil
 }
 

@@ -90,6 +90,7 @@ func TestContract(t *testing.T) {
 			[]providertest.Change{otherURL, {Name: "tampered parameter", Apply: replace("Hi", "Ho")}, {Name: "extra parameter", Apply: replace("Body=", "Extra=1&Body=")}},
 			[]providertest.Change{{Name: "form not URL-encoded", Apply: replace("Hi", "%zz")}}},
 		{"custom domain", apiURL, form, map[string]string{"base_url": "https://hooks.example.com/api"}, replace("SM1", "SM2"), nil, nil},
+		{"exact public URL", apiURL + "?foo=1", form, map[string]string{"url": "https://example.com/myapp.php"}, replace("SM1", "SM2"), nil, nil},
 		{"JSON through bodySHA256", apiURL + "?bodySHA256=stale", batch, nil, replace("EZ", "EY"),
 			[]providertest.Change{otherURL, {Name: "tampered JSON body", Apply: replace("EZ1", "EZ9")}},
 			[]providertest.Change{
@@ -343,6 +344,51 @@ func TestWithBodyHash(t *testing.T) {
 	for _, tt := range tests {
 		if got := withBodyHash(tt.in, "new"); got != tt.want {
 			t.Errorf("withBodyHash(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestExactPublicURL: a tenant whose Twilio console holds a public URL with
+// its own path (a custom domain with a base-path mapping, a stage,
+// "…/myapp.php") sets it as "url"; each of Twilio's published vectors then
+// verifies although the request reached the function at the API Gateway URL.
+func TestExactPublicURL(t *testing.T) {
+	const api = "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/acme/twilio"
+	form := docParams().Encode()
+	tests := []struct {
+		name, public, arrivedQuery, sig, body string
+	}{
+		{"form", "https://mycompany.com/myapp.php", "?foo=1&bar=2", docExpected, form},
+		{"form, configured with its query", docURL, "?foo=1&bar=2", docExpected, form},
+		{"default port signed (https)", "https://mycompany.com/myapp.php", "?foo=1&bar=2", docWithPort443, form},
+		{"default port signed (http)", "http://mycompany.com/myapp.php", "?foo=1&bar=2", docHTTPWith80, form},
+		{"explicit port (http)", "http://mycompany.com:1234/myapp.php", "?foo=1&bar=2", docHTTP1234, form},
+		{"repeated parameters", "https://mycompany.com/myapp.php", "?foo=1&bar=2", docDuplicate, "Sid=CA123&SidAccount=AC123&Digits=5678&Digits=1234"},
+		{"JSON through bodySHA256", "https://mycompany.com/myapp.php", "?foo=1&bar=2&bodySHA256=" + docBodyHash, docBodySig, docBody},
+		{"connection overrides fragment", "https://mycompany.com/myapp.php#rc=3&rp=all", "?foo=1&bar=2", docExpected, form},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := webhook.Config{Secrets: []string{docToken}, Settings: map[string]string{"url": tt.public}}
+			if err := (Provider{}).Verify(request(api+tt.arrivedQuery, tt.sig, tt.body), cfg, time.Now()); err != nil {
+				t.Errorf("Verify(url %q) = %v, want nil", tt.public, err)
+			}
+			// Without the setting the reconstructed URL is not what Twilio signed.
+			if err := (Provider{}).Verify(request(api+tt.arrivedQuery, tt.sig, tt.body), webhook.Config{Secrets: []string{docToken}}, time.Now()); !errors.Is(err, webhook.ErrInvalidSignature) {
+				t.Errorf("Verify(no url) = %v, want %v", err, webhook.ErrInvalidSignature)
+			}
+		})
+	}
+	bad := []map[string]string{
+		{"url": "mycompany.com/myapp.php"},
+		{"url": "ftp://mycompany.com/x"},
+		{"url": "https://user:pw@mycompany.com/x"},
+		{"url": docURL, "base_url": "https://mycompany.com"},
+	}
+	for _, set := range bad {
+		err := Provider{}.Verify(request(api, docExpected, form), webhook.Config{Secrets: []string{docToken}, Settings: set}, time.Now())
+		if !errors.Is(err, webhook.ErrMisconfigured) || strings.Contains(err.Error(), "pw") {
+			t.Errorf("Verify(settings %v) = %v, want %v naming no value", set, err, webhook.ErrMisconfigured)
 		}
 	}
 }
