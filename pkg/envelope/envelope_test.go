@@ -16,9 +16,15 @@ func TestRoundTrip(t *testing.T) {
 		body     []byte
 		encoding string
 	}{
-		{"json text", []byte(`{"id":"evt_1","name":"caf\u00e9 \ud83d\ude00"}`), ""},
+		{"json text", []byte(`{"id":"evt_1","name":"caf\u00e9 \ud83d\ude00"}`), "json"},
+		{"json with inner whitespace, kept byte for byte", []byte("{\n  \"id\": \"evt_1\",\t\"n\": [1, 2]\n}"), "json"},
+		{"json array", []byte(`[{"a":"<&>"}]`), "json"},
+		{"json with surrounding whitespace is text", []byte(" {\"id\":1}\n"), ""},
+		{"two json values are text", []byte(`{"a":1}{"b":2}`), ""},
 		{"utf8 text", []byte("Body=héllo&From=%2B1"), ""},
+		{"empty", nil, ""},
 		{"binary", []byte{0xff, 0x00, 0xfe}, "base64"},
+		{"json-like but not UTF-8", []byte("{\"a\":\"\xff\"}"), "base64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,13 +95,15 @@ func TestEncode(t *testing.T) {
 		{"minimal", Envelope{},
 			`{"v":0,"key":"","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"0001-01-01T00:00:00Z","body":""}`},
 		{"fixture", Envelope{Version: Version, Key: "acme#stripe#evt_1", Tenant: "acme", Provider: "stripe", EventID: "evt_1", Type: "invoice.paid", Conversation: "cus_1", ReceivedAt: at, Body: `{"id":"evt_1","html":"<a href=\"x\">&amp;</a>"}`, Headers: map[string]string{"content-type": "application/json"}},
-			`{"v":1,"key":"acme#stripe#evt_1","tenant":"acme","provider":"stripe","eventId":"evt_1","type":"invoice.paid","conversation":"cus_1","receivedAt":"2026-11-22T17:00:00.123Z","body":"{\"id\":\"evt_1\",\"html\":\"<a href=\\\"x\\\">&amp;</a>\"}","headers":{"content-type":"application/json"}}`},
+			`{"v":1,"key":"acme#stripe#evt_1","tenant":"acme","provider":"stripe","eventId":"evt_1","type":"invoice.paid","conversation":"cus_1","receivedAt":"2026-11-22T17:00:00.123Z","headers":{"content-type":"application/json"},"body":"{\"id\":\"evt_1\",\"html\":\"<a href=\\\"x\\\">&amp;</a>\"}"}`},
+		{"raw JSON body", Envelope{Version: Version, Key: "k", ReceivedAt: at, Body: "{\"id\": \"<a>\\n\"}", BodyEncoding: "json"},
+			`{"v":1,"key":"k","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"2026-11-22T17:00:00.123Z","bodyEncoding":"json","body":{"id": "<a>\n"}}`},
 		{"binary body", Envelope{Version: Version, Key: "k", ReceivedAt: at, Body: "/w==", BodyEncoding: "base64"},
-			`{"v":1,"key":"k","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"2026-11-22T17:00:00.123Z","body":"/w==","bodyEncoding":"base64"}`},
+			`{"v":1,"key":"k","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"2026-11-22T17:00:00.123Z","bodyEncoding":"base64","body":"/w=="}`},
 		{"escapes everywhere", Envelope{Version: -3, Key: "a\"b\\c\n", Tenant: "\x00\x1f", Provider: "caf\xe9", EventID: "\u2028\u2029", Type: "t\tt", Conversation: "\xe2\x80", ReceivedAt: at, Body: "<&>\"\r\n\xe2\x80\x99"},
 			`{"v":-3,"key":"a\"b\\c\n","tenant":"\u0000\u001f","provider":"caf\ufffd","eventId":"\u2028\u2029","type":"t\tt","conversation":"\ufffd\ufffd","receivedAt":"2026-11-22T17:00:00.123Z","body":"<&>\"\r\n’"}`},
 		{"many headers", Envelope{Headers: map[string]string{"b": "2", "a": "1", "c\"": "3\n", "": "", "é": "\xff", "z": "", "y": "x", "x": "y"}},
-			`{"v":0,"key":"","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"0001-01-01T00:00:00Z","body":"","headers":{"":"","a":"1","b":"2","c\"":"3\n","x":"y","y":"x","z":"","é":"\ufffd"}}`},
+			`{"v":0,"key":"","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"0001-01-01T00:00:00Z","headers":{"":"","a":"1","b":"2","c\"":"3\n","x":"y","y":"x","z":"","é":"\ufffd"},"body":""}`},
 		{"empty headers omitted", Envelope{Headers: map[string]string{}},
 			`{"v":0,"key":"","tenant":"","provider":"","eventId":"","conversation":"","receivedAt":"0001-01-01T00:00:00Z","body":""}`},
 		{"zone offset", Envelope{ReceivedAt: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", -(5*3600+30*60)))},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -165,6 +166,47 @@ func TestAWSCallsEndBeforeTheDeadline(t *testing.T) {
 			}
 			if f.claims.release != f.claims.claims-f.claims.completes {
 				t.Errorf("claims %d, completed %d, released %d: a claim was left behind", f.claims.claims, f.claims.completes, f.claims.release)
+			}
+		})
+	}
+}
+
+// Bodies up to SQS's 1 MiB are queued whole; JSON rides as raw JSON (no
+// escaping), so a 900 KB JSON body full of quotes still fits.
+func TestLargeBodiesAreQueuedWhole(t *testing.T) {
+	jsonBody := func(n int) string {
+		head, item := `{"action":"opened","issue":{"number":42},"repository":{"full_name":"octo/hello"},"pad":[`, `"\"quoted\" <&>",`
+		return head + strings.Repeat(item, (n-len(head))/len(item)) + `"end"]}`
+	}
+	tests := []struct {
+		name string
+		body string
+		code int
+	}{
+		{"200 KB JSON", jsonBody(200_000), 200},
+		{"900 KB JSON", jsonBody(900_000), 200},
+		{"over 1 MiB", jsonBody(1_100_000), 413},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			resp := f.do(t, githubRequest("acme", acmeGitHubSecret, tt.body, "d-large"))
+			if resp.StatusCode != tt.code {
+				t.Fatalf("Handle(%d bytes) = %d %s, want %d", len(tt.body), resp.StatusCode, resp.Body, tt.code)
+			}
+			if tt.code != 200 {
+				return
+			}
+			m := f.q.sent[0]
+			if m.Size() > len(tt.body)+1024 {
+				t.Errorf("queued %d bytes for a %d-byte JSON body: escaped, not raw", m.Size(), len(tt.body))
+			}
+			e, err := envelope.Decode(m.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, err := e.RawBody(); err != nil || string(raw) != tt.body {
+				t.Errorf("RawBody() = %d bytes, %v; want the body as sent", len(raw), err)
 			}
 		})
 	}

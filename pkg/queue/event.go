@@ -12,7 +12,7 @@ import (
 // the ingest path sends it: the version-1 envelope, MessageGroupId from the
 // conversation, MessageDeduplicationId from the idempotency key. It returns
 // an error wrapping ErrTooLarge when the message would exceed
-// MaxMessageBytes. Tools that fabricate worker input (make events) use it
+// MaxEventBytes. Tools that fabricate worker input (make events) use it
 // too, so their messages cannot drift from what ingest sends.
 func EventMessage(tenantID, providerName string, ev webhook.Event, now time.Time) (Message, envelope.Envelope, error) {
 	key := webhook.IdempotencyKey(tenantID, providerName, ev)
@@ -37,8 +37,8 @@ func EventMessage(tenantID, providerName string, ev webhook.Event, now time.Time
 		DeduplicationID: webhook.DeduplicationID(key),
 		Body:            b,
 	}
-	if m.Size() > MaxMessageBytes {
-		return m, env, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", ErrTooLarge, env.EventID, m.Size(), MaxMessageBytes)
+	if m.Size() > MaxEventBytes {
+		return m, env, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", ErrTooLarge, env.EventID, m.Size(), MaxEventBytes)
 	}
 	return m, env, nil
 }

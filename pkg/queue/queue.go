@@ -18,11 +18,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-// MaxMessageBytes is the default size limit of one message (body plus
-// attributes). SQS accepts up to 1 MiB today; 256 KiB is the long-standing
-// limit every SQS-compatible consumer handles, and the queue's
-// MaximumMessageSize in template.yaml must be at least the configured value.
-const MaxMessageBytes = 256 * 1024
+// MaxMessageBytes is SQS's size limit of one message (body plus
+// attributes), 1 MiB; the queues' MaximumMessageSize in template.yaml is
+// set to it.
+const MaxMessageBytes = 1024 * 1024
+
+// MaxEventBytes is the largest event message ingest queues: MaxMessageBytes
+// less room for the attributes the worker adds when it dead-letters the
+// message (reason, attempts, group, ids, time), so every queued event can
+// also be dead-lettered.
+const MaxEventBytes = MaxMessageBytes - 2048
 
 // ErrTooLarge is returned for messages over the configured limit.
 var ErrTooLarge = errors.New("message too large")

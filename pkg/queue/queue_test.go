@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
@@ -15,7 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 func TestURL(t *testing.T) {
@@ -199,5 +202,37 @@ func TestSendBatchOnMoto(t *testing.T) {
 		if b != fmt.Sprint(i) {
 			t.Fatalf("received %v, want 0…22 in order", got)
 		}
+	}
+}
+
+func TestEventMessageSizes(t *testing.T) {
+	binary := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*7) | 0x80 // never valid UTF-8 runs
+		}
+		return b
+	}
+	tests := []struct {
+		name     string
+		body     []byte
+		encoding string
+		tooLarge bool
+	}{
+		{"200 KB non-UTF-8 (base64, 267 KB queued)", binary(200_000), envelope.EncodingBase64, false},
+		{"700 KB non-UTF-8 (base64, 933 KB queued)", binary(700_000), envelope.EncodingBase64, false},
+		{"900 KB non-UTF-8 (base64 over 1 MiB)", binary(900_000), envelope.EncodingBase64, true},
+		{"1 MiB of JSON", []byte(`"` + strings.Repeat("x", MaxMessageBytes) + `"`), envelope.EncodingJSON, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, env, err := EventMessage("acme", "hmac", webhook.Event{ID: "e1", Conversation: "c", Body: tt.body}, time.Now())
+			if env.BodyEncoding != tt.encoding || errors.Is(err, ErrTooLarge) != tt.tooLarge {
+				t.Fatalf("EventMessage(%d bytes) = encoding %q, %v; want %q, too large %v", len(tt.body), env.BodyEncoding, err, tt.encoding, tt.tooLarge)
+			}
+			if !tt.tooLarge && m.Size() > MaxEventBytes {
+				t.Errorf("queued %d bytes, over MaxEventBytes", m.Size())
+			}
+		})
 	}
 }
