@@ -104,6 +104,11 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := doc.(map[string]any); !ok {
+		// Every Shopify payload is an object (a resource or a GraphQL
+		// result); anything else is not one of its deliveries.
+		return nil, webhook.Errorf(webhook.ErrMalformed, "body is not a JSON object")
+	}
 	shop := header(req, "Shop-Domain")
 	conv := shop
 	if r := resource(doc, topic, header(req, "Resource-Id")); r != "" {
