@@ -24,6 +24,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -222,7 +223,7 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 			return signed(t, a, "acme", acme.Providers[a.provider], body, now)
 		}, status: 409, contains: "id reused with a different payload"},
 		{name: "oversize", applies: all, build: func(t *testing.T, a adversary) delivery {
-			return signed(t, a, "acme", acme.Providers[a.provider], append(bytes.Clone(deliveries[a.provider].Body), bytes.Repeat([]byte(" "), 300<<10)...), now)
+			return signed(t, a, "acme", acme.Providers[a.provider], append(bytes.Clone(deliveries[a.provider].Body), bytes.Repeat([]byte(" "), queue.MaxMessageBytes+1)...), now)
 		}, status: 413, contains: "too large"},
 		{name: "malformed JSON", applies: json, build: func(t *testing.T, a adversary) delivery {
 			return signed(t, a, "acme", acme.Providers[a.provider], []byte(`{"id":`), now)
