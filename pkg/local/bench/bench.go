@@ -21,6 +21,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/awscount"
@@ -66,6 +67,8 @@ type Result struct {
 	Elapsed  time.Duration
 	PerSec   float64
 	P50, P99 time.Duration
+	// Retried counts POSTs answered 409, 429 or 5xx and sent again.
+	Retried int
 	// Calls are the AWS requests of the whole pipeline (ingest, pollers,
 	// worker) per webhook, by service, empty receives of idle pollers
 	// included.
@@ -152,6 +155,8 @@ func Run(ctx context.Context, sc Scenario, o Options) (Result, error) {
 		index[d.id] = i
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
+	const maxAttempts = 20
+	var retried atomic.Int64
 	work := make(chan int)
 	errc := make(chan error, sc.Senders)
 	var wg sync.WaitGroup
@@ -159,19 +164,29 @@ func Run(ctx context.Context, sc Scenario, o Options) (Result, error) {
 		wg.Go(func() {
 			for i := range work {
 				d := ds[i]
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/webhooks/"+d.tenant+"/stripe", bytes.NewReader(d.body))
-				req.Header = d.header.Clone()
 				sent[i] = time.Now()
-				resp, err := client.Do(req)
-				if err != nil {
-					errc <- err
-					return
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					errc <- fmt.Errorf("POST %s: %d %s", d.id, resp.StatusCode, b)
-					return
+				// Like a provider, retry a 409 (in flight), 429 or 5xx after
+				// a pause; the latency counts from the first POST.
+				for attempt := 1; ; attempt++ {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/webhooks/"+d.tenant+"/stripe", bytes.NewReader(d.body))
+					req.Header = d.header.Clone()
+					resp, err := client.Do(req)
+					if err != nil {
+						errc <- err
+						return
+					}
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					retry := resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500
+					if resp.StatusCode == http.StatusOK {
+						break
+					}
+					if !retry || attempt == maxAttempts {
+						errc <- fmt.Errorf("POST %s: %d %s (attempt %d)", d.id, resp.StatusCode, b, attempt)
+						return
+					}
+					retried.Add(1)
+					time.Sleep(time.Duration(attempt) * 250 * time.Millisecond)
 				}
 			}
 		})
@@ -223,7 +238,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (Result, error) {
 		}
 	}
 	slices.Sort(lat)
-	r := Result{Scenario: sc, Elapsed: last.Sub(start), P50: percentile(lat, 50), P99: percentile(lat, 99), Calls: map[string]float64{}}
+	r := Result{Scenario: sc, Elapsed: last.Sub(start), P50: percentile(lat, 50), P99: percentile(lat, 99), Calls: map[string]float64{}, Retried: int(retried.Load())}
 	r.PerSec = float64(len(ds)) / r.Elapsed.Seconds()
 	for k, n := range counted {
 		service, _, _ := strings.Cut(k, ".")
@@ -295,7 +310,7 @@ func waitReady(ctx context.Context, base string) error {
 
 // Table writes results as a markdown table.
 func Table(w io.Writer, rs []Result) {
-	fmt.Fprintf(w, "| scenario | webhooks | webhooks/s sustained | p50 | p99 | AWS calls per webhook |\n|---|---:|---:|---:|---:|---|\n")
+	fmt.Fprintf(w, "| scenario | webhooks | webhooks/s sustained | p50 | p99 | POSTs retried | AWS calls per webhook |\n|---|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rs {
 		services := make([]string, 0, len(r.Calls))
 		total := 0.0
@@ -304,7 +319,7 @@ func Table(w io.Writer, rs []Result) {
 			total += n
 		}
 		sort.Strings(services)
-		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %.2f (%s) |\n", r.Scenario.Name(), r.Scenario.Webhooks, r.PerSec,
-			r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), total, strings.Join(services, ", "))
+		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %d | %.2f (%s) |\n", r.Scenario.Name(), r.Scenario.Webhooks, r.PerSec,
+			r.P50.Round(time.Millisecond), r.P99.Round(time.Millisecond), r.Retried, total, strings.Join(services, ", "))
 	}
 }

@@ -31,7 +31,7 @@ func TestRunSmall(t *testing.T) {
 	}
 	var b bytes.Buffer
 	Table(&b, []Result{r})
-	if !strings.Contains(b.String(), "| 2 tenants × 3 conversations | 12 |") {
+	if !strings.Contains(b.String(), "| 2 tenants × 3 conversations | 12 |") || !strings.Contains(b.String(), "POSTs retried") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
