@@ -1,7 +1,8 @@
 // Command bench-e2e is `make bench-e2e`: it measures the whole local
 // pipeline end to end (package bench) for each scenario of bench.Scenarios,
 // each on a fresh local stack, and prints the table with the machine it ran
-// on. -n scales every scenario's webhook count.
+// on. -scale scales every scenario's webhook count, -senders the deliveries
+// in flight at once.
 package main
 
 import (
@@ -19,12 +20,14 @@ import (
 
 func main() {
 	scale := flag.Float64("scale", 1, "multiply each scenario's webhook count")
+	senders := flag.Int("senders", 32, "deliveries in flight at once")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
 	var results []bench.Result
 	for _, sc := range bench.Scenarios {
 		sc.Webhooks = max(1, int(float64(sc.Webhooks)**scale))
+		sc.Senders = *senders
 		fmt.Fprintf(os.Stderr, "bench-e2e: %s, %d webhooks…\n", sc.Name(), sc.Webhooks)
 		r, err := bench.Run(ctx, sc, bench.Options{DynamoDBLocalDir: ".cache/dynamodb-local"})
 		if err != nil {
