@@ -8,7 +8,7 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-.PHONY: build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events
+.PHONY: build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events chaos
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -73,6 +73,10 @@ bench:
 ## bench-e2e: whole-pipeline webhooks/s and POST → effect latency on the local stack, per scenario (minutes; not in make test)
 bench-e2e: emulators
 	@$(GO) run ./scripts/bench-e2e
+
+## chaos: seeded fault-injection run of the whole pipeline, 10,000 deliveries (SEED=… replays a run)
+chaos: emulators
+	@$(GO) run ./scripts/chaos
 
 ## cost: measure the whole path on emulators and price a million webhooks (writes docs/cost.md)
 cost: emulators

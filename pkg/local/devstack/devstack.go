@@ -68,17 +68,20 @@ type Options struct {
 	// MotoPort is where a started moto listens (0 picks a free port;
 	// `make run` uses 4566 so events/env.json can point at it).
 	MotoPort int
-	Logger   *slog.Logger
+	// Queue sets the tenant queues' properties (DefaultQueue when zero).
+	Queue  provision.PairOptions
+	Logger *slog.Logger
 }
+
+// DefaultQueue are the tenant queues' properties in `make run`.
+var DefaultQueue = provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: worker.MinMaxReceiveCount(LocalMaxAttempts)}
 
 // Stack is a provisioned local deployment.
 type Stack struct {
 	Options
-	AWS      aws.Config
-	Tenants  *tenant.File
-	Queues   map[string]provision.Pair
-	Settings ingest.Settings
-	Worker   worker.Settings
+	AWS     aws.Config
+	Tenants *tenant.File
+	Deployment
 	Target   *Target
 	moto     *emulator.Process
 	ddbLocal *emulator.Process
@@ -105,7 +108,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Stack{Options: o, Queues: map[string]provision.Pair{}}
+	s := &Stack{Options: o}
 	f, err := tenant.LoadFile(o.TenantsFile)
 	if err != nil {
 		return nil, err
@@ -132,18 +135,25 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 		s.DynamoDBEndpoint = s.ddbLocal.Endpoint
 	}
-	if s.AWS, err = awsConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
+	if s.AWS, err = AWSConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
 		s.Close()
 		return nil, err
 	}
-	if err := s.provision(ctx); err != nil {
+	if s.Deployment, err = Provision(ctx, s.AWS, s.Name, s.Tenants, s.Queue); err != nil {
 		s.Close()
 		return nil, err
 	}
+	outbound := map[string]tenant.Outbound{}
+	for id, t := range s.Tenants.Tenants {
+		outbound[id] = t.Outbound
+	}
+	s.Target = NewTarget(outbound, s.Logger)
 	return s, nil
 }
 
-func awsConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config, error) {
+// AWSConfig returns the emulators' AWS configuration: endpoint serves every
+// service, dynamoEndpoint (when set) DynamoDB.
+func AWSConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config, error) {
 	cfg, err := config.LoadDefaultConfig(ctx,
 		config.WithRegion("us-east-1"),
 		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
@@ -165,55 +175,67 @@ func awsConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config
 	return cfg, nil
 }
 
-// provision creates what template.yaml deploys in AWS.
-func (s *Stack) provision(ctx context.Context) error {
-	table := s.Name + "-idempotency"
-	ddb := dynamodb.NewFromConfig(s.AWS)
+// Deployment is what Provision creates: what template.yaml deploys for a
+// stack, and the functions' settings pointing at it.
+type Deployment struct {
+	Queues   map[string]provision.Pair
+	Settings ingest.Settings
+	Worker   worker.Settings
+}
+
+// Provision creates on cfg's endpoints what template.yaml deploys in AWS
+// for stack name: the idempotency and ledger tables, each tenant's FIFO
+// queue and DLQ (with q, DefaultQueue when zero) and its credentials in
+// SSM.
+func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant.File, q provision.PairOptions) (Deployment, error) {
+	if q == (provision.PairOptions{}) {
+		q = DefaultQueue
+	}
+	d := Deployment{Queues: map[string]provision.Pair{}}
+	table := name + "-idempotency"
+	ddb := dynamodb.NewFromConfig(cfg)
 	if err := provision.Idempotency(ctx, ddb, table); err != nil {
-		return err
+		return d, err
 	}
-	if err := provision.Ledger(ctx, ddb, s.Name+"-ledger"); err != nil {
-		return err
+	if err := provision.Ledger(ctx, ddb, name+"-ledger"); err != nil {
+		return d, err
 	}
-	outbound := map[string]tenant.Outbound{}
-	sq := sqs.NewFromConfig(s.AWS)
-	creds := tenant.NewSSM(ssm.NewFromConfig(s.AWS), "/"+s.Name)
-	for _, id := range s.Tenants.IDs() {
-		pair, err := provision.QueuePair(ctx, sq, s.Name+"-"+id, provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: worker.MinMaxReceiveCount(LocalMaxAttempts)})
+	sq := sqs.NewFromConfig(cfg)
+	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name)
+	for _, id := range tenants.IDs() {
+		pair, err := provision.QueuePair(ctx, sq, name+"-"+id, q)
 		if err != nil {
-			return err
+			return d, err
 		}
-		s.Queues[id] = pair
-		t := s.Tenants.Tenants[id]
+		d.Queues[id] = pair
+		t := tenants.Tenants[id]
 		if err := creds.Put(ctx, id, t.Inbound, t.Outbound, ""); err != nil {
-			return err
+			return d, err
 		}
-		outbound[id] = t.Outbound
 	}
 	var tmpl string
-	for id, p := range s.Queues {
+	for id, p := range d.Queues {
 		tmpl = strings.TrimSuffix(p.URL, id+".fifo") + "{tenant}.fifo"
 		break
 	}
-	s.Settings = ingest.Settings{
+	d.Settings = ingest.Settings{
 		IdempotencyTable: table,
-		ParameterPrefix:  "/" + s.Name,
+		ParameterPrefix:  "/" + name,
 		QueueURLTemplate: tmpl,
 		TenantCacheTTL:   5 * time.Second, // local edits to credentials show up fast
 		// and so does a tenant added to the emulated Parameter Store.
 		TenantListRefresh: 5 * time.Second,
 	}
-	s.Worker = worker.Settings{
-		LedgerTable:      s.Name + "-ledger",
-		ParameterPrefix:  "/" + s.Name,
+	d.Worker = worker.Settings{
+		LedgerTable:      name + "-ledger",
+		ParameterPrefix:  "/" + name,
 		QueueURLTemplate: tmpl,
 		TenantCacheTTL:   5 * time.Second,
 		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
 		RetryMax:         10 * time.Second,
 		MaxAttempts:      LocalMaxAttempts,
 	}
-	s.Target = NewTarget(outbound, s.Logger)
-	return nil
+	return d, nil
 }
 
 // URL is the base URL of the local HTTP API.

@@ -31,19 +31,29 @@ from moto.core.utils import unix_time, unix_time_millis
 from moto.server import main
 from moto.sqs import models
 
-_lock = threading.Condition(threading.RLock())
+_lock = threading.RLock()
+_waiting = {}  # queue name -> Condition on _lock, for long polls on it
 _original_receive = models.SQSBackend.receive_message
+
+
+def _condition(queue_name):
+    cond = _waiting.get(queue_name)
+    if cond is None:
+        cond = _waiting[queue_name] = threading.Condition(_lock)
+    return cond
 
 
 def _locked(name):
     original = getattr(models.SQSBackend, name)
 
     def call(self, *args, **kwargs):
+        queue_name = kwargs.get("queue_name", args[0] if args else None)
         with _lock:
             try:
                 return original(self, *args, **kwargs)
             finally:
-                _lock.notify_all()
+                # Wake only the long polls on this queue.
+                _condition(queue_name).notify_all()
 
     setattr(models.SQSBackend, name, call)
 
@@ -67,32 +77,30 @@ def _scan(backend, queue, queue_name, count, visibility_timeout, attribute_names
     which an in-flight message becomes visible next (or None).
     """
     now_ms = unix_time_millis()
-    groups = {}
-    for message in queue._messages:
-        groups.setdefault(message.group_id, []).append(message)
+    wake = None
+    locked = set()
+    for m in queue._messages:
+        if m.visible_at >= now_ms:  # in flight
+            locked.add(m.group_id)
+            wake = m.visible_at if wake is None else min(wake, m.visible_at)
     redrive = queue.dead_letter_queue is not None and queue.redrive_policy
-    result, to_dlq, wake = [], [], None
-    for group in groups.values():
-        in_flight = [m.visible_at for m in group if m.visible_at >= now_ms]
-        if in_flight:
-            wake = min(in_flight) if wake is None else min(wake, *in_flight)
+    result, to_dlq, stopped = [], [], set()
+    for message in queue._messages:
+        group = message.group_id
+        if group in locked or group in stopped:
             continue
-        for message in group:
-            queue.pending_messages.discard(message)
-            if message.delayed:
-                break
-            if redrive and message.approximate_receive_count >= queue.redrive_policy["maxReceiveCount"]:
-                to_dlq.append(message)
-                continue
-            if not backend.is_message_valid_based_on_retention_period(queue_name, message):
-                break
-            queue.pending_messages.add(message)
-            message.mark_received(visibility_timeout=visibility_timeout)
-            copy = deepcopy(message)
-            models._filter_message_attributes(copy, attribute_names)
-            result.append(copy)
-            if len(result) >= count:
-                break
+        queue.pending_messages.discard(message)
+        if message.delayed or not backend.is_message_valid_based_on_retention_period(queue_name, message):
+            stopped.add(group)  # the rest of its group waits behind it
+            continue
+        if redrive and message.approximate_receive_count >= queue.redrive_policy["maxReceiveCount"]:
+            to_dlq.append(message)
+            continue
+        queue.pending_messages.add(message)
+        message.mark_received(visibility_timeout=visibility_timeout)
+        copy = deepcopy(message)
+        models._filter_message_attributes(copy, attribute_names)
+        result.append(copy)
         if len(result) >= count:
             break
     for message in to_dlq:
@@ -117,6 +125,7 @@ def receive_message(
     attribute_names = message_attribute_names or []
     polling_end = unix_time() + wait_seconds_timeout
     with _lock:
+        cond = _condition(queue_name)
         while True:
             result, wake = _scan(self, queue, queue_name, count, visibility_timeout, attribute_names)
             remaining = polling_end - unix_time()
@@ -124,7 +133,7 @@ def receive_message(
                 return result
             if wake is not None:
                 remaining = min(remaining, max(wake - unix_time_millis(), 1) / 1000.0)
-            _lock.wait(remaining)
+            cond.wait(remaining)
 
 
 models.SQSBackend.receive_message = receive_message

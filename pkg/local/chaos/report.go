@@ -1,0 +1,206 @@
+package chaos
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is what a run saw.
+type Report struct {
+	Seed                         uint64
+	MaxReceiveCount, MaxAttempts int
+
+	Deliveries    int            // deliveries the providers sent (not counting retries)
+	Requests      int            // HTTP requests, retries included
+	Answers       map[string]int // HTTP status (or "connection error") → count
+	Unique        int            // distinct events
+	Accepted      int            // events some delivery of which got a 2xx
+	NotAccepted   int            // events never accepted before the senders gave up
+	Applied       int            // effects the target applied
+	Poison        int            // events the target refuses
+	Lost          []string       // accepted, never applied, not dead-lettered
+	Doubled       []string       // applied twice (see compute)
+	Resent        int            // requests after a 2xx, absorbed by the Idempotency-Key
+	Violations    []string       // a higher sequence applied before a lower one
+	DeadLettered  map[string]int // reason → count
+	Undeliverable []string       // dead-lettered though the target would accept it
+	NoReason      int            // dead letters without a reason (SQS's own redrive)
+	Faults        map[Kind]int
+	SendTime      time.Duration
+	DrainTime     time.Duration
+	Drained       bool
+	Problems      []string
+}
+
+// compute fills the report from what the run recorded.
+//
+// Definitions:
+//   - lost: an event some delivery of which got a 2xx (the pack promised to
+//     process it) that the target never applied and that is in no DLQ;
+//   - doubled: an event the target received under two different
+//     Idempotency-Keys (a receiver that deduplicates by the key, as the pack
+//     asks, applies it twice), or whose effect was sent again after the
+//     ledger had durably recorded it complete (the ledger failed to stop
+//     it). Re-sends before that point are the at-least-once delivery the
+//     key exists for: counted as Resent, not as doubled;
+//   - order violation: within a conversation, an event applied after one
+//     with a higher sequence number had been applied. The providers send a
+//     conversation's event n+1 only after event n was accepted, so the
+//     queue order is the sequence order. Events that were never applied —
+//     poison events and anything else dead-lettered — are not in the
+//     applied order and cannot cause a violation; the events after them
+//     are still checked against each other and against those before.
+func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []deadLetter) {
+	r.Unique = len(w.all)
+	r.Deliveries = r.Unique
+	for _, d := range w.dups {
+		r.Deliveries += len(d)
+	}
+	s.mu.Lock()
+	r.Requests, r.Answers = s.attempts, s.answers
+	s.mu.Unlock()
+	r.Faults = f.Counts()
+	for _, ev := range w.all {
+		if ev.poison {
+			r.Faults[Poison]++
+		}
+	}
+
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r.Applied = t.applied
+	appliedEvents := map[string]bool{}
+	for ev, keys := range t.byEvent {
+		appliedEvents[ev] = true
+		if len(keys) > 1 {
+			r.Doubled = append(r.Doubled, fmt.Sprintf("%s applied under %d Idempotency-Keys", ev, len(keys)))
+		}
+	}
+	for _, e := range t.byKey {
+		r.Resent += e.resent
+		if e.after > 0 {
+			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the ledger recorded it complete", e.tenant, e.eventID, e.after))
+		}
+	}
+	for conv, seqs := range t.order {
+		high := -1
+		for _, seq := range seqs {
+			if seq < high {
+				r.Violations = append(r.Violations, fmt.Sprintf("%s: seq %d applied after seq %d", conv, seq, high))
+			}
+			high = max(high, seq)
+		}
+	}
+
+	r.DeadLettered = map[string]int{}
+	dlq := map[string]bool{}
+	for _, d := range dead {
+		reason := d.reason
+		if reason == "" {
+			r.NoReason++
+			reason = "(no reason: SQS redrive at maxReceiveCount)"
+		}
+		r.DeadLettered[reason]++
+		id := d.tenant + "/" + d.eventID
+		dlq[id] = true
+		if ev, ok := w.all[id]; !ok || !ev.poison {
+			r.Undeliverable = append(r.Undeliverable, fmt.Sprintf("%s: %s", id, reason))
+		}
+	}
+	r.Poison = r.Faults[Poison]
+	for id, ev := range w.all {
+		ev.mu.Lock()
+		accepted := ev.accepted
+		ev.mu.Unlock()
+		if !accepted {
+			r.NotAccepted++
+			continue
+		}
+		r.Accepted++
+		if !appliedEvents[id] && !dlq[id] {
+			r.Lost = append(r.Lost, id)
+		}
+	}
+	for _, l := range [][]string{r.Lost, r.Doubled, r.Violations, r.Undeliverable} {
+		sort.Strings(l)
+	}
+}
+
+// Failed reports whether the pack broke a promise: anything lost, doubled
+// or out of order, an event never accepted, a dead letter without a reason
+// or of an event the target would have accepted, or a pipeline that did
+// not drain.
+func (r *Report) Failed() bool {
+	return len(r.Lost)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted > 0 || !r.Drained
+}
+
+// Write prints the report's table, then the first few of each failure.
+func (r *Report) Write(out io.Writer) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	row := func(name string, v any, note string) { fmt.Fprintf(w, "%s\t%v\t  %s\t\n", name, v, note) }
+	row("seed", r.Seed, fmt.Sprintf("replay: SEED=%d make chaos", r.Seed))
+	row("deliveries sent", r.Deliveries, fmt.Sprintf("%d HTTP requests with retries: %s", r.Requests, answers(r.Answers)))
+	row("unique events", r.Unique, fmt.Sprintf("%d poison", r.Poison))
+	row("accepted", r.Accepted, fmt.Sprintf("%d never accepted", r.NotAccepted))
+	row("effects applied", r.Applied, fmt.Sprintf("%d re-sent after a 2xx, absorbed by Idempotency-Key", r.Resent))
+	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")
+	row("doubled", len(r.Doubled), "two Idempotency-Keys, or re-sent after the ledger completed")
+	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
+	dl := 0
+	for _, n := range r.DeadLettered {
+		dl += n
+	}
+	row("dead-lettered", dl, fmt.Sprintf("%d of events the target would accept, %d without a reason", len(r.Undeliverable), r.NoReason))
+	reasons := make([]string, 0, len(r.DeadLettered))
+	for reason := range r.DeadLettered {
+		reasons = append(reasons, reason)
+	}
+	sort.Slice(reasons, func(i, j int) bool { return r.DeadLettered[reasons[i]] > r.DeadLettered[reasons[j]] })
+	for _, reason := range reasons {
+		row("", r.DeadLettered[reason], reason)
+	}
+	row("drain time", r.DrainTime.Round(100*time.Millisecond), fmt.Sprintf("after the last delivery was answered (sending took %v)", r.SendTime.Round(100*time.Millisecond)))
+	for _, k := range sortedKinds(r.Faults) {
+		row("fault", r.Faults[k], string(k))
+	}
+	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template.yaml)", r.MaxReceiveCount, r.MaxAttempts))
+	w.Flush()
+	for _, l := range []struct {
+		name  string
+		items []string
+	}{{"lost", r.Lost}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}} {
+		if len(l.items) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "\n%s (%d):\n", l.name, len(l.items))
+		for i, it := range l.items {
+			if i == 10 {
+				fmt.Fprintf(out, "  … %d more\n", len(l.items)-10)
+				break
+			}
+			fmt.Fprintf(out, "  %s\n", it)
+		}
+	}
+	if r.Failed() {
+		fmt.Fprintf(out, "\nFAILED (seed %d)\n", r.Seed)
+	} else {
+		fmt.Fprintf(out, "\nOK (seed %d)\n", r.Seed)
+	}
+}
+
+func answers(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,227 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// event is one webhook the providers send, with its conversation's
+// sequence number.
+type event struct {
+	tenant, conv string
+	seq          int
+	id           string
+	poison       bool
+
+	mu       sync.Mutex
+	accepted bool // some delivery got a 2xx
+}
+
+// delivery is one send of an event, retried until it gets a 2xx.
+type delivery struct {
+	ev *event
+	// concurrent duplicates go out with the event's first delivery; the
+	// others some time after it was accepted.
+	concurrent bool
+	delay      time.Duration
+}
+
+// workload is what the providers send: conversations of events in
+// sequence order, and the duplicate deliveries among them.
+type workload struct {
+	convs [][]*event
+	dups  map[*event][]delivery
+	all   map[string]*event // tenant/event id → event
+}
+
+// provider is the sender every tenant enables: the generic HMAC provider,
+// with the event id, type and conversation read from the JSON body.
+const providerName = "hmac"
+
+// tenants are the run's tenants and how their senders sign.
+var tenants = map[string]map[string]string{
+	"alpha": {
+		"header": "Paddle-Signature", "separator": ";", "param": "h1", "timestamp_param": "ts",
+		"signed": "{timestamp}:{body}", "tolerance": "300s",
+		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
+	},
+	"beta": {
+		"header": "X-Chaos-Signature", "prefix": "sha256=",
+		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
+	},
+}
+
+// newWorkload builds deliveries events from the seed: conversations spread
+// over the tenants, a share dupShare of the deliveries duplicates of earlier
+// events, a share poison of the events refused by the target (never the
+// first or last of a conversation: poison sits in busy conversations).
+func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison float64) *workload {
+	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
+	ids := []string{"alpha", "beta"}
+	unique := int(float64(deliveries) * (1 - dupShare))
+	w := &workload{convs: make([][]*event, conversations), dups: map[*event][]delivery{}, all: map[string]*event{}}
+	var flat []*event
+	for i := range unique {
+		c := i % conversations
+		t := ids[c%len(ids)]
+		ev := &event{tenant: t, conv: fmt.Sprintf("conv-%03d", c), seq: len(w.convs[c])}
+		ev.id = fmt.Sprintf("evt-%s-%03d-%05d", t, c, ev.seq)
+		w.convs[c] = append(w.convs[c], ev)
+		w.all[t+"/"+ev.id] = ev
+		flat = append(flat, ev)
+	}
+	for _, conv := range w.convs {
+		for i, ev := range conv {
+			ev.poison = i > 0 && i < len(conv)-1 && rng.Float64() < poison
+		}
+	}
+	for range deliveries - unique {
+		ev := flat[rng.IntN(len(flat))]
+		w.dups[ev] = append(w.dups[ev], delivery{ev: ev, concurrent: rng.IntN(2) == 0, delay: time.Duration(rng.IntN(3000)) * time.Millisecond})
+	}
+	return w
+}
+
+func (w *workload) isPoison(tenantID, eventID string) bool {
+	ev, ok := w.all[tenantID+"/"+eventID]
+	return ok && ev.poison
+}
+
+// sender plays the providers: per conversation, each event is sent once it
+// can be (the previous one accepted), re-sent on any non-2xx answer or
+// connection error the way providers retry, honouring Retry-After.
+type sender struct {
+	url      string
+	client   *http.Client
+	file     *tenant.File
+	signer   webhook.Signer
+	dice     *dice
+	deadline time.Duration
+	// slots bounds the requests in flight (the providers' concurrency).
+	slots chan struct{}
+
+	mu       sync.Mutex
+	attempts int
+	answers  map[string]int // "200", "409", "connection error", …
+}
+
+func newSender(url string, file *tenant.File, d *dice, deadline time.Duration, concurrency int) (*sender, error) {
+	p, ok := provider.Registry().Lookup(providerName)
+	if !ok {
+		return nil, fmt.Errorf("provider %s is not registered", providerName)
+	}
+	signer, ok := p.(webhook.Signer)
+	if !ok {
+		return nil, fmt.Errorf("provider %s cannot sign", providerName)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	return &sender{
+		url: url, file: file, signer: signer, dice: d, deadline: deadline, slots: make(chan struct{}, concurrency),
+		client:  &http.Client{Transport: tr, Timeout: 30 * time.Second},
+		answers: map[string]int{},
+	}, nil
+}
+
+// run sends the workload and returns when every delivery got a 2xx or gave
+// up at the deadline.
+func (s *sender) run(ctx context.Context, w *workload) {
+	var wg sync.WaitGroup
+	for _, conv := range w.convs {
+		wg.Go(func() {
+			for _, ev := range conv {
+				for _, d := range w.dups[ev] {
+					if d.concurrent {
+						wg.Go(func() { s.deliver(ctx, d.ev) })
+					}
+				}
+				s.deliver(ctx, ev)
+				for _, d := range w.dups[ev] {
+					if !d.concurrent {
+						wg.Go(func() {
+							sleep(ctx, d.delay)
+							s.deliver(ctx, d.ev)
+						})
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// deliver sends ev until it gets a 2xx, and reports whether it did.
+func (s *sender) deliver(ctx context.Context, ev *event) bool {
+	start := time.Now()
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil && time.Since(start) < s.deadline {
+		status, retryAfter, err := s.post(ctx, ev)
+		if err == nil && status/100 == 2 {
+			ev.mu.Lock()
+			ev.accepted = true
+			ev.mu.Unlock()
+			return true
+		}
+		wait := backoff/2 + time.Duration(s.dice.roll("sender|"+ev.id)*float64(backoff/2))
+		if retryAfter > 0 {
+			wait = min(retryAfter, 3*time.Second)
+		}
+		backoff = min(2*backoff, 2*time.Second)
+		sleep(ctx, wait)
+	}
+	return false
+}
+
+// post sends one signed delivery of ev.
+func (s *sender) post(ctx context.Context, ev *event) (int, time.Duration, error) {
+	body := fmt.Sprintf(`{"event_id":%q,"event_type":"chaos.step","data":{"customer_id":%q,"seq":%d}}`, ev.id, ev.conv, ev.seq)
+	url := s.url + "/webhooks/" + ev.tenant + "/" + providerName
+	cfg, _ := s.file.Tenants[ev.tenant].Provider(providerName)
+	wreq := &webhook.Request{
+		Method: http.MethodPost, Tenant: ev.tenant, Provider: providerName, URL: url,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(body),
+	}
+	if err := s.signer.Sign(wreq, cfg, time.Now()); err != nil {
+		return 0, 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header = wreq.Header
+	select {
+	case s.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0, 0, ctx.Err()
+	}
+	resp, err := s.client.Do(req)
+	<-s.slots
+	s.mu.Lock()
+	s.attempts++
+	if err != nil {
+		s.answers["connection error"]++
+	} else {
+		s.answers[fmt.Sprint(resp.StatusCode)]++
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return 0, 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var ra time.Duration
+	if n, err := time.ParseDuration(resp.Header.Get("Retry-After") + "s"); err == nil {
+		ra = n
+	}
+	return resp.StatusCode, ra, nil
+}

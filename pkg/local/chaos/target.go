@@ -1,0 +1,152 @@
+package chaos
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+// target is the tenants' service behind the forward effect, as a
+// well-behaved receiver: it verifies the Standard Webhooks signature,
+// applies an effect on the first request carrying its Idempotency-Key and
+// answers 2xx to repeats without applying them again. It misbehaves on the
+// run's schedule (5xx, 429 with Retry-After, slow answers, connection
+// resets before and after applying) and refuses poison events with 422.
+type target struct {
+	tenants map[string]tenant.Outbound
+	faults  *Faults
+	poison  func(tenantID, eventID string) bool
+	slow    time.Duration
+
+	mu      sync.Mutex
+	byKey   map[string]*effect
+	byEvent map[string]map[string]bool // tenant/event id → idempotency keys applied
+	order   map[string][]int           // tenant/conversation → seqs in the order applied
+	applied int
+	refused int
+}
+
+// effect is what the target knows of one Idempotency-Key.
+type effect struct {
+	tenant, eventID string
+	seq             int
+	// resent counts requests after the first 2xx; after lists those that
+	// arrived after the ledger had stored the effect as completed.
+	resent, after int
+}
+
+func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(string, string) bool, slow time.Duration) *target {
+	return &target{
+		tenants: tenants, faults: faults, poison: poison, slow: slow,
+		byKey: map[string]*effect{}, byEvent: map[string]map[string]bool{}, order: map[string][]int{},
+	}
+}
+
+// body is the part of a chaos event the target reads.
+type body struct {
+	EventID string `json:"event_id"`
+	Data    struct {
+		Conversation string `json:"customer_id"`
+		Seq          int    `json:"seq"`
+	} `json:"data"`
+}
+
+func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tenantID, ok := strings.CutPrefix(r.URL.Path, "/tenants/")
+	tenantID, ok2 := strings.CutSuffix(tenantID, "/events")
+	raw, err := io.ReadAll(r.Body)
+	out, known := t.tenants[tenantID]
+	if !ok || !ok2 || err != nil || !known {
+		http.NotFound(w, r)
+		return
+	}
+	if err := forward.Verify(r.Header, raw, out.Secrets, time.Now()); err != nil {
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	var b body
+	if key == "" || json.Unmarshal(raw, &b) != nil {
+		http.Error(w, "Idempotency-Key and a chaos body are required", http.StatusBadRequest)
+		return
+	}
+	if t.poison(tenantID, b.EventID) {
+		t.mu.Lock()
+		t.refused++
+		t.mu.Unlock()
+		http.Error(w, "poison event: unprocessable", http.StatusUnprocessableEntity)
+		return
+	}
+	fault := t.faults.rates.pick(t.faults.dice.roll("target|"+key), Target5xx, Target429, TargetSlow, TargetReset, TargetLostResponse)
+	switch fault {
+	case Target5xx:
+		t.faults.count(fault)
+		http.Error(w, "injected outage", http.StatusServiceUnavailable)
+		return
+	case Target429:
+		t.faults.count(fault)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "injected rate limit", http.StatusTooManyRequests)
+		return
+	case TargetReset:
+		t.faults.count(fault)
+		reset(w)
+		return
+	}
+	t.apply(tenantID, key, b, r.Header.Get("Hookpack-Event-Id"))
+	switch fault {
+	case TargetLostResponse:
+		t.faults.count(fault)
+		reset(w)
+		return
+	case TargetSlow:
+		t.faults.count(fault)
+		sleep(r.Context(), t.slow)
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// apply records the effect of key, once.
+func (t *target) apply(tenantID, key string, b body, eventID string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if e, ok := t.byKey[key]; ok {
+		e.resent++
+		if at, done := t.faults.completedAt(key); done && time.Now().After(at) {
+			e.after++
+		}
+		return
+	}
+	if eventID == "" {
+		eventID = b.EventID
+	}
+	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq}
+	ev := tenantID + "/" + eventID
+	if t.byEvent[ev] == nil {
+		t.byEvent[ev] = map[string]bool{}
+	}
+	t.byEvent[ev][key] = true
+	conv := tenantID + "/" + b.Data.Conversation
+	t.order[conv] = append(t.order[conv], b.Data.Seq)
+	t.applied++
+}
+
+// reset closes the connection without an answer.
+func reset(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if c, _, err := hj.Hijack(); err == nil {
+			if tc, ok := c.(interface{ SetLinger(int) error }); ok {
+				_ = tc.SetLinger(0) // RST, not FIN
+			}
+			c.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
+}

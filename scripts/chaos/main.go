@@ -1,0 +1,76 @@
+// Command chaos is `make chaos`: a seeded fault-injection run of the whole
+// local pipeline (see package chaos). SEED replays a run; CHAOS_LOG=<file>
+// keeps the functions' log lines. It exits 1 when the pack lost, doubled or
+// reordered an event.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/local/chaos"
+)
+
+func main() {
+	seed := uint64(time.Now().UnixNano() % 1_000_000)
+	if s := os.Getenv("SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "make chaos: SEED=%q is not a number\n", s)
+			os.Exit(2)
+		}
+		seed = n
+	}
+	deliveries := flag.Int("deliveries", envInt("DELIVERIES", 10000), "deliveries to send (env DELIVERIES)")
+	conversations := flag.Int("conversations", envInt("CONVERSATIONS", 120), "conversations, split between two tenants (env CONVERSATIONS)")
+	flag.Parse()
+
+	logger := slog.New(slog.DiscardHandler)
+	if path := os.Getenv("CHAOS_LOG"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "make chaos: %v\n", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		logger = slog.New(slog.NewJSONHandler(f, nil))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	fmt.Fprintf(os.Stderr, "make chaos: seed %d, %d deliveries over %d conversations\n", seed, *deliveries, *conversations)
+	r, err := chaos.Run(ctx, chaos.Options{
+		Seed: seed, Deliveries: *deliveries, Conversations: *conversations,
+		DynamoDBLocalDir: envOr("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local"),
+		TemplateFile:     "template.yaml",
+		Progress:         os.Stderr,
+		Logger:           logger,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "make chaos (seed %d): %v\n", seed, err)
+		os.Exit(2)
+	}
+	r.Write(os.Stdout)
+	if r.Failed() {
+		os.Exit(1)
+	}
+}
+
+func envInt(k string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(k)); err == nil {
+		return n
+	}
+	return def
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
