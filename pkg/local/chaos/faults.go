@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"sort"
@@ -146,11 +147,7 @@ func (f *Faults) count(k Kind) {
 func (f *Faults) Counts() map[Kind]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make(map[Kind]int, len(f.counts))
-	for k, v := range f.counts {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(f.counts)
 }
 
 // completedAt returns when the ledger stored the completion of the effect
