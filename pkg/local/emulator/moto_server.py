@@ -70,7 +70,7 @@ for _name in (
     _locked(_name)
 
 
-def _scan(backend, queue, queue_name, count, visibility_timeout, attribute_names):
+def _scan(queue, count, visibility_timeout, attribute_names):
     """One pass over a FIFO queue under the lock.
 
     Returns the received messages and, when none were, the epoch-ms time at
@@ -84,13 +84,16 @@ def _scan(backend, queue, queue_name, count, visibility_timeout, attribute_names
             locked.add(m.group_id)
             wake = m.visible_at if wake is None else min(wake, m.visible_at)
     redrive = queue.dead_letter_queue is not None and queue.redrive_policy
+    # moto's own retention check recomputes every queue attribute (O(n)) per
+    # message; read the period once.
+    retention_ms = int(queue.message_retention_period) * 1000
     result, to_dlq, stopped = [], [], set()
     for message in queue._messages:
         group = message.group_id
         if group in locked or group in stopped:
             continue
         queue.pending_messages.discard(message)
-        if message.delayed or not backend.is_message_valid_based_on_retention_period(queue_name, message):
+        if message.delayed or message.sent_timestamp + retention_ms <= now_ms:
             stopped.add(group)  # the rest of its group waits behind it
             continue
         if redrive and message.approximate_receive_count >= queue.redrive_policy["maxReceiveCount"]:
@@ -127,7 +130,7 @@ def receive_message(
     with _lock:
         cond = _condition(queue_name)
         while True:
-            result, wake = _scan(self, queue, queue_name, count, visibility_timeout, attribute_names)
+            result, wake = _scan(queue, count, visibility_timeout, attribute_names)
             remaining = polling_end - unix_time()
             if result or remaining <= 0:
                 return result
