@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
@@ -28,7 +29,7 @@ func TestShortRun(t *testing.T) {
 		rates[k] = 0.03
 	}
 	r, err := Run(context.Background(), Options{
-		Seed: seed, Deliveries: 1000, Conversations: 100, Rates: rates,
+		Seed: seed, Deliveries: 1000, Conversations: 100, Rates: rates, Concurrency: 16, DrainTimeout: 3 * time.Minute,
 		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 		TemplateFile: awstest.ModuleRoot() + "/template.yaml",
 	})
