@@ -255,6 +255,9 @@ func parseCall(r *http.Request, body []byte) awsCall {
 		MessageDeduplicationID string                                `json:"MessageDeduplicationId"`
 		QueueURL               string                                `json:"QueueUrl"`
 		UpdateExpression       string                                `json:"UpdateExpression"`
+		Entries                []struct {
+			MessageDeduplicationID string `json:"MessageDeduplicationId"`
+		} `json:"Entries"`
 	}
 	if json.Unmarshal(body, &in) != nil {
 		return c
@@ -271,6 +274,9 @@ func parseCall(r *http.Request, body []byte) awsCall {
 	}
 	if c.key == "" {
 		c.key = in.MessageDeduplicationID
+	}
+	for _, e := range in.Entries {
+		c.key += e.MessageDeduplicationID + " "
 	}
 	if c.key == "" {
 		c.key = in.QueueURL
@@ -301,7 +307,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	// Deaths of the function instance, at the points the pack must survive.
 	var death Kind
 	switch {
-	case inv != nil && t.role == roleIngest && c.op == "AmazonSQS.SendMessage":
+	case inv != nil && t.role == roleIngest && (c.op == "AmazonSQS.SendMessage" || c.op == "AmazonSQS.SendMessageBatch"):
 		death = t.f.rates.pick(t.f.dice.roll("ingest-death|"+c.key), IngestDiesBeforeSend, IngestDiesAfterSend)
 	case inv != nil && t.role == roleWorker && isLedger && c.complete:
 		death = t.f.rates.pick(t.f.dice.roll("worker-death|"+c.key), WorkerDiesMidEffect, WorkerDiesBeforeAck)
