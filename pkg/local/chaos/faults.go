@@ -35,8 +35,8 @@ const (
 
 	IngestDiesBeforeSend Kind = "ingest dies between claim and send"
 	IngestDiesAfterSend  Kind = "ingest dies between send and completion"
-	WorkerDiesMidEffect  Kind = "worker dies after the effect, before its ledger write"
-	WorkerDiesBeforeAck  Kind = "worker dies after the ledger write, before the ack"
+	WorkerDiesMidEffect  Kind = "worker dies holding the effect's lease"
+	WorkerDiesBeforeAck  Kind = "worker dies after the effect, before the ack"
 	VisibilityExpires    Kind = "visibility expires while an effect runs"
 
 	Target5xx          Kind = "target answers 5xx"
@@ -166,7 +166,13 @@ func (f *Faults) recordCompleted(pk string) {
 	if len(parts) != 4 || parts[0] != "fx" {
 		return
 	}
-	key := ledger.Key{Tenant: parts[1], Effect: parts[2], Event: parts[3]}.IdempotencyKey()
+	f.recordDone(ledger.Key{Tenant: parts[1], Effect: parts[2], Event: parts[3]})
+}
+
+// recordDone notes that the pack recorded effect k as done: its ledger
+// completion was stored, or its message was acked (deleted).
+func (f *Faults) recordDone(k ledger.Key) {
+	key := k.IdempotencyKey()
 	f.mu.Lock()
 	if _, ok := f.completed[key]; !ok {
 		f.completed[key] = time.Now()
@@ -309,10 +315,10 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	switch {
 	case inv != nil && t.role == roleIngest && (c.op == "AmazonSQS.SendMessage" || c.op == "AmazonSQS.SendMessageBatch"):
 		death = t.f.rates.pick(t.f.dice.roll("ingest-death|"+c.key), IngestDiesBeforeSend, IngestDiesAfterSend)
-	case inv != nil && t.role == roleWorker && isLedger && c.complete:
-		death = t.f.rates.pick(t.f.dice.roll("worker-death|"+c.key), WorkerDiesMidEffect, WorkerDiesBeforeAck)
+	case inv != nil && t.role == roleWorker && isLedger && strings.HasPrefix(c.key, "fx|") && c.op == "DynamoDB_20120810.PutItem":
+		death = t.f.rates.pick(t.f.dice.roll("worker-death|"+c.key), WorkerDiesMidEffect)
 	}
-	if death == IngestDiesBeforeSend || death == WorkerDiesMidEffect {
+	if death == IngestDiesBeforeSend {
 		t.f.count(death)
 		inv.kill()
 		return nil, errDied

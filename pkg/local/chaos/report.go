@@ -44,8 +44,8 @@ type Report struct {
 //   - doubled: an event the target received under two different
 //     Idempotency-Keys (a receiver that deduplicates by the key, as the pack
 //     asks, applies it twice), or whose effect was sent again after the
-//     ledger had durably recorded it complete (the ledger failed to stop
-//     it). Re-sends before that point are the at-least-once delivery the
+//     pack had recorded it done — its ledger completion stored, or its
+//     message acked (deleted) — so nothing should have run it again. Re-sends before that point are the at-least-once delivery the
 //     key exists for: counted as Resent, not as doubled;
 //   - order violation: within a conversation, an event applied after one
 //     with a higher sequence number had been applied. The providers send a
@@ -83,7 +83,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 	for _, e := range t.byKey {
 		r.Resent += e.resent
 		if e.after > 0 {
-			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the ledger recorded it complete", e.tenant, e.eventID, e.after))
+			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
 		}
 	}
 	for conv, seqs := range t.order {
@@ -148,7 +148,7 @@ func (r *Report) Write(out io.Writer) {
 	row("accepted", r.Accepted, fmt.Sprintf("%d never accepted", r.NotAccepted))
 	row("effects applied", r.Applied, fmt.Sprintf("%d re-sent after a 2xx, absorbed by Idempotency-Key", r.Resent))
 	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")
-	row("doubled", len(r.Doubled), "two Idempotency-Keys, or re-sent after the ledger completed")
+	row("doubled", len(r.Doubled), "two Idempotency-Keys, or re-sent after it was recorded done")
 	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
 	dl := 0
 	for _, n := range r.DeadLettered {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
@@ -202,7 +203,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var pollers sync.WaitGroup
 	for _, id := range file.IDs() {
 		for range o.Pollers {
-			pollers.Go(func() { poll(pctx, esmClient, plain, dep.Queues[id].URL, wh.Handle) })
+			pollers.Go(func() { poll(pctx, f, esmClient, plain, dep.Queues[id].URL, wh.Handle) })
 		}
 	}
 	defer func() { stopPollers(); pollers.Wait() }()
@@ -255,7 +256,7 @@ type pollAPI interface {
 // poll is one of the event source mapping's pollers for url, as
 // esm.Poller, with each batch an invocation the faults can kill (nothing is
 // then deleted) or whose visibility they can expire while it runs.
-func poll(ctx context.Context, client, plain pollAPI, url string, handle esm.SQSHandler) {
+func poll(ctx context.Context, f *Faults, client, plain pollAPI, url string, handle esm.SQSHandler) {
 	for ctx.Err() == nil {
 		ev, err := esm.Receive(ctx, client, url, esm.ReceiveOptions{WaitSeconds: 1})
 		if err != nil {
@@ -273,9 +274,30 @@ func poll(ctx context.Context, client, plain pollAPI, url string, handle esm.SQS
 		if inv.dead.Load() || err != nil {
 			continue
 		}
+		// The instance may die once its effects ran, before it answers.
+		if f.dice.roll("ack-death|"+ev.Records[0].Attributes["MessageDeduplicationId"]) < f.rates[WorkerDiesBeforeAck] {
+			f.count(WorkerDiesBeforeAck)
+			continue
+		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = esm.Settle(sctx, client, url, ev, resp) // a failed delete redelivers
+		if esm.Settle(sctx, client, url, ev, resp) == nil { // a failed delete redelivers
+			acked(f, ev, resp)
+		}
 		cancel()
+	}
+}
+
+// acked records the effects of the messages the mapping deleted as done:
+// sending one again afterwards would apply it twice.
+func acked(f *Faults, ev events.SQSEvent, resp events.SQSEventResponse) {
+	failed := map[string]bool{}
+	for _, x := range resp.BatchItemFailures {
+		failed[x.ItemIdentifier] = true
+	}
+	for _, r := range ev.Records {
+		if env, err := envelope.Decode([]byte(r.Body)); err == nil && !failed[r.MessageId] {
+			f.recordDone(ledger.Key{Tenant: env.Tenant, Event: env.Key, Effect: worker.ForwardEffect})
+		}
 	}
 }
 
