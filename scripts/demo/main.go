@@ -72,7 +72,7 @@ func run(ctx context.Context) error {
 	rep, err := demo.Run(ctx, demo.Options{
 		BaseURL: "http://" + addr, TargetURL: "http://" + targetAddr, Tenant: tenantID, Providers: t.Providers,
 		SQS:    sqs.NewFromConfig(cfg),
-		DLQURL: endpoint + "/123456789012/hookpack-local-" + tenantID + "-dlq.fifo",
+		DLQURL: endpoint + "/123456789012/" + devstack.QueueName(devstack.DefaultName, tenantID) + "-dlq.fifo",
 		Out:    os.Stdout,
 	})
 	rep.Print(os.Stdout)

@@ -22,6 +22,7 @@ func main() {
 	motoPort := flag.Int("moto-port", envInt("MOTO_PORT", 4566), "port of the moto server it starts (env MOTO_PORT; events/env.json expects 4566)")
 	ddbDir := flag.String("dynamodb-local", envOr("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local"), "DynamoDB Local to serve DynamoDB (atomic conditional writes, as in AWS); empty uses moto's DynamoDB")
 	ddbPort := flag.Int("dynamodb-port", envInt("DYNAMODB_PORT", 8000), "port of the DynamoDB Local it starts (env DYNAMODB_PORT; events/env.json expects 8000)")
+	host := flag.String("emulator-host", envOr("EMULATOR_HOST", "127.0.0.1"), "address the started moto binds (env EMULATOR_HOST; 0.0.0.0 for sam local invoke on Docker Desktop)")
 	endpoint := flag.String("endpoint", os.Getenv("AWS_ENDPOINT_URL"), "use this running moto server instead of starting one")
 	jsonLogs := flag.Bool("json", os.Getenv("LOG_FORMAT") == "json", "log the functions' raw JSON lines, as CloudWatch receives them (env LOG_FORMAT=json)")
 	flag.Parse()
@@ -35,7 +36,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, TargetAddr: *targetAddr, Endpoint: *endpoint, MotoPort: *motoPort, DynamoDBLocalDir: *ddbDir, DynamoDBLocalPort: *ddbPort, Logger: logger})
+	s, err := devstack.Start(ctx, devstack.Options{TenantsFile: *tenants, Addr: *addr, TargetAddr: *targetAddr, Endpoint: *endpoint, MotoPort: *motoPort, Host: *host, DynamoDBLocalDir: *ddbDir, DynamoDBLocalPort: *ddbPort, Logger: logger})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "make run:", err)
 		os.Exit(1)

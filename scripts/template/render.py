@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Render template.yaml the way CloudFormation will see it: the
-AWS::LanguageExtensions transform (Fn::ForEach expanded for the given
-TenantIds) followed by the SAM transform, using cfn-lint's own pipeline
-(cfn-lint + aws-sam-translator are preinstalled). Prints JSON.
+"""Render a template the way CloudFormation will see it, through cfn-lint's
+own pipeline (cfn-lint + aws-sam-translator are preinstalled): the SAM
+transform applied for template.yaml, template-tenant.yaml (plain
+CloudFormation) passed through. Prints JSON.
 
-usage: render.py template.yaml [tenant,ids]
+usage: render.py <template>
 """
 import json
 import sys
@@ -16,14 +16,11 @@ from cfnlint.template.transforms.transform import Transform
 
 def main() -> int:
     path = sys.argv[1]
-    tenants = sys.argv[2] if len(sys.argv) > 2 else None
     tpl, matches = decode(path)
     if matches:
         for m in matches:
             print(m, file=sys.stderr)
         return 1
-    if tenants is not None:
-        tpl["Parameters"]["TenantIds"]["Default"] = tenants
     cfn = Template(path, tpl, ["us-east-1"])
     errs = Transform().transform(cfn)
     if errs:

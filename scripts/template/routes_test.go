@@ -12,7 +12,7 @@ import (
 // routes the template deploys: the same path and the same methods, so a
 // method the template does not route gets HTTP API's 404 locally too.
 func TestLocalAPIServesTheDeployedRoutes(t *testing.T) {
-	api := render(t, "acme")["HttpApi"]
+	api := render(t, "template.yaml").Resources["HttpApi"]
 	body, _ := api.Properties["Body"].(map[string]any)
 	paths, _ := body["paths"].(map[string]any)
 	if len(paths) != 1 {

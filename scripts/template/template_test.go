@@ -1,75 +1,70 @@
-// Package template holds the checks on template.yaml that cfn-lint cannot
-// make: the properties this pack's guarantees rest on. The template is
-// rendered by render.py through cfn-lint's own pipeline (Fn::ForEach
-// expanded, SAM transformed), so the assertions see what CloudFormation
-// will deploy.
+// Package template holds the checks on template.yaml (the core stack) and
+// template-tenant.yaml (one stack per tenant) that cfn-lint cannot make:
+// the properties this pack's guarantees rest on, the naming contract
+// between the two, and what N tenants add up to. Templates are rendered by
+// render.py through cfn-lint's own pipeline (SAM transformed), so the
+// assertions see what CloudFormation will deploy.
 package template
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 type resource struct {
-	Type       string         `json:"Type"`
-	Properties map[string]any `json:"Properties"`
+	Type                string         `json:"Type"`
+	DeletionPolicy      string         `json:"DeletionPolicy"`
+	UpdateReplacePolicy string         `json:"UpdateReplacePolicy"`
+	Properties          map[string]any `json:"Properties"`
 }
 
-type rendered struct {
-	Resources  map[string]resource `json:"Resources"`
-	Parameters map[string]struct {
-		Default any `json:"Default"`
-	} `json:"Parameters"`
+type tpl struct {
+	Transform any `json:"Transform"`
+	// Parameters maps a name to its properties (Default, MinValue, …).
+	Parameters map[string]map[string]any `json:"Parameters"`
+	Resources  map[string]resource       `json:"Resources"`
+	Outputs    map[string]struct {
+		Value  any `json:"Value"`
+		Export struct {
+			Name any `json:"Name"`
+		} `json:"Export"`
+	} `json:"Outputs"`
 }
 
-func render(t *testing.T, tenants string) map[string]resource {
-	t.Helper()
-	return renderTemplate(t, tenants).Resources
-}
-
-func renderTemplate(t *testing.T, tenants string) rendered {
-	t.Helper()
+func root() string {
 	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Dir(file)
-	cmd := exec.Command("python3", filepath.Join(dir, "render.py"), filepath.Join(dir, "..", "..", "template.yaml"), tenants)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func render(t *testing.T, name string) tpl {
+	t.Helper()
+	cmd := exec.Command("python3", filepath.Join(root(), "scripts", "template", "render.py"), filepath.Join(root(), name))
 	out, err := cmd.Output()
 	if err != nil {
-		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
+		var stderr []byte
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			stderr = ee.Stderr
 		}
-		t.Fatalf("render template: %v\n%s", err, stderr)
+		t.Fatalf("render %s: %v\n%s", name, err, stderr)
 	}
-	var tpl rendered
-	if err := json.Unmarshal(out, &tpl); err != nil {
+	var v tpl
+	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
-	return tpl
-}
-
-// SQS's redrive records no reason: with the defaults, the worker (which
-// counts real attempts) must always dead-letter a message first, however
-// long it waited behind earlier failures of its conversation.
-func TestMaxReceiveCountLeavesTheWorkerTheLastWord(t *testing.T) {
-	p := renderTemplate(t, "acme").Parameters
-	number := func(name string) int {
-		var n int
-		if _, err := fmt.Sscan(fmt.Sprint(p[name].Default), &n); err != nil {
-			t.Fatalf("parameter %s default %v is not a number", name, p[name].Default)
-		}
-		return n
-	}
-	attempts, receives := number("WorkerMaxAttempts"), number("MaxReceiveCount")
-	if want := worker.MinMaxReceiveCount(attempts); receives < want || receives > 1000 {
-		t.Errorf("MaxReceiveCount default = %d, want %d..1000 for WorkerMaxAttempts %d", receives, want, attempts)
-	}
+	return v
 }
 
 func ofType(rs map[string]resource, typ string) map[string]resource {
@@ -82,56 +77,98 @@ func ofType(rs map[string]resource, typ string) map[string]resource {
 	return out
 }
 
-func TestTemplateGuarantees(t *testing.T) {
-	rs := render(t, "acme,globex-eu")
+// TestLint runs cfn-lint on both templates (the SAM transform included).
+func TestLint(t *testing.T) {
+	for _, name := range []string{"template.yaml", "template-tenant.yaml"} {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command("cfn-lint", filepath.Join(root(), name))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("cfn-lint %s: %v\n%s", name, err, out)
+			}
+		})
+	}
+}
 
-	t.Run("every tenant has a FIFO queue redriving to a FIFO DLQ", func(t *testing.T) {
-		for _, tenant := range []string{"acme", "globexeu"} {
-			q, ok := rs["TenantQueue"+tenant]
-			if !ok {
-				t.Fatalf("no TenantQueue%s", tenant)
+func TestCoreGuarantees(t *testing.T) {
+	c := render(t, "template.yaml")
+	rs := c.Resources
+
+	t.Run("no tenant lives in the core stack", func(t *testing.T) {
+		for _, typ := range []string{"AWS::SQS::Queue", "AWS::Lambda::EventSourceMapping"} {
+			if n := len(ofType(rs, typ)); n != 0 {
+				t.Errorf("core stack has %d %s; tenants belong in template-tenant.yaml", n, typ)
 			}
-			dlq := rs["TenantDLQ"+tenant]
-			if q.Properties["FifoQueue"] != true || dlq.Properties["FifoQueue"] != true {
-				t.Errorf("%s: queue or DLQ is not FIFO", tenant)
+		}
+		for p := range c.Parameters {
+			if strings.Contains(strings.ToLower(p), "tenant") {
+				t.Errorf("core parameter %s: the tenant list must not be a core parameter (a plain sam deploy would reset it)", p)
 			}
-			rp, _ := q.Properties["RedrivePolicy"].(map[string]any)
-			if !strings.Contains(fmt.Sprint(rp["deadLetterTargetArn"]), "TenantDLQ"+tenant) || rp["maxReceiveCount"] == nil {
-				t.Errorf("%s: redrive policy = %v", tenant, rp)
-			}
+		}
+		raw, err := os.ReadFile(filepath.Join(root(), "template.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), "Fn::ForEach") || strings.Contains(string(raw), "LanguageExtensions") {
+			t.Error("template.yaml uses Fn::ForEach / AWS::LanguageExtensions (needs sam build --language-extensions)")
 		}
 	})
 
-	t.Run("idempotency table has TTL on expiration and PITR", func(t *testing.T) {
-		tbl := rs["IdempotencyTable"].Properties
-		ttl, _ := tbl["TimeToLiveSpecification"].(map[string]any)
+	t.Run("tables: TTL, PITR, on-demand, retained", func(t *testing.T) {
+		ttl, _ := rs["IdempotencyTable"].Properties["TimeToLiveSpecification"].(map[string]any)
 		if ttl["AttributeName"] != "expiration" || ttl["Enabled"] != true {
 			t.Errorf("TTL = %v", ttl)
 		}
-		for id, r := range ofType(rs, "AWS::DynamoDB::Table") {
+		tables := ofType(rs, "AWS::DynamoDB::Table")
+		if len(tables) != 2 {
+			t.Fatalf("%d tables, want idempotency and ledger", len(tables))
+		}
+		for id, r := range tables {
 			pitr, _ := r.Properties["PointInTimeRecoverySpecification"].(map[string]any)
-			if pitr["PointInTimeRecoveryEnabled"] != true {
-				t.Errorf("%s: point-in-time recovery off", id)
+			if pitr["PointInTimeRecoveryEnabled"] != true || r.Properties["BillingMode"] != "PAY_PER_REQUEST" {
+				t.Errorf("%s: PITR %v, billing %v", id, pitr, r.Properties["BillingMode"])
 			}
-			if r.Properties["BillingMode"] != "PAY_PER_REQUEST" {
-				t.Errorf("%s: not on-demand", id)
+			if r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+				t.Errorf("%s: DeletionPolicy %q UpdateReplacePolicy %q, want Retain (the dedup window and effect ledger survive the stack)", id, r.DeletionPolicy, r.UpdateReplacePolicy)
 			}
 		}
 	})
 
-	t.Run("functions are arm64 provided.al2023 with JSON logs", func(t *testing.T) {
+	t.Run("functions: arm64 provided.al2023, JSON logs into their own log groups", func(t *testing.T) {
 		fns := ofType(rs, "AWS::Lambda::Function")
-		if len(fns) == 0 {
-			t.Fatal("no functions")
+		if len(fns) != 2 {
+			t.Fatalf("%d functions, want ingest and worker", len(fns))
 		}
 		for id, f := range fns {
 			if f.Properties["Runtime"] != "provided.al2023" || fmt.Sprint(f.Properties["Architectures"]) != "[arm64]" {
 				t.Errorf("%s: runtime %v on %v", id, f.Properties["Runtime"], f.Properties["Architectures"])
 			}
 			lc, _ := f.Properties["LoggingConfig"].(map[string]any)
-			if lc["LogFormat"] != "JSON" {
-				t.Errorf("%s: LogFormat = %v", id, lc["LogFormat"])
+			group := ref(lc["LogGroup"])
+			if lc["LogFormat"] != "JSON" || rs[group].Type != "AWS::Logs::LogGroup" || rs[group].Properties["RetentionInDays"] == nil {
+				t.Errorf("%s: LoggingConfig = %v, want JSON into a log group with retention", id, lc)
 			}
+		}
+	})
+
+	t.Run("endpoint variables declared empty (sam local invoke overrides them)", func(t *testing.T) {
+		for _, id := range []string{"IngestFunction", "WorkerFunction"} {
+			vars := envVars(rs[id])
+			for _, k := range []string{"AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"} {
+				if v, ok := vars[k]; !ok || v != "" {
+					t.Errorf("%s %s = %v (declared %v), want declared and empty", id, k, v, ok)
+				}
+			}
+		}
+	})
+
+	t.Run("lease outlasts the ingest timeout with a margin", func(t *testing.T) {
+		timeout := num(t, rs["IngestFunction"].Properties["Timeout"])
+		min := num(t, c.Parameters["LeaseSeconds"]["MinValue"])
+		if min < timeout+5 {
+			t.Errorf("LeaseSeconds MinValue %v < ingest timeout %v + 5 s: a live claim could be taken over", min, timeout)
+		}
+		if !strings.Contains(fmt.Sprint(envVars(rs["IngestFunction"])["IDEMPOTENCY_LEASE"]), "${LeaseSeconds}s") {
+			t.Errorf("IDEMPOTENCY_LEASE = %v, want ${LeaseSeconds}s", envVars(rs["IngestFunction"])["IDEMPOTENCY_LEASE"])
 		}
 	})
 
@@ -139,7 +176,7 @@ func TestTemplateGuarantees(t *testing.T) {
 		for id, role := range ofType(rs, "AWS::IAM::Role") {
 			for _, st := range statements(role) {
 				for _, r := range list(st["Resource"]) {
-					if s, ok := r.(string); ok && (s == "*" || strings.HasSuffix(s, ":*")) {
+					if s := fmt.Sprint(r); s == "*" || strings.HasSuffix(s, ":*") {
 						t.Errorf("%s: statement %v has wildcard resource %q", id, st["Sid"], s)
 					}
 				}
@@ -147,103 +184,408 @@ func TestTemplateGuarantees(t *testing.T) {
 		}
 	})
 
-	t.Run("ingest cannot read outbound credentials", func(t *testing.T) {
-		role := rs["IngestFunctionRole"]
-		found := false
-		for _, st := range statements(role) {
-			for _, a := range list(st["Action"]) {
-				if strings.HasPrefix(fmt.Sprint(a), "ssm:") || strings.HasPrefix(fmt.Sprint(a), "secretsmanager:") {
-					res := fmt.Sprint(st["Resource"])
-					if a == "ssm:GetParametersByPath" {
-						// The list of tenant ids, a path that holds no credentials.
-						if !strings.HasSuffix(strings.TrimRight(res, "}]"), "/tenant-ids") {
-							t.Errorf("ingest lists parameters at %s, want only the tenant-ids path", res)
-						}
+	t.Run("SQS permissions cover exactly this stack's tenant queues", func(t *testing.T) {
+		const queues = "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${AWS::StackName}_*"
+		const dlqs = queues + "-dlq.fifo"
+		tests := []struct {
+			role, effect, action, resource string
+		}{
+			{"IngestFunctionRole", "Allow", "sqs:SendMessage", queues},
+			{"IngestFunctionRole", "Deny", "sqs:SendMessage", dlqs},
+			{"WorkerFunctionRole", "Allow", "sqs:ReceiveMessage", queues},
+			{"WorkerFunctionRole", "Allow", "sqs:DeleteMessage", queues},
+			{"WorkerFunctionRole", "Allow", "sqs:ChangeMessageVisibility", queues},
+			{"WorkerFunctionRole", "Allow", "sqs:SendMessage", dlqs},
+		}
+		got := map[string]bool{}
+		for _, role := range []string{"IngestFunctionRole", "WorkerFunctionRole"} {
+			for _, st := range statements(rs[role]) {
+				for _, a := range list(st["Action"]) {
+					if !strings.HasPrefix(fmt.Sprint(a), "sqs:") {
 						continue
 					}
-					found = true
-					if a != "ssm:GetParameter" || !strings.Contains(res, "/tenants/*/inbound") || strings.Contains(res, "outbound") {
-						t.Errorf("ingest reads credentials with %v at %s", a, res)
+					for _, r := range list(st["Resource"]) {
+						res := sub(r)
+						if res != queues && res != dlqs {
+							t.Errorf("%s %s on %q: not this stack's queue prefix", role, a, res)
+						}
+						got[fmt.Sprint(role, st["Effect"], a, res)] = true
 					}
 				}
 			}
 		}
-		if !found {
-			t.Error("ingest has no credential read permission at all")
+		for _, tt := range tests {
+			if !got[tt.role+tt.effect+tt.action+tt.resource] {
+				t.Errorf("%s lacks %s %s on %s", tt.role, tt.effect, tt.action, tt.resource)
+			}
+		}
+		if got["WorkerFunctionRole"+"Allow"+"sqs:SendMessage"+queues] {
+			t.Error("worker may send to tenant queues, not only to their DLQs")
 		}
 	})
 
-	t.Run("every tenant queue has a capped mapping to the worker", func(t *testing.T) {
-		for _, tenant := range []string{"acme", "globexeu"} {
-			m, ok := rs["TenantMapping"+tenant]
-			if !ok {
-				t.Fatalf("no TenantMapping%s", tenant)
-			}
-			if !strings.Contains(fmt.Sprint(m.Properties["EventSourceArn"]), "TenantQueue"+tenant) || !strings.Contains(fmt.Sprint(m.Properties["FunctionName"]), "WorkerFunction") {
-				t.Errorf("%s mapping = %v", tenant, m.Properties)
-			}
-			sc, _ := m.Properties["ScalingConfig"].(map[string]any)
-			if sc["MaximumConcurrency"] == nil {
-				t.Errorf("%s mapping has no MaximumConcurrency", tenant)
-			}
-			if fmt.Sprint(m.Properties["BatchSize"]) != "10" {
-				t.Errorf("%s BatchSize = %v, want 10 (the FIFO maximum)", tenant, m.Properties["BatchSize"])
-			}
-			for _, alarm := range []string{"TenantDLQDepthAlarm", "TenantOldestMessageAlarm"} {
-				if _, ok := rs[alarm+tenant]; !ok {
-					t.Errorf("no %s%s", alarm, tenant)
-				}
-			}
-		}
-	})
-
-	t.Run("visibility timeout is at least 6x the worker timeout", func(t *testing.T) {
-		timeout := num(t, rs["WorkerFunction"].Properties["Timeout"])
-		for id, q := range ofType(rs, "AWS::SQS::Queue") {
-			if strings.HasPrefix(id, "TenantQueue") {
-				if vis := num(t, q.Properties["VisibilityTimeout"]); vis < 6*timeout {
-					t.Errorf("%s: visibility %v < 6 x worker timeout %v", id, vis, timeout)
-				}
-			}
-		}
-	})
-
-	t.Run("worker reads outbound credentials only", func(t *testing.T) {
-		for _, st := range statements(rs["WorkerFunctionRole"]) {
-			for _, a := range list(st["Action"]) {
-				if strings.HasPrefix(fmt.Sprint(a), "ssm:") {
-					if res := fmt.Sprint(st["Resource"]); !strings.Contains(res, "/tenants/*/outbound") || strings.Contains(res, "inbound") {
-						t.Errorf("worker reads credentials at %s", res)
+	t.Run("credentials: ingest reads inbound only, worker outbound only", func(t *testing.T) {
+		for role, want := range map[string]string{"IngestFunctionRole": "inbound", "WorkerFunctionRole": "outbound"} {
+			found := false
+			for _, st := range statements(rs[role]) {
+				for _, a := range list(st["Action"]) {
+					if s := fmt.Sprint(a); strings.HasPrefix(s, "ssm:") || strings.HasPrefix(s, "secretsmanager:") {
+						res := sub(st["Resource"])
+						if s == "ssm:GetParametersByPath" && role == "IngestFunctionRole" {
+							// The list of onboarded tenant ids, a path that holds no credentials.
+							if !strings.HasSuffix(res, "parameter/${AWS::StackName}/tenant-ids") {
+								t.Errorf("ingest lists parameters at %s, want only the tenant-ids path", res)
+							}
+							continue
+						}
+						found = true
+						if s != "ssm:GetParameter" || !strings.HasSuffix(res, "parameter/${AWS::StackName}/tenants/*/"+want) {
+							t.Errorf("%s reads credentials with %s at %s, want only GetParameter on …/tenants/*/%s", role, s, res, want)
+						}
 					}
 				}
 			}
+			if !found {
+				t.Errorf("%s has no credential read permission at all", role)
+			}
 		}
 	})
 
-	t.Run("operational alarms exist", func(t *testing.T) {
+	t.Run("alarm topic key lets CloudWatch publish", func(t *testing.T) {
+		key := rs[ref(rs["AlarmTopic"].Properties["KmsMasterKeyId"])]
+		if key.Type != "AWS::KMS::Key" {
+			t.Fatalf("AlarmTopic KmsMasterKeyId = %v, want a key of this stack (aws/sns drops CloudWatch's alarms)", rs["AlarmTopic"].Properties["KmsMasterKeyId"])
+		}
+		policy, _ := key.Properties["KeyPolicy"].(map[string]any)
+		ok := false
+		for _, s := range list(policy["Statement"]) {
+			st, _ := s.(map[string]any)
+			p, _ := st["Principal"].(map[string]any)
+			acts := fmt.Sprint(st["Action"])
+			if p["Service"] == "cloudwatch.amazonaws.com" && st["Effect"] == "Allow" && strings.Contains(acts, "kms:Decrypt") && strings.Contains(acts, "kms:GenerateDataKey*") {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("key policy %v does not let cloudwatch.amazonaws.com Decrypt and GenerateDataKey*", policy)
+		}
+	})
+
+	t.Run("HTTP API access log without headers or bodies", func(t *testing.T) {
+		stages := ofType(rs, "AWS::ApiGatewayV2::Stage")
+		if len(stages) != 1 {
+			t.Fatalf("%d stages", len(stages))
+		}
+		for id, s := range stages {
+			al, _ := s.Properties["AccessLogSettings"].(map[string]any)
+			format := fmt.Sprint(al["Format"])
+			if rs[getAtt(al["DestinationArn"])].Type != "AWS::Logs::LogGroup" || !json.Valid([]byte(format)) {
+				t.Fatalf("%s AccessLogSettings = %v, want JSON lines into a log group", id, al)
+			}
+			for _, leak := range []string{"header", "body", "requestOverride", "authorizer"} {
+				if strings.Contains(strings.ToLower(format), strings.ToLower(leak)) {
+					t.Errorf("access log format logs %s", leak)
+				}
+			}
+		}
+	})
+
+	t.Run("operational alarms and dashboard", func(t *testing.T) {
 		for _, id := range []string{"IngestErrorRateAlarm", "IngestThrottleAlarm", "WorkerThrottleAlarm", "WorkerErrorAlarm"} {
-			if rs[id].Type != "AWS::CloudWatch::Alarm" {
-				t.Errorf("no %s", id)
+			if rs[id].Type != "AWS::CloudWatch::Alarm" || ref(list(rs[id].Properties["AlarmActions"])[0]) != "AlarmTopic" {
+				t.Errorf("%s missing or not notifying AlarmTopic", id)
 			}
 		}
 		if len(ofType(rs, "AWS::CloudWatch::Dashboard")) != 1 {
 			t.Error("no dashboard")
 		}
 	})
+}
 
-	t.Run("event source mappings report partial batch failures without batching window", func(t *testing.T) {
-		if len(ofType(rs, "AWS::Lambda::EventSourceMapping")) == 0 {
-			t.Fatal("no event source mappings")
+// TestTenantGuarantees checks template-tenant.yaml and its contract with
+// the core stack's exports, IAM prefix, queue URL template and the
+// worker's dead-letter naming.
+func TestTenantGuarantees(t *testing.T) {
+	c, tn := render(t, "template.yaml"), render(t, "template-tenant.yaml")
+	rs := tn.Resources
+
+	t.Run("plain CloudFormation, five resources", func(t *testing.T) {
+		if tn.Transform != nil || len(rs) != 5 {
+			t.Errorf("transform %v, %d resources; want none and 5 (queue, DLQ, mapping, 2 alarms)", tn.Transform, len(rs))
 		}
-		for id, m := range ofType(rs, "AWS::Lambda::EventSourceMapping") {
-			if !strings.Contains(fmt.Sprint(m.Properties["FunctionResponseTypes"]), "ReportBatchItemFailures") {
-				t.Errorf("%s: no ReportBatchItemFailures", id)
-			}
-			if w, ok := m.Properties["MaximumBatchingWindowInSeconds"]; ok && fmt.Sprint(w) != "0" {
-				t.Errorf("%s: batching window %v on a FIFO mapping", id, w)
+	})
+
+	t.Run("FIFO queue redriving to a FIFO DLQ, both retained", func(t *testing.T) {
+		q, dlq := rs["Queue"], rs["DeadLetterQueue"]
+		if q.Properties["FifoQueue"] != true || dlq.Properties["FifoQueue"] != true {
+			t.Error("queue or DLQ is not FIFO")
+		}
+		rp, _ := q.Properties["RedrivePolicy"].(map[string]any)
+		if getAtt(rp["deadLetterTargetArn"]) != "DeadLetterQueue" || rp["maxReceiveCount"] == nil {
+			t.Errorf("redrive policy = %v", rp)
+		}
+		for id, r := range map[string]resource{"Queue": q, "DeadLetterQueue": dlq} {
+			if r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+				t.Errorf("%s: DeletionPolicy %q UpdateReplacePolicy %q, want Retain", id, r.DeletionPolicy, r.UpdateReplacePolicy)
 			}
 		}
 	})
+
+	t.Run("visibility timeout is at least 6x the core worker timeout", func(t *testing.T) {
+		if vis, timeout := num(t, rs["Queue"].Properties["VisibilityTimeout"]), num(t, c.Resources["WorkerFunction"].Properties["Timeout"]); vis < 6*timeout {
+			t.Errorf("visibility %v < 6 x worker timeout %v", vis, timeout)
+		}
+	})
+
+	t.Run("capped mapping to the core worker, partial batch failures, no batching window", func(t *testing.T) {
+		m := rs["Mapping"].Properties
+		if getAtt(m["EventSourceArn"]) != "Queue" || importName(m["FunctionName"]) != "${CoreStack}-WorkerFunctionArn" {
+			t.Errorf("mapping = %v", m)
+		}
+		if fmt.Sprint(m["BatchSize"]) != "10" || !strings.Contains(fmt.Sprint(m["FunctionResponseTypes"]), "ReportBatchItemFailures") {
+			t.Errorf("BatchSize %v, FunctionResponseTypes %v; want 10 (the FIFO maximum) and ReportBatchItemFailures", m["BatchSize"], m["FunctionResponseTypes"])
+		}
+		if w, ok := m["MaximumBatchingWindowInSeconds"]; ok && fmt.Sprint(w) != "0" {
+			t.Errorf("batching window %v on a FIFO mapping", w)
+		}
+		sc, _ := m["ScalingConfig"].(map[string]any)
+		if ref(sc["MaximumConcurrency"]) != "TenantMaxConcurrency" || num(t, tn.Parameters["TenantMaxConcurrency"]["MinValue"]) != 2 {
+			t.Errorf("ScalingConfig = %v, want MaximumConcurrency from TenantMaxConcurrency (min 2, Lambda's minimum)", sc)
+		}
+	})
+
+	t.Run("both alarms notify the core alarm topic", func(t *testing.T) {
+		for id, a := range ofType(rs, "AWS::CloudWatch::Alarm") {
+			if importName(list(a.Properties["AlarmActions"])[0]) != "${CoreStack}-AlarmTopicArn" {
+				t.Errorf("%s AlarmActions = %v", id, a.Properties["AlarmActions"])
+			}
+		}
+		if len(ofType(rs, "AWS::CloudWatch::Alarm")) != 2 {
+			t.Error("want an oldest-message alarm and a dead-letter alarm")
+		}
+	})
+
+	t.Run("imports are exactly what the core stack and the test stub export", func(t *testing.T) {
+		var imports []string
+		walk(rs, func(m map[string]any) {
+			if v, ok := m["Fn::ImportValue"]; ok {
+				imports = append(imports, strings.TrimPrefix(sub(v), "${CoreStack}-"))
+			}
+		})
+		slices.Sort(imports)
+		imports = slices.Compact(imports)
+		var exports []string
+		for _, o := range c.Outputs {
+			if o.Export.Name != nil {
+				exports = append(exports, strings.TrimPrefix(sub(o.Export.Name), "${AWS::StackName}-"))
+			}
+		}
+		slices.Sort(exports)
+		if !slices.Equal(imports, exports) {
+			t.Errorf("template-tenant.yaml imports %v, template.yaml exports %v", imports, exports)
+		}
+		stub, err := os.ReadFile(filepath.Join(root(), "scripts", "tenant", "testdata", "core-exports.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range exports {
+			if !strings.Contains(string(stub), "${AWS::StackName}-"+e) {
+				t.Errorf("scripts/tenant/testdata/core-exports.yaml lacks export %s", e)
+			}
+		}
+	})
+
+	t.Run("queue names: the core's URL template, IAM prefix and the worker's DLQ naming agree", func(t *testing.T) {
+		const core, id = "hookpack", "acme"
+		q, dlq := queueNames(t, tn, core, id)
+		prefix := strings.ReplaceAll(sub(c.Outputs["QueueNamePrefix"].Value), "${AWS::StackName}", core)
+		url := queue.URL(strings.ReplaceAll(sub(envVars(c.Resources["IngestFunction"])["QUEUE_URL_TEMPLATE"]), "${AWS::StackName}", core), id)
+		if !strings.HasSuffix(url, "/"+q) || !strings.HasPrefix(q, prefix) {
+			t.Errorf("ingest sends to %s; the tenant stack creates %s (prefix %s)", url, q, prefix)
+		}
+		if want, err := worker.DLQURL(url); err != nil || !strings.HasSuffix(want, "/"+dlq) {
+			t.Errorf("worker dead-letters to %s (%v); the tenant stack creates %s", want, err, dlq)
+		}
+		if !strings.HasSuffix(dlq, "-dlq.fifo") || strings.HasSuffix(q, "-dlq.fifo") {
+			t.Errorf("queue %s / DLQ %s: only the DLQ may match the ingest Deny on *-dlq.fifo", q, dlq)
+		}
+		// Another stack whose name starts with this one's never matches its prefix.
+		other, _ := queueNames(t, tn, core+"-staging", id)
+		if strings.HasPrefix(other, prefix) {
+			t.Errorf("stack %s-staging's queue %s matches %s's prefix %s", core, other, core, prefix)
+		}
+	})
+}
+
+// SQS's redrive records no reason: with the defaults, the worker (which
+// counts real attempts) must always dead-letter a message first, however
+// long it waited behind earlier failures of its conversation.
+func TestMaxReceiveCountLeavesTheWorkerTheLastWord(t *testing.T) {
+	attempts := int(num(t, render(t, "template.yaml").Parameters["WorkerMaxAttempts"]["Default"]))
+	receives := int(num(t, render(t, "template-tenant.yaml").Parameters["MaxReceiveCount"]["Default"]))
+	if want := worker.MinMaxReceiveCount(attempts); receives < want || receives > 1000 {
+		t.Errorf("tenant MaxReceiveCount default = %d, want %d..1000 for the core's WorkerMaxAttempts %d", receives, want, attempts)
+	}
+}
+
+// MaxTenants is the largest deployment TestScale checks. Beyond it the
+// account quotas in docs/scale.md bind, not the templates.
+const MaxTenants = 1000
+
+// SQS, CloudFormation and CloudWatch name limits, and the template body a
+// create-stack request may carry inline (scripts/tenant passes it so).
+const (
+	maxQueueName     = 80
+	maxStackName     = 128
+	maxAlarmName     = 255
+	maxTemplateBody  = 51200
+	maxStackResource = 500
+)
+
+// TestScale renders the deployment for 1, 10 and MaxTenants tenants: the
+// core stack once and one tenant stack per tenant, with the longest ids
+// the templates allow under the longest core stack name. cfn-lint does not
+// evaluate parameter values (`cfn-lint --parameters TenantId='BAD!'`
+// passes) and TestLint lints each template once, so the per-tenant values
+// are checked here: the template's own AllowedPattern, SQS, CloudFormation
+// and CloudWatch name limits, uniqueness, and resources per stack.
+func TestScale(t *testing.T) {
+	c, tn := render(t, "template.yaml"), render(t, "template-tenant.yaml")
+	body, err := os.ReadFile(filepath.Join(root(), "template-tenant.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(body) > maxTemplateBody {
+		t.Errorf("template-tenant.yaml is %d bytes; create-stack --template-body takes at most %d", len(body), maxTemplateBody)
+	}
+	if len(c.Resources) > maxStackResource/2 {
+		t.Errorf("core stack has %d resources", len(c.Resources))
+	}
+	idPattern := regexp.MustCompile(fmt.Sprint(tn.Parameters["TenantId"]["AllowedPattern"]))
+	corePattern := regexp.MustCompile(fmt.Sprint(tn.Parameters["CoreStack"]["AllowedPattern"]))
+	core := "h" + strings.Repeat("k", 29) // the longest core name CoreStack allows
+	if !corePattern.MatchString(core) || corePattern.MatchString(core+"k") {
+		t.Fatalf("CoreStack pattern %s should allow exactly 30 characters", corePattern)
+	}
+	for _, n := range []int{1, 10, MaxTenants} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			seen := map[string]string{}
+			unique := func(kind, name, id string) {
+				if prev, ok := seen[kind+name]; ok {
+					t.Fatalf("%s %s of tenant %s collides with tenant %s", kind, name, id, prev)
+				}
+				seen[kind+name] = id
+			}
+			resources := len(c.Resources)
+			for i := range n {
+				id := fmt.Sprintf("tenant-%033d", i) // 40 characters, the maximum
+				if !idPattern.MatchString(id) {
+					t.Fatalf("tenant id %s does not match the template's %s", id, idPattern)
+				}
+				stack := core + "-tenant-" + id // scripts/tenant's naming
+				q, dlq := queueNames(t, tn, core, id)
+				alarms := alarmNames(tn, core, id)
+				for kind, names := range map[string][]string{"stack": {stack}, "queue": {q, dlq}, "alarm": alarms} {
+					limit := map[string]int{"stack": maxStackName, "queue": maxQueueName, "alarm": maxAlarmName}[kind]
+					for _, name := range names {
+						if len(name) > limit {
+							t.Fatalf("%s name %s is %d characters, the limit is %d", kind, name, len(name), limit)
+						}
+						unique(kind, name, id)
+					}
+				}
+				if len(tn.Resources) > maxStackResource {
+					t.Fatalf("tenant stack has %d resources", len(tn.Resources))
+				}
+				resources += len(tn.Resources)
+			}
+			t.Logf("%d tenants: %d stacks, %d resources in all, at most %d in one stack", n, n+1, resources, max(len(c.Resources), len(tn.Resources)))
+		})
+	}
+}
+
+// queueNames resolves the tenant template's queue and DLQ names for a core
+// stack and tenant, with the prefix the core stack exports.
+func queueNames(t *testing.T, tn tpl, core, id string) (q, dlq string) {
+	t.Helper()
+	prefix := core + "_" // template.yaml's QueueNamePrefix, checked in TestTenantGuarantees
+	name := func(r resource) string {
+		s := sub(r.Properties["QueueName"])
+		return strings.NewReplacer("${Prefix}", prefix, "${TenantId}", id).Replace(s)
+	}
+	q, dlq = name(tn.Resources["Queue"]), name(tn.Resources["DeadLetterQueue"])
+	if strings.Contains(q+dlq, "$") {
+		t.Fatalf("unresolved queue names %s, %s", q, dlq)
+	}
+	return q, dlq
+}
+
+func alarmNames(tn tpl, core, id string) []string {
+	var out []string
+	for _, a := range ofType(tn.Resources, "AWS::CloudWatch::Alarm") {
+		out = append(out, strings.NewReplacer("${CoreStack}", core, "${TenantId}", id).Replace(sub(a.Properties["AlarmName"])))
+	}
+	return out
+}
+
+// sub returns the string of an Fn::Sub (either form) or a plain string.
+func sub(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		if s, ok := m["Fn::Sub"]; ok {
+			if l, ok := s.([]any); ok {
+				return fmt.Sprint(l[0])
+			}
+			return fmt.Sprint(s)
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+func ref(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		return fmt.Sprint(m["Ref"])
+	}
+	return ""
+}
+
+func getAtt(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		if l, ok := m["Fn::GetAtt"].([]any); ok && len(l) > 0 {
+			return fmt.Sprint(l[0])
+		}
+	}
+	return ""
+}
+
+func importName(v any) string {
+	if m, ok := v.(map[string]any); ok {
+		return sub(m["Fn::ImportValue"])
+	}
+	return ""
+}
+
+func walk(v any, f func(map[string]any)) {
+	switch x := v.(type) {
+	case map[string]any:
+		f(x)
+		for _, e := range x {
+			walk(e, f)
+		}
+	case []any:
+		for _, e := range x {
+			walk(e, f)
+		}
+	case map[string]resource:
+		for _, r := range x {
+			walk(r.Properties, f)
+		}
+	}
+}
+
+func envVars(r resource) map[string]any {
+	env, _ := r.Properties["Environment"].(map[string]any)
+	vars, _ := env["Variables"].(map[string]any)
+	return vars
 }
 
 func num(t *testing.T, v any) float64 {

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Onboard, update or remove a tenant of a deployed hookpack stack, as
-# infrastructure as code: credentials go to SSM Parameter Store as
-# KMS-encrypted SecureString parameters, and the tenant's queue, DLQ, worker
-# mapping and alarms come from the stack itself (template.yaml's
-# Fn::ForEach over the TenantIds parameter), updated with the previous
-# template, so nothing drifts from the stack and template.yaml is never edited.
+# Onboard, update or remove a tenant of a deployed hookpack core stack, as
+# infrastructure as code. Each tenant is its own small CloudFormation stack,
+# "<core>-tenant-<tenant>", from template-tenant.yaml (FIFO queue, FIFO DLQ,
+# event source mapping to the core worker, two alarms), importing the core
+# stack's exports; its credentials are KMS-encrypted SecureString parameters
+# /<core>/tenants/<tenant>/{inbound,outbound}. The set of tenant stacks is
+# the tenant list: `sam deploy` of the core stack never touches a tenant, and
+# the number of tenants is bounded by account quotas (docs/scale.md), not by
+# one stack's 500 resources.
 #
 #   scripts/tenant/tenant.sh add    <tenant> <inbound.json> [outbound.json]
 #   scripts/tenant/tenant.sh remove <tenant> [--force]
@@ -12,41 +15,30 @@
 #
 # inbound.json:  {"providers": {"stripe": {"secrets": ["whsec_…"]}}}
 # outbound.json: {"targetUrl": "https://…", "secrets": ["whsec_…"]}
-# Env: STACK_NAME (default hookpack), AWS_REGION / AWS_PROFILE as usual,
-#      KMS_KEY_ID (optional; default is the account's aws/ssm key).
+# Env: STACK_NAME   core stack (default hookpack)
+#      TENANT_MAX_CONCURRENCY, MAX_RECEIVE_COUNT, OLDEST_MESSAGE_ALARM_SECONDS
+#                   tenant stack parameters (the template's defaults on
+#                   create, the stack's current values on update)
+#      KMS_KEY_ID   optional key for the parameters (default: aws/ssm)
+#      AWS_ENDPOINT_URL  every call goes there when set (emulators; awscli v1
+#                   ignores it for SQS in us-east-1, so it is passed explicitly)
+#      AWS_REGION / AWS_PROFILE as usual. Needs the aws CLI and Go (the
+#      configuration files are checked by scripts/tenant/check).
 set -euo pipefail
 
 stack=${STACK_NAME:-hookpack}
+template=${TENANT_TEMPLATE:-$(cd "$(dirname "$0")/../.." && pwd)/template-tenant.yaml}
 die() { echo "tenant: $*" >&2; exit 1; }
+aws_() { aws ${AWS_ENDPOINT_URL:+--endpoint-url "$AWS_ENDPOINT_URL"} "$@"; }
 
 valid_id() {
   [[ $1 =~ ^[a-z0-9][a-z0-9-]{0,39}$ ]] || die "invalid tenant id '$1': 1-40 characters of a-z, 0-9 and '-', not starting with '-'"
-}
-
-current_ids() {
-  aws cloudformation describe-stacks --stack-name "$stack" \
-    --query "Stacks[0].Parameters[?ParameterKey=='TenantIds'].ParameterValue" --output text
-}
-
-# update_stack <comma-separated ids>: same template, new TenantIds, every
-# other parameter kept.
-update_stack() {
-  local ids=$1 params keys k
-  keys=$(aws cloudformation describe-stacks --stack-name "$stack" \
-    --query "Stacks[0].Parameters[].ParameterKey" --output text)
-  params="[{\"ParameterKey\":\"TenantIds\",\"ParameterValue\":\"$ids\"}"
-  for k in $keys; do
-    [ "$k" = TenantIds ] || params+=",{\"ParameterKey\":\"$k\",\"UsePreviousValue\":true}"
-  done
-  params+="]"
-  aws cloudformation update-stack --stack-name "$stack" --use-previous-template \
-    --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND --parameters "$params" >/dev/null
-  echo "updating stack $stack (TenantIds=$ids)…" >&2
-  aws cloudformation wait stack-update-complete --stack-name "$stack"
+  [[ $1 != *-dlq ]] || die "invalid tenant id '$1': must not end in '-dlq' (reserved for dead-letter queues)"
 }
 
 # check <tenant> <inbound.json> [outbound.json]: the functions' own validation
-# (no empty secret, known providers, well-formed URLs) before anything is written.
+# (valid JSON, no empty secret, known providers, well-formed URLs) before
+# anything is written.
 check() {
   local root files=() f
   root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,7 +50,7 @@ check() {
 # every minute (ids not listed get 404 without an AWS call): StringList
 # parameters /<stack>/tenant-ids/<n> of at most 4 KB each.
 ids_path="/$stack/tenant-ids"
-id_lists() { aws ssm get-parameters-by-path --path "$ids_path" --query 'Parameters[].[Name,Value]' --output text; }
+id_lists() { aws_ ssm get-parameters-by-path --path "$ids_path" --query 'Parameters[].[Name,Value]' --output text; }
 register_id() {
   local id=$1 name value target="" tval="" next=0
   while IFS=$'\t' read -r name value; do
@@ -67,80 +59,169 @@ register_id() {
     [ "${name##*/}" -ge "$next" ] 2>/dev/null && next=$((${name##*/} + 1))
     if [ -z "$target" ] && [ $((${#value} + 1 + ${#id})) -le 4096 ]; then target=$name tval=$value; fi
   done < <(id_lists)
-  aws ssm put-parameter --name "${target:-$ids_path/$next}" --type StringList --overwrite --value "${tval:+$tval,}$id" >/dev/null
+  aws_ ssm put-parameter --name "${target:-$ids_path/$next}" --type StringList --overwrite --value "${tval:+$tval,}$id" >/dev/null
 }
 unregister_id() {
   local id=$1 name value rest
   while IFS=$'\t' read -r name value; do
     [[ ",$value," == *",$id,"* ]] || continue
     rest=${value/#$id,/}; rest=${rest/%,$id/}; rest=${rest//,$id,/,}; [ "$rest" = "$id" ] && rest=
-    if [ -n "$rest" ]; then aws ssm put-parameter --name "$name" --type StringList --overwrite --value "$rest" >/dev/null
-    else aws ssm delete-parameter --name "$name" >/dev/null; fi
+    if [ -n "$rest" ]; then aws_ ssm put-parameter --name "$name" --type StringList --overwrite --value "$rest" >/dev/null
+    else aws_ ssm delete-parameter --name "$name" >/dev/null; fi
   done < <(id_lists)
+}
+
+# The tenant stack parameters that may come from the environment.
+settable="TenantMaxConcurrency:TENANT_MAX_CONCURRENCY MaxReceiveCount:MAX_RECEIVE_COUNT OldestMessageAlarmSeconds:OLDEST_MESSAGE_ALARM_SECONDS"
+for pair in $settable; do
+  env=${pair#*:}
+  [[ -z ${!env:-} || ${!env} =~ ^[0-9]+$ ]] || die "$env=${!env} is not a number"
+done
+
+# parameters <tenant> [previous]: the tenant stack's parameters as JSON.
+# previous holds "Key<TAB>Value" lines of the stack being updated; a value
+# not set in the environment keeps its previous value, or the template's
+# default on create. (Values are passed explicitly rather than with
+# UsePreviousValue, which moto's CloudFormation cannot handle.)
+parameters() {
+  local p pair key env v
+  p="[{\"ParameterKey\":\"CoreStack\",\"ParameterValue\":\"$stack\"},{\"ParameterKey\":\"TenantId\",\"ParameterValue\":\"$1\"}"
+  for pair in $settable; do
+    key=${pair%%:*}; env=${pair#*:}; v=${!env:-}
+    [ -n "$v" ] || v=$(awk -F'\t' -v k="$key" '$1 == k {print $2}' <<<"${2:-}")
+    [ -z "$v" ] || p+=",{\"ParameterKey\":\"$key\",\"ParameterValue\":\"$v\"}"
+  done
+  echo "$p]"
+}
+
+# describe <stack> <query>: the query's text output, or nothing when the
+# stack does not exist.
+describe() { aws_ cloudformation describe-stacks --stack-name "$1" --query "$2" --output text 2>/dev/null || true; }
+
+output() { awk -F'\t' -v k="$1" '$1 == k {print $2}' <<<"$2"; }
+
+# depth <url>: visible + in flight + delayed messages, or nothing when the
+# queue does not exist.
+depth() {
+  aws_ sqs get-queue-attributes --queue-url "$1" \
+    --attribute-names ApproximateNumberOfMessages ApproximateNumberOfMessagesNotVisible ApproximateNumberOfMessagesDelayed \
+    --query "sum(Attributes.[to_number(ApproximateNumberOfMessages),to_number(ApproximateNumberOfMessagesNotVisible),to_number(ApproximateNumberOfMessagesDelayed)])" \
+    --output text 2>/dev/null || true
 }
 
 put_param() { # put_param <tenant> <inbound|outbound> <file>
   local args=(--name "/$stack/tenants/$1/$2" --type SecureString --overwrite --value "file://$3")
   [ -n "${KMS_KEY_ID:-}" ] && args+=(--key-id "$KMS_KEY_ID")
-  aws ssm put-parameter "${args[@]}" >/dev/null
+  aws_ ssm put-parameter "${args[@]}" >/dev/null
   echo "stored $2 credentials of $1 at /$stack/tenants/$1/$2" >&2
 }
 
-# logical ids drop non-alphanumerics: "acme-eu" and "acmeeu" would collide.
-logical() { echo "${1//-/}"; }
+failure() { # failure <stack>: why the last operation failed, from the stack's events
+  aws_ cloudformation describe-stack-events --stack-name "$1" \
+    --query "StackEvents[?contains(ResourceStatus,'FAILED')].[LogicalResourceId,ResourceStatusReason]" --output text 2>/dev/null | head -5
+}
+
+add() {
+  [ $# -ge 2 ] || die "usage: add <tenant> <inbound.json> [outbound.json]"
+  local id=$1 name core prefix status prev q url n out
+  valid_id "$id"
+  for f in "${@:2:2}"; do [ -f "$f" ] || die "no such file: $f"; done
+  check "$id" "${@:2:2}"
+  [ -f "$template" ] || die "tenant template $template not found (set TENANT_TEMPLATE)"
+  core=$(describe "$stack" "Stacks[0].Outputs[].[OutputKey,OutputValue]")
+  prefix=$(output QueueNamePrefix "$core")
+  [ -n "$prefix" ] || die "core stack $stack not found or has no QueueNamePrefix output (deploy template.yaml first, or set STACK_NAME)"
+  name="$stack-tenant-$id"
+  prev=$(describe "$name" "Stacks[0].[StackStatus,Parameters]")
+  status=$(head -1 <<<"$prev" | cut -f1)
+  case "$status" in
+    "")
+      # Queues kept from an earlier removal (DeletionPolicy: Retain) would make
+      # the create fail; they may hold messages, so they are never deleted here.
+      for q in "$prefix$id.fifo" "$prefix$id-dlq.fifo"; do
+        url=$(aws_ sqs get-queue-url --queue-name "$q" --query QueueUrl --output text 2>/dev/null) || continue
+        die "queue $q from an earlier removal still exists ($(depth "$url") messages): replay or drain it, delete it, then add again"
+      done
+      aws_ cloudformation create-stack --stack-name "$name" --template-body "file://$template" \
+        --parameters "$(parameters "$id")" \
+        --tags "Key=hookpack:core-stack,Value=$stack" "Key=hookpack:tenant,Value=$id" >/dev/null
+      echo "creating stack $name…" >&2
+      aws_ cloudformation wait stack-create-complete --stack-name "$name" ||
+        die "stack $name failed: $(failure "$name") (delete it with: $0 remove $id --force)"
+      ;;
+    CREATE_COMPLETE | UPDATE_COMPLETE | UPDATE_ROLLBACK_COMPLETE)
+      if out=$(aws_ cloudformation update-stack --stack-name "$name" --template-body "file://$template" \
+        --parameters "$(parameters "$id" "$prev")" 2>&1); then
+        echo "updating stack $name…" >&2
+        aws_ cloudformation wait stack-update-complete --stack-name "$name" || die "stack $name update failed: $(failure "$name")"
+      elif [[ $out == *"No updates are to be performed"* ]]; then
+        echo "stack $name is up to date" >&2
+      else
+        die "update $name: $out"
+      fi
+      ;;
+    *) die "stack $name is $status; wait for it to settle (or fix it in the CloudFormation console)" ;;
+  esac
+  put_param "$id" inbound "$2"
+  [ $# -lt 3 ] || put_param "$id" outbound "$3"
+  register_id "$id"
+  [ -z "$status" ] || echo "credentials updated; warm functions pick them up within 5 minutes" >&2
+  echo "webhook URL: $(output WebhookBaseUrl "$core")/webhooks/$id/<provider>"
+}
+
+remove() {
+  [ $# -ge 1 ] || die "usage: remove <tenant> [--force]"
+  local id=$1 force=${2:-} name outputs urls url n kept=""
+  valid_id "$id"
+  name="$stack-tenant-$id"
+  outputs=$(describe "$name" "Stacks[0].Outputs[].[OutputKey,OutputValue]")
+  [ -n "$outputs" ] || die "tenant $id has no stack $name in core stack $stack"
+  urls="$(output QueueUrl "$outputs") $(output DeadLetterQueueUrl "$outputs")"
+  if [ "$force" != --force ]; then
+    for url in $urls; do
+      n=$(depth "$url")
+      [ "${n:-0}" = 0 ] || die "${url##*/} still holds $n messages; drain or replay them, or pass --force (the queue's messages are deleted; a non-empty DLQ is kept)"
+    done
+  fi
+  # Id and credentials first: new deliveries stop being accepted while the
+  # queues go.
+  unregister_id "$id"
+  aws_ ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
+  aws_ cloudformation delete-stack --stack-name "$name"
+  echo "deleting stack $name…" >&2
+  aws_ cloudformation wait stack-delete-complete --stack-name "$name" || die "stack $name delete failed: $(failure "$name")"
+  # The stack retains its queues; delete them unless a message arrived in
+  # the meantime (with --force: unless it is a DLQ holding dead letters).
+  for url in $urls; do
+    n=$(depth "$url"); [ -n "$n" ] || continue
+    if [ "$n" = 0 ] || { [ "$force" = --force ] && [[ $url != *-dlq.fifo ]]; }; then
+      aws_ sqs delete-queue --queue-url "$url"
+    else
+      kept+=" ${url##*/} ($n messages)"
+    fi
+  done
+  [ -z "$kept" ] || echo "kept:$kept — replay or delete them before adding $id again" >&2
+  echo "removed $id" >&2
+}
+
+list() {
+  local ids params p
+  ids=$(aws_ cloudformation describe-stacks \
+    --query "Stacks[?Tags[?Key=='hookpack:core-stack' && Value=='$stack']].Parameters[] | [?ParameterKey=='TenantId'].ParameterValue" \
+    --output text | tr '\t' '\n' | sed '/^$/d' | sort)
+  [ -z "$ids" ] || echo "$ids"
+  # Credentials without a stack (an interrupted add or remove) are reported.
+  params=$(aws_ ssm get-parameters-by-path --path "/$stack/tenants" --recursive \
+    --query "Parameters[].Name" --output text | tr '\t' '\n' | sed -n 's#^/[^/]*/tenants/\([^/]*\)/.*#\1#p' | sort -u)
+  for p in $params; do
+    grep -qx "$p" <<<"$ids" || echo "tenant: credentials of $p exist without a tenant stack: run add or remove for it" >&2
+  done
+}
 
 cmd=${1:-}; shift || true
 case "$cmd" in
-  add)
-    [ $# -ge 2 ] || die "usage: add <tenant> <inbound.json> [outbound.json]"
-    id=$1; valid_id "$id"
-    [ -f "$2" ] || die "no such file: $2"
-    ids=$(current_ids)
-    IFS=, read -r -a list <<<"$ids"
-    present=false
-    for t in "${list[@]}"; do
-      [ "$t" = "$id" ] && present=true && continue
-      [ "$(logical "$t")" = "$(logical "$id")" ] && die "'$id' collides with existing tenant '$t' (same name without '-')"
-    done
-    check "$id" "${@:2:2}"
-    put_param "$id" inbound "$2"
-    [ $# -ge 3 ] && put_param "$id" outbound "$3"
-    register_id "$id"
-    if $present; then
-      echo "$id already in the stack; credentials updated (warm functions pick them up within 5 minutes)" >&2
-    else
-      update_stack "${ids:+$ids,}$id"
-    fi
-    echo "webhook URL: $(aws cloudformation describe-stacks --stack-name "$stack" \
-      --query "Stacks[0].Outputs[?OutputKey=='WebhookBaseUrl'].OutputValue" --output text)/webhooks/$id/<provider>"
-    ;;
-  remove)
-    [ $# -ge 1 ] || die "usage: remove <tenant> [--force]"
-    id=$1; valid_id "$id"; force=${2:-}
-    ids=$(current_ids)
-    IFS=, read -r -a list <<<"$ids"
-    keep=()
-    for t in "${list[@]}"; do [ "$t" = "$id" ] || keep+=("$t"); done
-    [ ${#keep[@]} -lt ${#list[@]} ] || die "tenant $id is not in stack $stack"
-    [ ${#keep[@]} -gt 0 ] || die "cannot remove the last tenant (TenantIds must not be empty)"
-    if [ "$force" != "--force" ]; then
-      for q in "$stack-$id.fifo" "$stack-$id-dlq.fifo"; do
-        url=$(aws sqs get-queue-url --queue-name "$q" --query QueueUrl --output text)
-        n=$(aws sqs get-queue-attributes --queue-url "$url" \
-          --attribute-names ApproximateNumberOfMessages ApproximateNumberOfMessagesNotVisible \
-          --query "sum(Attributes.[to_number(ApproximateNumberOfMessages),to_number(ApproximateNumberOfMessagesNotVisible)])" --output text)
-        [ "${n%.*}" = 0 ] || die "$q still holds $n messages; drain or replay them, or pass --force to delete them with the queue"
-      done
-    fi
-    update_stack "$(IFS=,; echo "${keep[*]}")"
-    unregister_id "$id"
-    aws ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
-    echo "removed $id" >&2
-    ;;
-  list)
-    current_ids | tr ',' '\n'
-    ;;
-  *)
-    die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list"
-    ;;
+  add) add "$@" ;;
+  remove) remove "$@" ;;
+  list) list ;;
+  *) die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list" ;;
 esac

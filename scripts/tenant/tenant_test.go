@@ -1,179 +1,456 @@
 // Package tenant tests scripts/tenant/tenant.sh, the onboarding command,
-// against a fake aws CLI that records every call and answers like
-// CloudFormation, SSM and SQS would.
+// with the real aws CLI against moto: moto's CloudFormation creates and
+// deletes the tenant stacks from the committed template-tenant.yaml
+// (queues, DLQ, redrive, event source mapping, DeletionPolicy: Retain), and
+// moto's SQS and SSM hold the queues and credentials. What moto cannot run
+// is covered elsewhere: it has no SAM transform, so the core stack here is
+// testdata/core-exports.yaml (the exports template.yaml provides, kept in
+// step by scripts/template's tests), and it creates no CloudWatch alarms
+// ("No Moto CloudFormation support for AWS::CloudWatch::Alarm"), so the
+// tenant alarms are checked in the rendered template only.
 package tenant
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-const fakeAWS = `#!/usr/bin/env bash
-echo "$*" >> "$AWS_LOG"
-case "$1 $2" in
-  "cloudformation describe-stacks")
-    case "$*" in
-      *ParameterKey==*TenantIds*) cat "$STATE" ;;
-      *"Parameters[].ParameterKey"*) echo "TenantIds	DedupRetentionHours	AlarmEmail" ;;
-      *WebhookBaseUrl*) echo "https://abc.execute-api.us-east-1.amazonaws.com" ;;
-    esac ;;
-  "cloudformation update-stack")
-    python3 -c 'import json,sys; p=json.loads(sys.argv[1]); print([x["ParameterValue"] for x in p if x["ParameterKey"]=="TenantIds"][0])' "${@: -1}" > "$STATE" ;;
-  "ssm get-parameters-by-path") cat "$IDS" 2>/dev/null || true ;;
-  "ssm put-parameter"|"ssm delete-parameter")
-    python3 - "$IDS" "$@" <<'PY'
-import sys
-ids, args = sys.argv[1], sys.argv[2:]
-name = args[args.index("--name") + 1]
-if "/tenant-ids/" in name:
-    try:
-        rows = [l.rstrip("\n").split("\t") for l in open(ids) if l.strip()]
-    except FileNotFoundError:
-        rows = []
-    rows = [r for r in rows if r[0] != name]
-    if args[1] == "put-parameter":
-        rows.append([name, args[args.index("--value") + 1]])
-    open(ids, "w").write("".join("\t".join(r) + "\n" for r in sorted(rows)))
-PY
-    ;;
-  "sqs get-queue-url") echo "https://sqs/q" ;;
-  "sqs get-queue-attributes") echo "${QUEUE_DEPTH:-0}" ;;
-esac
-`
+// account is moto's default account id.
+const account = "123456789012"
+
+const githubSecret = "It's a Secret to Everybody" // the GitHub sample's own secret
 
 type env struct {
-	dir, log, state, idsFile string
+	endpoint, core, dir string
+	awsBin              string
+	cfg                 aws.Config
 }
 
-func setup(t *testing.T, ids string) env {
+// setup deploys a core stack of its own (unique name) on this binary's moto
+// and writes the tenants' credential files.
+func setup(t *testing.T) env {
 	t.Helper()
-	dir := t.TempDir()
-	e := env{dir: dir, log: filepath.Join(dir, "aws.log"), state: filepath.Join(dir, "state"), idsFile: filepath.Join(dir, "tenant-ids")}
-	if err := os.WriteFile(filepath.Join(dir, "aws"), []byte(fakeAWS), 0o755); err != nil {
-		t.Fatal(err)
+	bin, err := exec.LookPath("aws")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("aws CLI missing under CI=true: %v", err)
+		}
+		t.Skipf("aws CLI missing: %v", err)
 	}
-	if err := os.WriteFile(e.state, []byte(ids+"\n"), 0o600); err != nil {
-		t.Fatal(err)
+	// A pyenv shim doubles the start-up time of every aws call; tenant.sh
+	// makes a dozen of them, so the test runs the binary behind the shim.
+	if out, err := exec.Command("pyenv", "which", "aws").Output(); err == nil {
+		bin = strings.TrimSpace(string(out))
 	}
-	for name, body := range map[string]string{"in.json": `{"providers":{"stripe":{"secrets":["whsec_x"]}}}`, "out.json": `{"targetUrl":"https://t","secrets":["whsec_y"]}`, "bad.json": `{`,
-		"empty-secret.json": `{"providers":{"stripe":{"secrets":[""]}}}`, "typo.json": `{"providers":{"stripe":{"secret":["whsec_x"]}}}`,
-		"unknown-provider.json": `{"providers":{"paypal":{"secrets":["x"]}}}`, "bad-target.json": `{"targetUrl":"/relative","secrets":["whsec_y"]}`} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+	e := env{endpoint: awstest.Moto(t), core: fmt.Sprintf("hp%d", time.Now().UnixNano()%1_000_000_000), dir: t.TempDir(), awsBin: bin}
+	e.cfg = awstest.Config(t, e.endpoint)
+	for name, body := range map[string]string{
+		"in.json":               `{"providers":{"github":{"secrets":["` + githubSecret + `"]}}}`,
+		"out.json":              `{"targetUrl":"https://target.example/events","secrets":["whsec_dGVzdA=="]}`,
+		"bad.json":              `{`,
+		"empty-secret.json":     `{"providers":{"stripe":{"secrets":[""]}}}`,
+		"typo.json":             `{"providers":{"stripe":{"secret":["whsec_x"]}}}`,
+		"unknown-provider.json": `{"providers":{"paypal":{"secrets":["x"]}}}`,
+		"bad-target.json":       `{"targetUrl":"/relative","secrets":["whsec_y"]}`,
+	} {
+		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
+	e.aws(t, "cloudformation", "create-stack", "--stack-name", e.core, "--template-body", "file://testdata/core-exports.yaml", "--capabilities", "CAPABILITY_IAM")
+	e.aws(t, "cloudformation", "wait", "stack-create-complete", "--stack-name", e.core)
 	return e
 }
 
-func (e env) run(t *testing.T, extra []string, args ...string) (string, error) {
+func (e env) environ(extra ...string) []string {
+	return append(os.Environ(), append([]string{
+		"AWS_ENDPOINT_URL=" + e.endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
+		"AWS_DEFAULT_REGION=" + awstest.Region, "AWS_REGION=" + awstest.Region, "STACK_NAME=" + e.core,
+		"PATH=" + filepath.Dir(e.awsBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
+	}, extra...)...)
+}
+
+// aws runs the aws CLI against moto and returns its output.
+func (e env) aws(t *testing.T, args ...string) string {
 	t.Helper()
+	cmd := exec.Command(e.awsBin, append([]string{"--endpoint-url", e.endpoint, "--output", "json"}, args...)...)
+	cmd.Env = e.environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// tenant runs tenant.sh; files named like "in.json" are taken from e.dir.
+func (e env) tenant(t *testing.T, extra []string, args ...string) (string, error) {
+	t.Helper()
+	for i, a := range args {
+		if strings.HasSuffix(a, ".json") {
+			args[i] = filepath.Join(e.dir, a)
+		}
+	}
 	cmd := exec.Command("./tenant.sh", args...)
-	cmd.Env = append(os.Environ(), "PATH="+e.dir+":"+os.Getenv("PATH"), "AWS_LOG="+e.log, "STATE="+e.state, "IDS="+e.idsFile, "STACK_NAME=hp")
-	cmd.Env = append(cmd.Env, extra...)
+	cmd.Env = e.environ(extra...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
-func (e env) calls(t *testing.T) string {
-	b, _ := os.ReadFile(e.log)
-	return string(b)
+func (e env) queueURL(name string) string { return e.endpoint + "/" + account + "/" + name }
+
+// depth returns the queue's visible + in-flight messages, or -1 when the
+// queue does not exist.
+func (e env) depth(t *testing.T, name string) int {
+	t.Helper()
+	out, err := sqs.NewFromConfig(e.cfg).GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(e.queueURL(name)), AttributeNames: []sqsAttr{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"},
+	})
+	if err != nil {
+		if strings.Contains(err.Error(), "NonExistentQueue") || strings.Contains(err.Error(), "QueueDoesNotExist") {
+			return -1
+		}
+		t.Fatal(err)
+	}
+	var n int
+	for _, v := range out.Attributes {
+		var k int
+		fmt.Sscan(v, &k)
+		n += k
+	}
+	return n
 }
 
-func (e env) listed(t *testing.T) string {
-	b, _ := os.ReadFile(e.idsFile)
-	return strings.TrimSpace(string(b))
+// listedIDs returns the onboarded tenant ids the ingest function loads
+// (/<core>/tenant-ids/*), comma-separated.
+func (e env) listedIDs(t *testing.T) string {
+	t.Helper()
+	out, err := ssm.NewFromConfig(e.cfg).GetParametersByPath(context.Background(), &ssm.GetParametersByPathInput{Path: aws.String("/" + e.core + "/tenant-ids")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range out.Parameters {
+		ids = append(ids, aws.ToString(p.Value))
+	}
+	return strings.Join(ids, ",")
 }
 
-func (e env) ids(t *testing.T) string {
-	b, _ := os.ReadFile(e.state)
-	return strings.TrimSpace(string(b))
+func (e env) send(t *testing.T, name string) {
+	t.Helper()
+	_, err := sqs.NewFromConfig(e.cfg).SendMessage(context.Background(), &sqs.SendMessageInput{
+		QueueUrl: aws.String(e.queueURL(name)), MessageBody: aws.String("{}"),
+		MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String(fmt.Sprint(time.Now().UnixNano())),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
-func TestAdd(t *testing.T) {
-	e := setup(t, "demo")
-	out, err := e.run(t, nil, "add", "acme", e.dir+"/in.json", e.dir+"/out.json")
+// mappings returns the event source ARN → function ARN of every mapping.
+func (e env) mappings(t *testing.T) map[string]string {
+	t.Helper()
+	var out struct {
+		EventSourceMappings []struct{ EventSourceArn, FunctionArn string }
+	}
+	if err := json.Unmarshal([]byte(e.aws(t, "lambda", "list-event-source-mappings")), &out); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, x := range out.EventSourceMappings {
+		m[x.EventSourceArn] = x.FunctionArn
+	}
+	return m
+}
+
+func (e env) stackOutputs(t *testing.T, name string) map[string]string {
+	t.Helper()
+	var out struct {
+		Stacks []struct {
+			StackStatus string
+			Outputs     []struct{ OutputKey, OutputValue string }
+			Tags        []struct{ Key, Value string }
+		}
+	}
+	if err := json.Unmarshal([]byte(e.aws(t, "cloudformation", "describe-stacks", "--stack-name", name)), &out); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{"status": out.Stacks[0].StackStatus}
+	for _, o := range out.Stacks[0].Outputs {
+		m[o.OutputKey] = o.OutputValue
+	}
+	for _, tag := range out.Stacks[0].Tags {
+		m["tag:"+tag.Key] = tag.Value
+	}
+	return m
+}
+
+// TestAddIngestRemove onboards a tenant with tenant.sh, has the real ingest
+// handler accept a signed webhook for it with no code or core-stack change
+// (the queue URL template finds the tenant stack's queue, the credentials
+// are where the handler reads them), updates it, and removes it again.
+func TestAddIngestRemove(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	q, dlq := e.core+"_acme.fifo", e.core+"_acme-dlq.fifo"
+
+	out, err := e.tenant(t, nil, "add", "acme", "in.json", "out.json")
 	if err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}
-	calls := e.calls(t)
-	for _, want := range []string{
-		"ssm put-parameter --name /hp/tenants/acme/inbound --type SecureString --overwrite --value file://",
-		"ssm put-parameter --name /hp/tenants/acme/outbound --type SecureString",
-		"cloudformation update-stack --stack-name hp --use-previous-template --capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND",
-		`{"ParameterKey":"DedupRetentionHours","UsePreviousValue":true}`,
-		"cloudformation wait stack-update-complete --stack-name hp",
-	} {
-		if !strings.Contains(calls, want) {
-			t.Errorf("calls lack %q:\n%s", want, calls)
+	if !strings.Contains(out, "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/acme/<provider>") {
+		t.Errorf("add printed no webhook URL:\n%s", out)
+	}
+	st := e.stackOutputs(t, e.core+"-tenant-acme")
+	if st["status"] != "CREATE_COMPLETE" || st["tag:hookpack:core-stack"] != e.core || st["tag:hookpack:tenant"] != "acme" {
+		t.Errorf("tenant stack = %v, want CREATE_COMPLETE tagged with core %s and tenant acme", st, e.core)
+	}
+	// The queue the core template's QUEUE_URL_TEMPLATE names for acme is the
+	// one the tenant stack created.
+	if want := queue.URL(coreQueueURLTemplate(t, e.core), "acme"); st["QueueUrl"] != want {
+		t.Errorf("tenant stack QueueUrl = %s, core template's URL for acme = %s", st["QueueUrl"], want)
+	}
+	attrs, err := sqs.NewFromConfig(e.cfg).GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(e.queueURL(q)), AttributeNames: []sqsAttr{"All"},
+	})
+	if err != nil {
+		t.Fatalf("tenant queue %s: %v", q, err)
+	}
+	if a := attrs.Attributes; a["FifoQueue"] != "true" || !strings.Contains(a["RedrivePolicy"], ":"+dlq) {
+		t.Errorf("queue attributes = %v, want FIFO redriving to %s", a, dlq)
+	}
+	if fn := e.mappings(t)["arn:aws:sqs:"+awstest.Region+":"+account+":"+q]; !strings.Contains(fn, ":function:"+e.core+"-WorkerFunction") {
+		t.Errorf("mapping of %s invokes %q, want the core stack's worker", q, fn)
+	}
+
+	if got := e.listedIDs(t); got != "acme" {
+		t.Errorf("onboarded tenant ids = %q, want acme (ingest answers 404 to ids not listed)", got)
+	}
+
+	// The real ingest handler accepts a webhook for the new tenant.
+	h := ingestHandler(t, e)
+	resp, err := h.Handle(context.Background(), githubEvent(t))
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.Contains(resp.Body, "accepted") {
+		t.Fatalf("ingest for the new tenant = %d %s, %v; want 200 accepted", resp.StatusCode, resp.Body, err)
+	}
+	if n := e.depth(t, q); n != 1 {
+		t.Fatalf("%s holds %d messages after one webhook, want 1", q, n)
+	}
+
+	// Adding it again updates credentials and parameters, keeping the others.
+	if out, err := e.tenant(t, []string{"TENANT_MAX_CONCURRENCY=9"}, "add", "acme", "in.json", "out.json"); err != nil || !strings.Contains(out, "credentials updated") {
+		t.Fatalf("second add: %v\n%s", err, out)
+	}
+	params := e.aws(t, "cloudformation", "describe-stacks", "--stack-name", e.core+"-tenant-acme", "--query", "Stacks[0].Parameters[].[ParameterKey,ParameterValue]", "--output", "text")
+	for _, want := range []string{"TenantMaxConcurrency\t9", "MaxReceiveCount\t16"} {
+		if !strings.Contains(params, want) {
+			t.Errorf("parameters after the update lack %q:\n%s", want, params)
 		}
 	}
-	if e.ids(t) != "demo,acme" {
-		t.Errorf("TenantIds = %q, want demo,acme", e.ids(t))
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Outbound(context.Background(), "acme"); err != nil {
+		t.Errorf("outbound credentials after the update: %v", err)
 	}
-	if got := e.listed(t); got != "/hp/tenant-ids/0\tacme" {
-		t.Errorf("listed tenant ids = %q, want acme in /hp/tenant-ids/0", got)
+
+	if out, err := e.tenant(t, nil, "list"); err != nil || strings.TrimSpace(out) != "acme" {
+		t.Errorf("list = %q, %v; want acme", out, err)
 	}
-	if !strings.Contains(out, "/webhooks/acme/<provider>") {
-		t.Errorf("output lacks the webhook URL:\n%s", out)
+	if out, err := e.tenant(t, nil, "remove", "acme"); err == nil || !strings.Contains(out, "still holds 1 messages") {
+		t.Fatalf("remove with a queued message = %v %s, want refusal", err, out)
+	}
+	if e.stackOutputs(t, e.core+"-tenant-acme")["status"] != "CREATE_COMPLETE" {
+		t.Fatal("a refused remove changed the tenant stack")
+	}
+	drain(t, e, q)
+
+	if out, err := e.tenant(t, nil, "remove", "acme"); err != nil {
+		t.Fatalf("remove: %v\n%s", err, out)
+	}
+	if n, m := e.depth(t, q), e.depth(t, dlq); n != -1 || m != -1 {
+		t.Errorf("after remove: queue depth %d, DLQ depth %d; want both deleted (-1)", n, m)
+	}
+	if _, ok := e.mappings(t)["arn:aws:sqs:"+awstest.Region+":"+account+":"+q]; ok {
+		t.Error("the mapping outlived the tenant stack")
+	}
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme"); err == nil {
+		t.Error("inbound credentials outlived the tenant")
+	}
+	if got := e.listedIDs(t); got != "" {
+		t.Errorf("onboarded tenant ids after remove = %q, want none", got)
+	}
+	if out, err := e.tenant(t, nil, "list"); err != nil || strings.TrimSpace(out) != "" {
+		t.Errorf("list after remove = %q, %v; want nothing", out, err)
+	}
+}
+
+// TestRemoveKeepsDeadLetters: a forced remove deletes the stack and the
+// tenant's pending messages, but its DLQ holding dead letters is retained
+// (DeletionPolicy: Retain), and adding the tenant again is refused until
+// someone deals with them.
+func TestRemoveKeepsDeadLetters(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	q, dlq := e.core+"_globex.fifo", e.core+"_globex-dlq.fifo"
+	if out, err := e.tenant(t, nil, "add", "globex", "in.json"); err != nil {
+		t.Fatalf("add: %v\n%s", err, out)
+	}
+	e.send(t, q)
+	e.send(t, dlq)
+	if out, err := e.tenant(t, nil, "remove", "globex", "--force"); err != nil || !strings.Contains(out, "kept: "+dlq+" (1 messages)") {
+		t.Fatalf("remove --force = %v\n%s\nwant success reporting the kept DLQ", err, out)
+	}
+	if n, m := e.depth(t, q), e.depth(t, dlq); n != -1 || m != 1 {
+		t.Errorf("after remove --force: queue depth %d (want deleted, -1), DLQ depth %d (want kept, 1)", n, m)
+	}
+	out, err := e.tenant(t, nil, "add", "globex", "in.json")
+	if err == nil || !strings.Contains(out, dlq+" from an earlier removal still exists (1 messages)") {
+		t.Fatalf("add over a kept DLQ = %v %s, want refusal", err, out)
 	}
 }
 
 func TestAddRejects(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
 	tests := []struct {
-		name, ids string
-		args      []string
-		want      string
+		name  string
+		extra []string
+		args  []string
+		want  string
 	}{
-		{"bad id", "demo", []string{"add", "Acme!", "in.json"}, "invalid tenant id"},
-		{"collision", "acme-eu", []string{"add", "acmeeu", "in.json"}, "collides"},
-		{"bad json", "demo", []string{"add", "acme", "bad.json"}, "not valid JSON"},
-		{"empty secret", "demo", []string{"add", "acme", "empty-secret.json"}, `tenant "acme": providers.stripe.secrets[0]: empty secret`},
-		{"misspelt field", "demo", []string{"add", "acme", "typo.json"}, `unknown field "secret"`},
-		{"unknown provider", "demo", []string{"add", "acme", "unknown-provider.json"}, `providers.paypal: unknown provider`},
-		{"bad target url", "demo", []string{"add", "acme", "in.json", "bad-target.json"}, `tenant "acme": outbound.targetUrl`},
+		{"bad id", nil, []string{"add", "Acme!", "in.json"}, "invalid tenant id"},
+		{"reserved suffix", nil, []string{"add", "acme-dlq", "in.json"}, "must not end in '-dlq'"},
+		{"bad json", nil, []string{"add", "acme", "bad.json"}, "not valid JSON"},
+		{"bad outbound json", nil, []string{"add", "acme", "in.json", "bad.json"}, "not valid JSON"},
+		{"empty secret", nil, []string{"add", "acme", "empty-secret.json"}, `tenant "acme": providers.stripe.secrets[0]: empty secret`},
+		{"misspelt field", nil, []string{"add", "acme", "typo.json"}, `unknown field "secret"`},
+		{"unknown provider", nil, []string{"add", "acme", "unknown-provider.json"}, `providers.paypal: unknown provider`},
+		{"bad target url", nil, []string{"add", "acme", "in.json", "bad-target.json"}, `tenant "acme": outbound.targetUrl`},
+		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "acme", "in.json"}, "is not a number"},
+		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "acme", "in.json"}, "core stack nosuchcore not found"},
+		{"remove unknown", nil, []string{"remove", "nobody"}, "has no stack"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := setup(t, tt.ids)
-			args := append([]string{}, tt.args...)
-			for i := 2; i < len(args); i++ {
-				args[i] = e.dir + "/" + args[i]
-			}
-			out, err := e.run(t, nil, args...)
+			out, err := e.tenant(t, tt.extra, tt.args...)
 			if err == nil || !strings.Contains(out, tt.want) {
-				t.Fatalf("add = %v %s, want failure containing %q", err, out, tt.want)
-			}
-			if strings.Contains(e.calls(t), "update-stack") || strings.Contains(e.calls(t), "put-parameter") {
-				t.Errorf("a rejected add changed something:\n%s", e.calls(t))
+				t.Fatalf("tenant.sh %v = %v %s, want failure containing %q", tt.args, err, out, tt.want)
 			}
 		})
 	}
+	if n := e.depth(t, e.core+"_acme.fifo"); n != -1 {
+		t.Error("a rejected add created a queue")
+	}
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme"); err == nil {
+		t.Error("a rejected add stored credentials")
+	}
 }
 
-func TestRemove(t *testing.T) {
-	e := setup(t, "demo,acme")
-	if err := os.WriteFile(e.idsFile, []byte("/hp/tenant-ids/0\tdemo,acme\n"), 0o600); err != nil {
+type sqsAttr = sqstypes.QueueAttributeName
+
+func drain(t *testing.T, e env, name string) {
+	t.Helper()
+	c := sqs.NewFromConfig(e.cfg)
+	for e.depth(t, name) > 0 {
+		out, err := c.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queueURL(name)), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			if _, err := c.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(e.queueURL(name)), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// ingestHandler is IngestFunction as the core stack configures it, on moto:
+// its own idempotency table, the core's parameter prefix, and the core's
+// queue naming with moto's host.
+func ingestHandler(t *testing.T, e env) *ingest.Handler {
+	t.Helper()
+	table := e.core + "-idempotency"
+	if err := provision.Idempotency(context.Background(), dynamodb.NewFromConfig(e.cfg), table); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := e.run(t, []string{"QUEUE_DEPTH=3"}, "remove", "acme"); err == nil || !strings.Contains(out, "still holds 3 messages") {
-		t.Fatalf("remove with messages = %v %s, want refusal", err, out)
+	return ingest.NewAWS(e.cfg, ingest.Settings{
+		IdempotencyTable: table,
+		ParameterPrefix:  "/" + e.core,
+		QueueURLTemplate: e.endpoint + "/" + account + "/" + e.core + "_{tenant}.fifo",
+	}, slog.New(slog.DiscardHandler))
+}
+
+// githubEvent is the GitHub sample delivery addressed to tenant acme, signed
+// with in.json's secret.
+func githubEvent(t *testing.T) events.APIGatewayV2HTTPRequest {
+	t.Helper()
+	all, err := samples.LoadSamples(filepath.Join(awstest.ModuleRoot(), "events", "samples"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if e.ids(t) != "demo,acme" {
-		t.Fatalf("refused remove changed TenantIds to %q", e.ids(t))
+	var gh []samples.Sample
+	for _, s := range all {
+		if s.Provider == "github" {
+			gh = append(gh, s)
+		}
 	}
-	if out, err := e.run(t, nil, "remove", "acme"); err != nil {
-		t.Fatalf("remove: %v\n%s", err, out)
+	evs, err := samples.Generate(gh[:1], samples.Options{
+		Tenant: "acme", Providers: map[string]webhook.Config{"github": {Secrets: []string{githubSecret}}},
+		Registry: provider.Registry(), Now: time.Now(),
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if e.ids(t) != "demo" || !strings.Contains(e.calls(t), "ssm delete-parameters --names /hp/tenants/acme/inbound /hp/tenants/acme/outbound") {
-		t.Errorf("TenantIds = %q, calls:\n%s", e.ids(t), e.calls(t))
+	return evs[0].Payload
+}
+
+// coreQueueURLTemplate is IngestFunction's QUEUE_URL_TEMPLATE in
+// template.yaml as CloudFormation resolves it for core stack core in moto's
+// account and region.
+func coreQueueURLTemplate(t *testing.T, core string) string {
+	t.Helper()
+	root := awstest.ModuleRoot()
+	out, err := exec.Command("python3", filepath.Join(root, "scripts", "template", "render.py"), filepath.Join(root, "template.yaml")).Output()
+	if err != nil {
+		t.Fatalf("render template.yaml: %v", err)
 	}
-	if got := e.listed(t); got != "/hp/tenant-ids/0\tdemo" {
-		t.Errorf("listed tenant ids = %q, want only demo", got)
+	var tpl struct {
+		Resources map[string]struct {
+			Properties struct {
+				Environment struct{ Variables map[string]any }
+			}
+		}
 	}
-	if out, err := e.run(t, nil, "remove", "demo"); err == nil || !strings.Contains(out, "last tenant") {
-		t.Errorf("removing the last tenant = %v %s, want refusal", err, out)
+	if err := json.Unmarshal(out, &tpl); err != nil {
+		t.Fatal(err)
 	}
+	sub, _ := tpl.Resources["IngestFunction"].Properties.Environment.Variables["QUEUE_URL_TEMPLATE"].(map[string]any)
+	s, ok := sub["Fn::Sub"].(string)
+	if !ok {
+		t.Fatalf("QUEUE_URL_TEMPLATE = %v, want an Fn::Sub string", sub)
+	}
+	return strings.NewReplacer("${AWS::Region}", awstest.Region, "${AWS::URLSuffix}", "amazonaws.com",
+		"${AWS::AccountId}", account, "${AWS::StackName}", core).Replace(s)
 }

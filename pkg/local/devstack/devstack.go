@@ -42,8 +42,8 @@ import (
 
 // Options configure a local stack.
 type Options struct {
-	// Name plays the role of the CloudFormation stack name: it prefixes
-	// queues, the table and the parameter path. Default "hookpack-local".
+	// Name plays the role of the core stack name: it prefixes queues
+	// (QueueName), the tables and the parameter path. Default DefaultName.
 	Name        string
 	TenantsFile string
 	// Addr is where the HTTP API listens (default 127.0.0.1:3000).
@@ -69,12 +69,27 @@ type Options struct {
 	// `make run` uses 4566 so events/env.json can point at it).
 	MotoPort int
 	// Queue sets the tenant queues' properties (DefaultQueue when zero).
-	Queue  provision.PairOptions
+	Queue provision.PairOptions
+	// Host is the address a started moto binds (default 127.0.0.1; DynamoDB
+	// Local always listens on every interface); 0.0.0.0 lets a container
+	// (sam local invoke on Docker Desktop) reach it through
+	// host.docker.internal.
+	Host   string
 	Logger *slog.Logger
 }
 
 // DefaultQueue are the tenant queues' properties in `make run`.
 var DefaultQueue = provision.PairOptions{VisibilityTimeout: 180, MaxReceiveCount: worker.MinMaxReceiveCount(LocalMaxAttempts)}
+
+// DefaultName is `make run`'s stack name (events/env.json names its tables
+// and queues).
+const DefaultName = "hookpack-local"
+
+// QueueName is the name of a tenant's queue without ".fifo", by the core
+// template's naming: "<stack>_<tenant>" (its DLQ adds "-dlq"). Stack names
+// and tenant ids cannot contain "_", so one stack's prefix never matches
+// another's queues.
+func QueueName(stack, tenant string) string { return stack + "_" + tenant }
 
 // Stack is a provisioned local deployment.
 type Stack struct {
@@ -97,7 +112,7 @@ var Route = apigw.Route{Methods: []string{http.MethodGet, http.MethodPost}, Path
 // tenant in the tenants file.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Name == "" {
-		o.Name = "hookpack-local"
+		o.Name = DefaultName
 	}
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:3000"
@@ -107,6 +122,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Host == "" {
+		o.Host = "127.0.0.1"
 	}
 	s := &Stack{Options: o}
 	f, err := tenant.LoadFile(o.TenantsFile)
@@ -122,7 +140,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
 	}
 	if o.Endpoint == "" {
-		if s.moto, err = emulator.StartMoto(ctx, o.MotoPort); err != nil {
+		if s.moto, err = emulator.StartMotoOn(ctx, o.Host, o.MotoPort); err != nil {
 			s.Close()
 			return nil, err
 		}
@@ -203,7 +221,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 	sq := sqs.NewFromConfig(cfg)
 	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name)
 	for _, id := range tenants.IDs() {
-		pair, err := provision.QueuePair(ctx, sq, name+"-"+id, q)
+		pair, err := provision.QueuePair(ctx, sq, QueueName(name, id), q)
 		if err != nil {
 			return d, err
 		}
@@ -215,7 +233,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 	}
 	var tmpl string
 	for id, p := range d.Queues {
-		tmpl = strings.TrimSuffix(p.URL, id+".fifo") + "{tenant}.fifo"
+		tmpl = strings.TrimSuffix(p.URL, QueueName(name, id)+".fifo") + QueueName(name, "{tenant}") + ".fifo"
 		break
 	}
 	d.Settings = ingest.Settings{

@@ -46,12 +46,18 @@ var motoServer string
 // moto_server.py, so every user of this package — make run, the tests,
 // make chaos — gets the same SQS.
 func StartMoto(ctx context.Context, port int) (*Process, error) {
+	return StartMotoOn(ctx, "127.0.0.1", port)
+}
+
+// StartMotoOn is StartMoto bound to host (e.g. 0.0.0.0 so that a container
+// can reach it); the Process's Endpoint stays on loopback.
+func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 	python, err := motoPython()
 	if err != nil {
 		return nil, err
 	}
 	return start(ctx, "moto", port, "/moto-api/", func(p int) []string {
-		return []string{python, "-c", motoServer, "-H", "127.0.0.1", "-p", fmt.Sprint(p)}
+		return []string{python, "-c", motoServer, "-H", host, "-p", fmt.Sprint(p)}
 	})
 }
 
@@ -95,7 +101,11 @@ func shebangPython(script string) (string, bool) {
 }
 
 // StartDynamoDBLocal starts DynamoDB Local from dir (holding
-// DynamoDBLocal.jar and DynamoDBLocal_lib) on port (0 picks a free one).
+// DynamoDBLocal.jar and DynamoDBLocal_lib) on port (0 picks a free one),
+// listening on every interface as DynamoDB Local does. It runs with
+// -sharedDb: one database whatever the caller's access key and region, so a
+// function under `sam local invoke` (which passes your own or placeholder
+// credentials) sees the tables `make run` created.
 func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs // the process runs in the temp dir
@@ -106,7 +116,7 @@ func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, er
 	}
 	return start(ctx, "DynamoDB Local", port, "/", func(p int) []string {
 		return []string{"java", "-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
-			"-jar", jar, "-inMemory", "-port", fmt.Sprint(p), "-disableTelemetry"}
+			"-jar", jar, "-inMemory", "-sharedDb", "-port", fmt.Sprint(p), "-disableTelemetry"}
 	})
 }
 
