@@ -8,6 +8,15 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
+# make run's addresses (README, "Make variables"); make send, make invoke and
+# make events use the same. Set them in the environment or on the command
+# line (`make run MOTO_PORT=5000`), which also hands them to make run.
+ADDR ?= 127.0.0.1:3000
+MOTO_PORT ?= 4566
+DYNAMODB_PORT ?= 8000
+TENANTS_FILE ?= events/tenants.json
+TEMPLATES := template.yaml template-tenant.yaml
+
 .PHONY: build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events chaos
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
@@ -35,14 +44,14 @@ vet:
 
 ## test: vet, unit + integration tests with -race on real emulators, template lint
 test: emulators vet
-	$(GO) test -race -count=1 ./...
-	cfn-lint template.yaml
+	$(GO) test -race -count=1 -timeout 30m ./...
+	cfn-lint $(TEMPLATES)
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	cfn-lint template.yaml
+	cfn-lint $(TEMPLATES)
 
-## run: the pipeline locally on emulators (ADDR, TENANTS_FILE override defaults)
+## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, EMULATOR_HOST, TENANTS_FILE)
 run: emulators
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
@@ -53,18 +62,19 @@ demo: emulators
 
 ## send: post a provider's sample delivery to `make run` (PROVIDER=stripe [SAMPLE=customer-created])
 send:
-	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)"
+	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json"; exit 2; }
 	@fn=$$(echo '$(FUNCTION)' | sed 's/Function$$//' | tr '[:upper:]' '[:lower:]'); \
 	$(GO) build -tags lambda.norpc -o bin/local/$$fn/bootstrap ./functions/$$fn && \
-	$(GO) run ./scripts/invoke -function $(FUNCTION) -event $(EVENT) -binary bin/local/$$fn/bootstrap
+	$(GO) run ./scripts/invoke -function $(FUNCTION) -event $(EVENT) -binary bin/local/$$fn/bootstrap \
+	  -endpoint http://127.0.0.1:$(MOTO_PORT) -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT)
 
-## events: regenerate events/ingest/* with fresh signatures from the tenants file
+## events: every event, signed now, into events/local/ (git-ignored; tracked events never change)
 events:
-	$(GO) run ./scripts/events -tenants $${TENANTS_FILE:-events/tenants.json}
+	$(GO) run ./scripts/events -tenants "$(TENANTS_FILE)"
 
 ## bench: performance budgets (compare runs with benchstat)
 bench:

@@ -1,14 +1,20 @@
-// Command events is `make events`: it regenerates events/ingest/* (and the
-// worker's SQS batch, events/worker/sqs-batch.json) from the
-// provider samples under events/samples, each addressed to one tenant of
-// the tenants file and re-signed now with that tenant's secret, so
+// Command events writes the events `make invoke` and `sam local invoke` feed
+// to the functions, from the provider samples under events/samples, each
+// addressed to one tenant of the tenants file and signed now with that
+// tenant's secret (see package samples).
 //
-//	make events && make invoke FUNCTION=IngestFunction EVENT=events/ingest/stripe-customer-created.json
+//	make events      every event, fresh, into events/local/ (git-ignored):
+//	                 events/local/ingest/*.json, events/local/worker/sqs-batch.json
+//	go run ./scripts/events -committed
+//	                 the committed events: events/ingest/* for the providers
+//	                 whose signatures carry no timestamp (they stay valid, so
+//	                 sam local invoke -e events/ingest/… answers the same in a
+//	                 month), and events/worker/sqs-batch.json
 //
-// is accepted by the stack `make run` provisions from the same tenants file.
 // Timestamped schemes (Stripe, Slack, Standard Webhooks, Paddle via hmac)
-// accept a few minutes of clock skew, so regenerate shortly before invoking.
-// See package samples.
+// accept a few minutes of clock skew, so their events exist only under
+// events/local: run `make events` shortly before invoking them. `make events`
+// never writes a tracked file.
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -26,17 +33,30 @@ import (
 func main() {
 	tenants := flag.String("tenants", "events/tenants.json", "local tenants file whose secrets sign the events")
 	id := flag.String("tenant", "demo", "tenant the events are addressed to")
-	samples := flag.String("samples", "events/samples", "sample deliveries, one folder per provider")
-	out := flag.String("out", "events/ingest", "output folder; other .json files in it are removed")
-	workerOut := flag.String("worker-out", "events/worker", "output folder of the worker's SQS event")
+	samplesDir := flag.String("samples", "events/samples", "sample deliveries, one folder per provider")
+	committed := flag.Bool("committed", false, "write the committed events (timeless ones only) into events/ instead of events/local/")
+	out := flag.String("out", "", "output folder of the ingest events (default events/local/ingest, or events/ingest with -committed); other .json files in it are removed")
+	workerOut := flag.String("worker-out", "", "output folder of the worker's SQS event (default events/local/worker, or events/worker with -committed)")
 	flag.Parse()
-	if err := run(*tenants, *id, *samples, *out, *workerOut); err != nil {
+	dir := "events/local"
+	if *committed {
+		dir = "events"
+	}
+	if *out == "" {
+		*out = filepath.Join(dir, "ingest")
+	}
+	if *workerOut == "" {
+		*workerOut = filepath.Join(dir, "worker")
+	}
+	if err := run(*tenants, *id, *samplesDir, *out, *workerOut, *committed, time.Now()); err != nil {
 		fmt.Fprintln(os.Stderr, "make events:", err)
 		os.Exit(1)
 	}
 }
 
-func run(tenantsFile, id, samplesDir, out, workerOut string) error {
+// run writes the events; with timelessOnly, only those samples.Timeless
+// accepts.
+func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, now time.Time) error {
 	f, err := tenant.LoadFile(tenantsFile)
 	if err != nil {
 		return err
@@ -49,11 +69,19 @@ func run(tenantsFile, id, samplesDir, out, workerOut string) error {
 	if err != nil {
 		return err
 	}
-	evs, err := samples.Generate(all, samples.Options{
-		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
-	})
+	o := samples.Options{Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: now}
+	evs, err := samples.Generate(all, o)
 	if err != nil {
 		return err
+	}
+	if timelessOnly {
+		keep := evs[:0]
+		for _, ev := range evs {
+			if samples.Timeless(ev, o) {
+				keep = append(keep, ev)
+			}
+		}
+		evs = keep
 	}
 	removed, err := samples.Write(out, evs)
 	if err != nil {
@@ -66,8 +94,8 @@ func run(tenantsFile, id, samplesDir, out, workerOut string) error {
 		fmt.Printf("wrote   %s\n", filepath.Join(out, ev.File))
 	}
 	batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
-		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: time.Now(),
-		QueueARN: "arn:aws:sqs:us-east-1:123456789012:hookpack-local-" + id + ".fifo",
+		Tenant: id, Providers: t.Providers, Registry: provider.Registry(), Now: now,
+		QueueARN: "arn:aws:sqs:us-east-1:123456789012:" + devstack.QueueName(devstack.DefaultName, id) + ".fifo",
 	})
 	if err != nil {
 		return err

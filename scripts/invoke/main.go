@@ -5,8 +5,11 @@
 //
 //	make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json
 //
-// It prints the response on stdout, the function's logs on stderr, and a
-// REPORT line with the measured init and invoke durations.
+// -endpoint and -dynamodb-endpoint replace the file's AWS_ENDPOINT_URL and
+// AWS_ENDPOINT_URL_DYNAMODB (and the queue URL template's host), so it
+// reaches a `make run` on other ports. It prints the response on stdout,
+// the function's logs on stderr, and a REPORT line with the measured init
+// and invoke durations.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
@@ -27,23 +31,25 @@ func main() {
 	envFile := flag.String("env-vars", "events/env.json", "environment file in SAM's --env-vars format")
 	binary := flag.String("binary", "", "bootstrap built for this machine")
 	timeout := flag.Duration("timeout", 30*time.Second, "function timeout")
+	endpoint := flag.String("endpoint", "", "moto endpoint replacing the file's AWS_ENDPOINT_URL")
+	ddbEndpoint := flag.String("dynamodb-endpoint", "", "DynamoDB endpoint replacing the file's AWS_ENDPOINT_URL_DYNAMODB")
 	flag.Parse()
 	if *function == "" || *event == "" || *binary == "" {
 		fmt.Fprintln(os.Stderr, "usage: invoke -function IngestFunction -event events/… -binary bin/local/ingest/bootstrap [-env-vars events/env.json]")
 		os.Exit(2)
 	}
-	if err := run(*function, *event, *envFile, *binary, *timeout); err != nil {
+	if err := run(*function, *event, *envFile, *binary, *timeout, *endpoint, *ddbEndpoint); err != nil {
 		fmt.Fprintln(os.Stderr, "invoke:", err)
 		os.Exit(1)
 	}
 }
 
-func run(function, eventFile, envFile, binary string, timeout time.Duration) error {
+func run(function, eventFile, envFile, binary string, timeout time.Duration, endpoint, ddbEndpoint string) error {
 	ev, err := os.ReadFile(eventFile)
 	if err != nil {
 		return err
 	}
-	env, err := loadEnv(envFile, function)
+	env, err := loadEnv(envFile, function, endpoint, ddbEndpoint)
 	if err != nil {
 		return err
 	}
@@ -63,8 +69,9 @@ func run(function, eventFile, envFile, binary string, timeout time.Duration) err
 }
 
 // loadEnv merges the file's "Parameters" (every function) with the
-// function's own section, as SAM does.
-func loadEnv(path, function string) ([]string, error) {
+// function's own section, as SAM does, then applies the endpoint overrides
+// (empty ones are ignored).
+func loadEnv(path, function, endpoint, ddbEndpoint string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -83,6 +90,17 @@ func loadEnv(path, function string) ([]string, error) {
 	}
 	for k, v := range own {
 		merged[k] = v
+	}
+	if endpoint != "" {
+		if old := merged["AWS_ENDPOINT_URL"]; old != "" {
+			if rest, ok := strings.CutPrefix(merged["QUEUE_URL_TEMPLATE"], old); ok {
+				merged["QUEUE_URL_TEMPLATE"] = endpoint + rest
+			}
+		}
+		merged["AWS_ENDPOINT_URL"] = endpoint
+	}
+	if ddbEndpoint != "" {
+		merged["AWS_ENDPOINT_URL_DYNAMODB"] = ddbEndpoint
 	}
 	keys := make([]string, 0, len(merged))
 	for k := range merged {
