@@ -17,7 +17,7 @@ DYNAMODB_PORT ?= 8000
 TENANTS_FILE ?= events/tenants.json
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events chaos
+.PHONY: test-long build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events chaos
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -50,6 +50,10 @@ test: emulators vet
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
+
+## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters
+test-long: emulators
+	$(GO) test -tags long -count=1 -timeout 60m ./scripts/tenant
 
 ## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, EMULATOR_HOST, TENANTS_FILE)
 run: emulators
