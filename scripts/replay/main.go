@@ -8,7 +8,7 @@
 //	go run ./scripts/replay -queue-url https://sqs…/hookpack-acme.fifo -type invoice.paid redrive
 //
 // The queue URL comes from -queue-url, or from -queue-url-template (default
-// $QUEUE_URL_TEMPLATE, "…/<stack>-{tenant}.fifo") and -tenant; the DLQ is
+// $QUEUE_URL_TEMPLATE, "…/<stack>_{tenant}.fifo") and -tenant; the DLQ is
 // "<name>-dlq.fifo" next to it. AWS credentials, region and endpoint come
 // from the usual environment (AWS_ENDPOINT_URL for a local stack).
 package main
