@@ -336,14 +336,14 @@ func TestAddRejects(t *testing.T) {
 	}{
 		{"bad id", nil, []string{"add", "Acme!", "in.json"}, "invalid tenant id"},
 		{"reserved suffix", nil, []string{"add", "acme-dlq", "in.json"}, "must not end in '-dlq'"},
-		{"bad json", nil, []string{"add", "acme", "bad.json"}, "not valid JSON"},
-		{"bad outbound json", nil, []string{"add", "acme", "in.json", "bad.json"}, "not valid JSON"},
-		{"empty secret", nil, []string{"add", "acme", "empty-secret.json"}, `tenant "acme": providers.stripe.secrets[0]: empty secret`},
-		{"misspelt field", nil, []string{"add", "acme", "typo.json"}, `unknown field "secret"`},
-		{"unknown provider", nil, []string{"add", "acme", "unknown-provider.json"}, `providers.paypal: unknown provider`},
-		{"bad target url", nil, []string{"add", "acme", "in.json", "bad-target.json"}, `tenant "acme": outbound.targetUrl`},
-		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "acme", "in.json"}, "is not a number"},
-		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "acme", "in.json"}, "core stack nosuchcore not found"},
+		{"bad json", nil, []string{"add", "initech", "bad.json"}, "not valid JSON"},
+		{"bad outbound json", nil, []string{"add", "initech", "in.json", "bad.json"}, "not valid JSON"},
+		{"empty secret", nil, []string{"add", "initech", "empty-secret.json"}, `tenant "initech": providers.stripe.secrets[0]: empty secret`},
+		{"misspelt field", nil, []string{"add", "initech", "typo.json"}, `unknown field "secret"`},
+		{"unknown provider", nil, []string{"add", "initech", "unknown-provider.json"}, `providers.paypal: unknown provider`},
+		{"bad target url", nil, []string{"add", "initech", "in.json", "bad-target.json"}, `tenant "initech": outbound.targetUrl`},
+		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, "is not a number"},
+		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, "core stack nosuchcore not found"},
 		{"remove unknown", nil, []string{"remove", "nobody"}, "has no stack"},
 	}
 	for _, tt := range tests {
@@ -354,10 +354,10 @@ func TestAddRejects(t *testing.T) {
 			}
 		})
 	}
-	if n := e.depth(t, e.core+"_acme.fifo"); n != -1 {
+	if n := e.depth(t, e.core+"_initech.fifo"); n != -1 {
 		t.Error("a rejected add created a queue")
 	}
-	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme"); err == nil {
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "initech"); err == nil {
 		t.Error("a rejected add stored credentials")
 	}
 }
