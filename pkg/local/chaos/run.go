@@ -377,6 +377,12 @@ func readDLQs(ctx context.Context, client *sqs.Client, queues map[string]provisi
 				break
 			}
 			for _, m := range resp.Messages {
+				// Delete what was read: a FIFO group stays locked while a
+				// message of it is in flight, which would hide the next dead
+				// letter of the same conversation.
+				if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(q.DLQURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
+					return nil, fmt.Errorf("read %s: %w", q.DLQURL, err)
+				}
 				d := deadLetter{reason: aws.ToString(m.MessageAttributes[worker.AttrReason].StringValue)}
 				if env, err := envelope.Decode([]byte(aws.ToString(m.Body))); err == nil {
 					d.tenant, d.eventID = env.Tenant, env.EventID
