@@ -167,7 +167,7 @@ func (r *Report) Write(out io.Writer) {
 	for _, k := range sortedKinds(r.Faults) {
 		row("fault", r.Faults[k], string(k))
 	}
-	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template.yaml)", r.MaxReceiveCount, r.MaxAttempts))
+	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults)", r.MaxReceiveCount, r.MaxAttempts))
 	w.Flush()
 	for _, l := range []struct {
 		name  string

@@ -419,14 +419,27 @@ func startProgress(w io.Writer, t *target, s *sender, start time.Time) (stop fun
 	return func() { close(done); wg.Wait() }
 }
 
-// templateDefault reads a parameter's Default from template.yaml.
+// templateDefault reads a parameter's Default from the core template (file)
+// or, for per-tenant settings such as MaxReceiveCount, from the tenant
+// stack's template beside it (template-tenant.yaml).
 func templateDefault(file, param string) (int, error) {
 	if file == "" {
 		return 0, errors.New("chaos: Options.TemplateFile is required")
 	}
+	for _, f := range []string{file, filepath.Join(filepath.Dir(file), "template-tenant.yaml")} {
+		n, found, err := parameterDefault(f, param)
+		if found || err != nil {
+			return n, err
+		}
+	}
+	return 0, fmt.Errorf("%s: no Default for parameter %s", filepath.Base(file), param)
+}
+
+// parameterDefault reads param's Default from one template file.
+func parameterDefault(file, param string) (int, bool, error) {
 	fh, err := os.Open(file)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
@@ -438,8 +451,9 @@ func templateDefault(file, param string) (int, error) {
 			continue
 		}
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "Default:"); ok && in {
-			return strconv.Atoi(strings.TrimSpace(v))
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			return n, true, err
 		}
 	}
-	return 0, fmt.Errorf("%s: no Default for parameter %s", filepath.Base(file), param)
+	return 0, false, sc.Err()
 }
