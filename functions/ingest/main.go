@@ -32,6 +32,7 @@ func main() {
 			"TENANT_LIST_REFRESH":   &s.TenantListRefresh,
 		})
 	}
+	s.PayloadBucket = os.Getenv("PAYLOAD_BUCKET") // optional: bodies over SQS's 1 MiB go there
 	if err != nil {
 		logger.Error("invalid configuration", slog.String("error", err.Error()))
 		os.Exit(1)

@@ -37,6 +37,7 @@ func main() {
 			"WORK_SAFETY_MARGIN": &s.SafetyMargin,
 		})
 	}
+	s.PayloadBucket = os.Getenv("PAYLOAD_BUCKET") // optional: bodies over SQS's 1 MiB go there
 	if err != nil {
 		logger.Error("invalid configuration", slog.String("error", err.Error()))
 		os.Exit(1)

@@ -21,6 +21,9 @@ type Settings struct {
 	IdempotencyTable string
 	ParameterPrefix  string
 	QueueURLTemplate string
+	// PayloadBucket, when set, takes event bodies too large for SQS
+	// (queue.Payloads); without it they are refused with 413.
+	PayloadBucket string
 	// Retention is the dedup window; Lease the in-flight claim lease.
 	Retention, Lease time.Duration
 	// TenantCacheTTL is how long a warm instance trusts fetched credentials.
@@ -31,17 +34,31 @@ type Settings struct {
 	TenantListRefresh time.Duration
 }
 
+// MaxLambdaBodyBytes is the largest body that can reach the function: a
+// synchronous Lambda invocation carries at most 6 MB (the whole API
+// Gateway event, so less for a base64 body); API Gateway refuses larger
+// requests itself.
+const MaxLambdaBodyBytes = 6 << 20
+
 // NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
 // Clients are built once, here; nothing calls AWS until the first request,
 // which loads the list of onboarded tenants (one SSM request, again every
 // TenantListRefresh); ids not on it are answered 404 without an AWS call.
 func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger) *Handler {
 	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), s.ParameterPrefix)
+	q := queue.NewSQS(sqs.NewFromConfig(cfg))
+	var maxBody, maxEvent int // defaults: what SQS takes inline
+	if s.PayloadBucket != "" {
+		q.Offload = queue.NewPayloads(queue.NewS3(cfg), s.PayloadBucket)
+		maxBody, maxEvent = MaxLambdaBodyBytes, queue.MaxOffloadBytes
+	}
 	return New(Config{
 		Providers:        provider.Registry(),
 		Tenants:          tenant.NewDirectory(creds.IDs, tenant.NewCache(creds.Inbound, s.TenantCacheTTL, 0, nil), s.TenantListRefresh, nil),
 		Claims:           idempotency.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.IdempotencyTable, idempotency.Options{Retention: s.Retention, Lease: s.Lease}),
-		Queue:            queue.NewSQS(sqs.NewFromConfig(cfg)),
+		Queue:            q,
+		MaxBodyBytes:     maxBody,
+		MaxEventBytes:    maxEvent,
 		QueueURLTemplate: s.QueueURLTemplate,
 		Logger:           logger,
 	})

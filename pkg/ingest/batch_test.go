@@ -23,12 +23,22 @@ import (
 // whatsappBatch is a signed WhatsApp delivery of n text messages from one
 // customer: n events of one conversation, ids wamid.<from>.1 … n.
 func whatsappBatch(secret string, from, n int) events.APIGatewayV2HTTPRequest {
-	msgs := make([]string, n)
+	msgs := make([][2]int, n)
 	for i := range msgs {
-		msgs[i] = fmt.Sprintf(`{"from":"%d","id":"wamid.%d.%d","timestamp":"1700000000","type":"text","text":{"body":"hi %d"}}`, from, from, i+1, i+1)
+		msgs[i] = [2]int{from, i + 1}
+	}
+	return whatsappDelivery(secret, msgs)
+}
+
+// whatsappDelivery is a signed WhatsApp delivery of text messages, each
+// {customer, n} with id wamid.<customer>.<n>: a customer is a conversation.
+func whatsappDelivery(secret string, msgs [][2]int) events.APIGatewayV2HTTPRequest {
+	parts := make([]string, len(msgs))
+	for i, m := range msgs {
+		parts[i] = fmt.Sprintf(`{"from":"%d","id":"wamid.%d.%d","timestamp":"1700000000","type":"text","text":{"body":"hi %d"}}`, m[0], m[0], m[1], m[1])
 	}
 	body := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp",` +
-		`"metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[` + strings.Join(msgs, ",") + `]},"field":"messages"}]}]}`
+		`"metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[` + strings.Join(parts, ",") + `]},"field":"messages"}]}]}`
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(body))
 	return apiRequest("POST", "/webhooks/acme/whatsapp", map[string]string{
@@ -70,7 +80,7 @@ func TestBatchedDeliveryUsesSendMessageBatch(t *testing.T) {
 			wantCode:  200,
 		},
 		{
-			name: "an entry SQS failed once is sent again alone",
+			name: "an entry SQS failed once is sent again with the rest of its conversation, in order",
 			failEntry: func(m queue.Message) error {
 				if failOnce[m.DeduplicationID] {
 					delete(failOnce, m.DeduplicationID)
@@ -78,20 +88,20 @@ func TestBatchedDeliveryUsesSendMessageBatch(t *testing.T) {
 				}
 				return nil
 			},
-			wantCalls: [][]string{all, dedupIDs(1, 3)},
+			wantCalls: [][]string{all[:3], all[2:]},
 			wantCode:  200,
 		},
 		{
-			name: "an entry SQS keeps failing: 503, and the retry queues only it",
+			name: "an entry SQS keeps failing: 503, nothing of its conversation after it is queued, and the retry queues the rest",
 			failEntry: func(m queue.Message) error {
 				if m.DeduplicationID == dedupIDs(1, 7)[0] {
 					return errors.New("InternalError")
 				}
 				return nil
 			},
-			wantCalls:      [][]string{all, dedupIDs(1, 7), dedupIDs(1, 7)},
+			wantCalls:      [][]string{all[:7], all[6:7], all[6:7]},
 			wantCode:       503,
-			wantRetryCalls: [][]string{dedupIDs(1, 7)},
+			wantRetryCalls: [][]string{all[6:]},
 		},
 	}
 	for _, tt := range tests {
@@ -106,20 +116,29 @@ func TestBatchedDeliveryUsesSendMessageBatch(t *testing.T) {
 			if !slices.EqualFunc(f.q.calls, tt.wantCalls, slices.Equal) {
 				t.Errorf("SendMessageBatch calls = %v, want %v", f.q.calls, tt.wantCalls)
 			}
+			inOrder := func() {
+				for i, m := range f.q.sent {
+					if m.DeduplicationID != all[i] {
+						t.Fatalf("queued message %d is %s, want %s: the conversation's order is broken", i, m.DeduplicationID, all[i])
+					}
+				}
+			}
+			inOrder()
 			if tt.wantRetryCalls == nil {
 				return
 			}
-			if f.claims.release != 1 || f.claims.completes != 24 {
-				t.Errorf("releases %d, completions %d; want the failed event's claim released, the 24 queued completed", f.claims.release, f.claims.completes)
+			if f.claims.release != 19 || f.claims.completes != 6 {
+				t.Errorf("releases %d, completions %d; want events 1-6 queued and completed, 7-25 released", f.claims.release, f.claims.completes)
 			}
 			f.q.failEntry, f.q.calls = nil, nil
 			resp = f.do(t, req)
-			if resp.StatusCode != 200 || strings.Count(resp.Body, `"duplicate"`) != 24 || strings.Count(resp.Body, `"accepted"`) != 2 {
-				t.Fatalf("retry = %d %s, want 200 with 24 duplicates and the missing event accepted", resp.StatusCode, resp.Body)
+			if resp.StatusCode != 200 || strings.Count(resp.Body, `"duplicate"`) != 6 || strings.Count(resp.Body, `"accepted"`) != 20 {
+				t.Fatalf("retry = %d %s, want 200 with 6 duplicates and 19 events accepted", resp.StatusCode, resp.Body)
 			}
 			if !slices.EqualFunc(f.q.calls, tt.wantRetryCalls, slices.Equal) {
 				t.Errorf("retry's SendMessageBatch calls = %v, want %v", f.q.calls, tt.wantRetryCalls)
 			}
+			inOrder()
 			if f.q.count() != 25 {
 				t.Errorf("queued %d messages, want 25", f.q.count())
 			}

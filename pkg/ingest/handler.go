@@ -69,8 +69,11 @@ type Config struct {
 	// QueueURLTemplate is the tenant queue URL with "{tenant}" in place of
 	// the tenant id.
 	QueueURLTemplate string
-	// MaxBodyBytes caps the raw body (default queue.MaxMessageBytes).
-	MaxBodyBytes int
+	// MaxBodyBytes caps the raw body (default queue.MaxMessageBytes);
+	// MaxEventBytes an event's queue message (default queue.MaxEventBytes:
+	// what SQS takes inline). Queue senders that offload large bodies to S3
+	// raise both (NewAWS).
+	MaxBodyBytes, MaxEventBytes int
 	// MaxDuration bounds a request's work from its start (default
 	// DefaultMaxDuration); the Lambda deadline, when earlier, bounds it
 	// too. SafetyMargin (DefaultSafetyMargin) before that deadline, pending
@@ -91,6 +94,9 @@ type Handler struct {
 func New(cfg Config) *Handler {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = queue.MaxMessageBytes
+	}
+	if cfg.MaxEventBytes <= 0 {
+		cfg.MaxEventBytes = queue.MaxEventBytes
 	}
 	if cfg.MaxDuration <= 0 {
 		cfg.MaxDuration = DefaultMaxDuration
@@ -251,6 +257,9 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 		if err != nil {
 			return nil, err
 		}
+		if m.Size() > h.cfg.MaxEventBytes {
+			return nil, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", queue.ErrTooLarge, env.EventID, m.Size(), h.cfg.MaxEventBytes)
+		}
 		out = append(out, pending{id: env.EventID, key: env.Key, validation: webhook.Digest(ev), msg: m})
 	}
 	return out, nil
@@ -342,9 +351,11 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 }
 
 // send sends msgs[idx] and returns an error per index of msgs (nil when
-// queued): up to sendRounds calls of SendBatch, each round sending only the
-// entries the last one failed with a retryable error, each bounded by
-// callContext and all by ctx.
+// queued): up to sendRounds calls of SendBatch, each round sending again,
+// in delivery order, the entries the last one failed with a retryable error
+// (SendBatch keeps each conversation in order within a call); a
+// conversation whose entry failed for good sends nothing after it. Each
+// call is bounded by callContext and all by ctx.
 func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []int) []error {
 	errs := make([]error, len(msgs))
 	for round := 0; len(idx) > 0; round++ {
@@ -356,10 +367,15 @@ func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []in
 		out := h.cfg.Queue.SendBatch(cctx, url, batch)
 		cancel()
 		var again []int
+		stopped := map[string]bool{} // conversations with an entry that cannot be queued
 		for j, i := range idx {
 			errs[i] = out[j]
-			retryable := out[j] != nil && !errors.Is(out[j], queue.ErrTooLarge) && !errors.Is(out[j], queue.ErrEntryRejected)
-			if retryable {
+			g := msgs[i].msg.GroupID
+			switch {
+			case out[j] == nil:
+			case stopped[g] || errors.Is(out[j], queue.ErrTooLarge) || errors.Is(out[j], queue.ErrEntryRejected):
+				stopped[g] = true
+			default:
 				again = append(again, i)
 			}
 		}

@@ -54,8 +54,10 @@ func (f fakeTenants) Get(_ context.Context, id string) (tenant.Inbound, error) {
 	return in, nil
 }
 
-// fakeQueue records sends, entry by entry, like SendMessageBatch: it fails
-// the next fails entries, and every entry failEntry returns an error for.
+// fakeQueue records sends, entry by entry, like queue.SQS.SendBatch: it
+// fails the next fails entries, and every entry failEntry returns an error
+// for; after a failure, the later entries of its conversation are not sent
+// (queue.ErrNotSent).
 // With hang, a call waits for its context to end and fails.
 type fakeQueue struct {
 	mu        sync.Mutex
@@ -76,11 +78,17 @@ func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Mess
 	defer q.mu.Unlock()
 	errs := make([]error, len(msgs))
 	var call []string
+	stopped := map[string]bool{}
 	for i, m := range msgs {
+		if stopped[m.GroupID] {
+			errs[i] = queue.ErrNotSent
+			continue
+		}
 		call = append(call, m.DeduplicationID)
 		if q.failEntry != nil {
 			errs[i] = q.failEntry(m)
 		}
+		stopped[m.GroupID] = errs[i] != nil || q.fails > 0
 		switch {
 		case q.fails > 0:
 			q.fails--

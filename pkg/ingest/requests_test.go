@@ -22,10 +22,19 @@ import (
 )
 
 // TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (claim,
-// send, complete), duplicate = 1, a batch of n events = 2n + ⌈n/10⌉,
+// send, complete), duplicate = 1, a batch of n events of distinct
+// conversations = 2n + ⌈n/10⌉ (n events of one conversation: 3n, a send
+// each, so that a failed one is never overtaken),
 // credentials fetched 0 times per warm request. More requests cost money
 // and latency on every webhook.
 func TestAWSRequestsPerWebhook(t *testing.T) {
+	distinct := func(n int) [][2]int {
+		out := make([][2]int, n)
+		for i := range out {
+			out[i] = [2]int{100 + i, 1}
+		}
+		return out
+	}
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
 	name := awstest.Name(t)
@@ -64,8 +73,9 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		{"warm accepted", github("2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
 		{"duplicate", github("2"), map[string]int{"DynamoDB.PutItem": 1}},
 		// A batched delivery: one claim and one completion per event, one
-		// send per 10 events.
-		{"batch of 23 accepted", whatsappBatch(acmeWhatsAppSecret, 9, 23), map[string]int{"DynamoDB.PutItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 23}},
+		// send per 10 conversations, one per event of a conversation.
+		{"batch of 23 conversations accepted", whatsappDelivery(acmeWhatsAppSecret, distinct(23)), map[string]int{"DynamoDB.PutItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 23}},
+		{"batch of 3 events of one conversation accepted", whatsappBatch(acmeWhatsAppSecret, 9, 3), map[string]int{"DynamoDB.PutItem": 3, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 3}},
 	}
 	for _, s := range steps {
 		resp, _ := h.Handle(ctx, s.req)

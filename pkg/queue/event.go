@@ -10,10 +10,10 @@ import (
 
 // EventMessage builds the queue message of one verified event exactly as
 // the ingest path sends it: the version-1 envelope, MessageGroupId from the
-// conversation, MessageDeduplicationId from the idempotency key. It returns
-// an error wrapping ErrTooLarge when the message would exceed
-// MaxEventBytes. Tools that fabricate worker input (make events) use it
-// too, so their messages cannot drift from what ingest sends.
+// conversation, MessageDeduplicationId from the idempotency key, whatever
+// its size (SQS.SendBatch offloads a large body or refuses it). Tools that
+// fabricate worker input (make events) use it too, so their messages cannot
+// drift from what ingest sends.
 func EventMessage(tenantID, providerName string, ev webhook.Event, now time.Time) (Message, envelope.Envelope, error) {
 	key := webhook.IdempotencyKey(tenantID, providerName, ev)
 	env := envelope.Envelope{
@@ -36,9 +36,6 @@ func EventMessage(tenantID, providerName string, ev webhook.Event, now time.Time
 		GroupID:         webhook.GroupID(ev.Conversation, key),
 		DeduplicationID: webhook.DeduplicationID(key),
 		Body:            b,
-	}
-	if m.Size() > MaxEventBytes {
-		return m, env, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", ErrTooLarge, env.EventID, m.Size(), MaxEventBytes)
 	}
 	return m, env, nil
 }

@@ -71,6 +71,10 @@ var ErrEntryRejected = errors.New("message rejected by SQS")
 // SQS sends messages with the SQS API.
 type SQS struct {
 	client sqsAPI
+	// Offload, when set, takes the bodies over MaxEventBytes that
+	// SendBatch sends (see Payloads); without it they fail with
+	// ErrTooLarge.
+	Offload *Payloads
 }
 
 // NewSQS returns a sender.
@@ -96,46 +100,114 @@ func (q *SQS) Send(ctx context.Context, url string, m Message) (string, error) {
 	return aws.ToString(out.MessageId), nil
 }
 
-// SendBatch puts msgs on the FIFO queue at url with SendMessageBatch, as few
-// calls as the limits allow (MaxBatchEntries entries and MaxBatchBytes per
-// call), in order: SQS keeps a FIFO batch's order within each group. It
-// returns one error per message, nil for each one SQS durably queued:
-// ErrTooLarge (not sent) for an oversized message, an error wrapping
-// ErrEntryRejected for an entry SQS refused as invalid, or the wrapped AWS
-// error of an entry SQS failed on its side or of a call that failed as a
-// whole (for those, sending the message again may succeed; its
-// deduplication id makes a repeat harmless).
+// ErrNotSent wraps a message SendBatch held back because an earlier message
+// of its group was not queued: sent, it would have overtaken that one.
+// Sending both again, in order, may succeed.
+var ErrNotSent = errors.New("not sent: an earlier message of its group is not queued")
+
+// SendBatch puts msgs on the FIFO queue at url with SendMessageBatch and
+// returns one error per message, nil for each one SQS durably queued.
+//
+// Each group keeps its order even when SQS fails some entries: a call
+// carries at most one message per group (as many groups as the limits
+// allow: MaxBatchEntries entries, MaxBatchBytes), and a group's next
+// message goes out only after the one before it is queued; after a
+// failure, the group's later messages are not sent (ErrNotSent). A batch
+// of distinct conversations takes one call per ten; one conversation's
+// messages one call each.
+//
+// A body over MaxEventBytes goes to S3 when Offload is set (the message
+// carries a pointer, see Payloads), or fails with ErrTooLarge without
+// calling SQS. Other errors: one wrapping ErrEntryRejected for an entry SQS
+// refused as invalid, or the wrapped AWS error of an entry SQS failed on
+// its side or of a call that failed as a whole (for those and ErrNotSent,
+// sending the message again may succeed; its deduplication id makes a
+// repeat harmless).
 func (q *SQS) SendBatch(ctx context.Context, url string, msgs []Message) []error {
 	errs := make([]error, len(msgs))
+	pending := map[string][]int{} // group → its messages not yet sent, in order
+	var groups []string
+	for i, m := range msgs {
+		if _, ok := pending[m.GroupID]; !ok {
+			groups = append(groups, m.GroupID)
+		}
+		pending[m.GroupID] = append(pending[m.GroupID], i)
+	}
+	for {
+		var wave []int // the first unsent message of each group
+		for _, g := range groups {
+			if idx := pending[g]; len(idx) > 0 {
+				wave, pending[g] = append(wave, idx[0]), idx[1:]
+			}
+		}
+		if len(wave) == 0 {
+			return errs
+		}
+		q.sendWave(ctx, url, msgs, wave, errs)
+		for _, i := range wave {
+			if errs[i] != nil {
+				g := msgs[i].GroupID
+				for _, k := range pending[g] {
+					errs[k] = fmt.Errorf("send to %s: %w", queueName(url), ErrNotSent)
+				}
+				pending[g] = nil
+			}
+		}
+	}
+}
+
+// sendWave sends msgs[wave], offloading large bodies first, in as few
+// calls as the batch limits allow, recording each outcome in errs.
+func (q *SQS) sendWave(ctx context.Context, url string, msgs []Message, wave []int, errs []error) {
 	var batch []int
+	var out []Message
 	size := 0
 	flush := func() {
 		if len(batch) > 0 {
-			q.sendBatch(ctx, url, msgs, batch, errs)
+			q.sendBatch(ctx, url, out, batch, errs)
 		}
-		batch, size = batch[:0], 0
+		batch, out, size = batch[:0], out[:0], 0
 	}
-	for i, m := range msgs {
-		if m.Size() > MaxMessageBytes {
-			errs[i] = fmt.Errorf("send to %s: %d bytes: %w", queueName(url), m.Size(), ErrTooLarge)
+	for _, i := range wave {
+		m, err := q.fit(ctx, url, msgs[i])
+		if err != nil {
+			errs[i] = err
 			continue
 		}
 		if len(batch) == MaxBatchEntries || size+m.Size() > MaxBatchBytes {
 			flush()
 		}
-		batch = append(batch, i)
+		batch, out = append(batch, i), append(out, m)
 		size += m.Size()
 	}
 	flush()
-	return errs
 }
 
-// sendBatch sends msgs[idx] in one call and records each entry's outcome in
-// errs; entry ids are the indices into msgs.
+// fit returns m as it can be sent: itself, or a pointer to its body in S3.
+func (q *SQS) fit(ctx context.Context, url string, m Message) (Message, error) {
+	limit := MaxMessageBytes
+	if q.Offload != nil {
+		limit = MaxOffloadBytes
+	}
+	switch {
+	case m.Size() > limit:
+		return m, fmt.Errorf("send to %s: %d bytes: %w", queueName(url), m.Size(), ErrTooLarge)
+	case q.Offload != nil && m.Size() > MaxEventBytes:
+		m, err := q.Offload.offload(ctx, queueName(url), m)
+		if err != nil {
+			return m, fmt.Errorf("send to %s: %w", queueName(url), err)
+		}
+		return m, nil
+	}
+	return m, nil
+}
+
+// sendBatch sends msgs (the messages of msgs' original indices idx) in one
+// call and records each entry's outcome in errs; entry ids are the indices.
 func (q *SQS) sendBatch(ctx context.Context, url string, msgs []Message, idx []int, errs []error) {
 	entries := make([]types.SendMessageBatchRequestEntry, len(idx))
 	for j, i := range idx {
-		m := msgs[i]
+		m := msgs[j]
 		entries[j] = types.SendMessageBatchRequestEntry{
 			Id:                     aws.String(strconv.Itoa(i)),
 			MessageBody:            aws.String(string(m.Body)),
@@ -180,7 +252,11 @@ func attributes(attrs map[string]string) map[string]types.MessageAttributeValue 
 	}
 	out := make(map[string]types.MessageAttributeValue, len(attrs))
 	for k, v := range attrs {
-		out[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		dataType := "String"
+		if k == SizeAttribute {
+			dataType = "Number" // as the Extended Client writes it
+		}
+		out[k] = types.MessageAttributeValue{DataType: aws.String(dataType), StringValue: aws.String(v)}
 	}
 	return out
 }

@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,11 +111,14 @@ func (f *fakeBatchAPI) SendMessageBatch(_ context.Context, in *sqs.SendMessageBa
 }
 
 func TestSendBatch(t *testing.T) {
+	// msg is a message of its own conversation unless body names one
+	// ("g1.a" is conversation g1's).
 	msg := func(body string, size int) Message {
+		group, _, _ := strings.Cut(body, ".")
 		if size > len(body) {
 			body += strings.Repeat("x", size-len(body))
 		}
-		return Message{GroupID: "g", DeduplicationID: body, Body: []byte(body)}
+		return Message{GroupID: group, DeduplicationID: body, Body: []byte(body)}
 	}
 	numbered := func(n int) []Message {
 		out := make([]Message, n)
@@ -131,16 +136,21 @@ func TestSendBatch(t *testing.T) {
 	}
 	big := func(name string) Message { return msg(name, 200*1024) }
 	bigs := []Message{big("a"), big("b"), big("c"), big("d"), big("e"), big("f")}
+	conv := []Message{msg("g1.a", 0), msg("g2.a", 0), msg("g1.b", 0), msg("g1.c", 0), msg("g2.b", 0)}
 	tests := []struct {
 		name      string
 		msgs      []Message
 		api       fakeBatchAPI
 		wantCalls [][]string
-		want      []error // per message: nil, ErrTooLarge, ErrEntryRejected or errAny
+		want      []error // per message: nil, ErrTooLarge, ErrEntryRejected, ErrNotSent or errAny
 	}{
-		{"25 messages: calls of 10, 10 and 5, in order", numbered(25), fakeBatchAPI{},
+		{"25 conversations: calls of 10, 10 and 5, in order", numbered(25), fakeBatchAPI{},
 			[][]string{bodies(numbered(25)[:10]), bodies(numbered(25)[10:20]), bodies(numbered(25)[20:])}, make([]error, 25)},
 		{"calls stay within 1 MiB", bigs, fakeBatchAPI{}, [][]string{bodies(bigs[:5]), bodies(bigs[5:])}, make([]error, 6)},
+		{"a call carries one message per conversation, the next only after it is queued", conv, fakeBatchAPI{},
+			[][]string{{"g1.a", "g2.a"}, {"g1.b", "g2.b"}, {"g1.c"}}, make([]error, 5)},
+		{"after a failure its conversation sends nothing more; others go on", conv, fakeBatchAPI{fail: map[string]bool{"g1.a": false}},
+			[][]string{{"g1.a", "g2.a"}, {"g2.b"}}, []error{errAny, nil, ErrNotSent, ErrNotSent, nil}},
 		{"an oversized message is not sent, the others are", []Message{msg("a", 0), msg("huge", MaxMessageBytes+1), msg("b", 0)}, fakeBatchAPI{},
 			[][]string{{"a", "b"}}, []error{nil, ErrTooLarge, nil}},
 		{"failed entries are reported each", []Message{msg("a", 0), msg("b", 0), msg("c", 0), msg("lost", 0)}, fakeBatchAPI{fail: map[string]bool{"b": false, "c": true}},
@@ -158,7 +168,7 @@ func TestSendBatch(t *testing.T) {
 			for i, err := range got {
 				want := tt.want[i]
 				if (want == nil) != (err == nil) || (want != nil && want != errAny && !errors.Is(err, want)) ||
-					(want == errAny && (errors.Is(err, ErrEntryRejected) || errors.Is(err, ErrTooLarge))) {
+					(want == errAny && (errors.Is(err, ErrEntryRejected) || errors.Is(err, ErrTooLarge) || errors.Is(err, ErrNotSent))) {
 					t.Errorf("SendBatch()[%d] = %v, want %v", i, err, want)
 				}
 			}
@@ -205,7 +215,22 @@ func TestSendBatchOnMoto(t *testing.T) {
 	}
 }
 
-func TestEventMessageSizes(t *testing.T) {
+// Bodies of every size API Gateway and Lambda let through reach the queue
+// whole: inline up to MaxEventBytes, beyond it in S3 behind an Extended
+// Client pointer that Payloads.Get reads back byte for byte.
+func TestLargeEventsOnMoto(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	client := sqs.NewFromConfig(cfg)
+	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := provision.BucketName(awstest.Name(t))
+	if err := provision.Bucket(ctx, NewS3(cfg), bucket); err != nil {
+		t.Fatal(err)
+	}
+	payloads := NewPayloads(NewS3(cfg), bucket)
 	binary := func(n int) []byte {
 		b := make([]byte, n)
 		for i := range b {
@@ -213,25 +238,92 @@ func TestEventMessageSizes(t *testing.T) {
 		}
 		return b
 	}
+	jsonBody := func(n int) []byte { return []byte(`{"pad":"` + strings.Repeat(`\"x`, (n-10)/3) + `"}`) }
 	tests := []struct {
-		name     string
-		body     []byte
-		encoding string
-		tooLarge bool
+		name      string
+		body      []byte
+		encoding  string
+		offloaded bool
 	}{
+		{"200 KB JSON", jsonBody(200_000), envelope.EncodingJSON, false},
 		{"200 KB non-UTF-8 (base64, 267 KB queued)", binary(200_000), envelope.EncodingBase64, false},
-		{"700 KB non-UTF-8 (base64, 933 KB queued)", binary(700_000), envelope.EncodingBase64, false},
+		{"900 KB JSON", jsonBody(900_000), envelope.EncodingJSON, false},
 		{"900 KB non-UTF-8 (base64 over 1 MiB)", binary(900_000), envelope.EncodingBase64, true},
-		{"1 MiB of JSON", []byte(`"` + strings.Repeat("x", MaxMessageBytes) + `"`), envelope.EncodingJSON, true},
+		{"3 MB JSON", jsonBody(3_000_000), envelope.EncodingJSON, true},
+		{"3 MB non-UTF-8", binary(3_000_000), envelope.EncodingBase64, true},
+	}
+	pointerRE := regexp.MustCompile(`^\["software\.amazon\.payloadoffloading\.PayloadS3Pointer",\{"s3BucketName":"` + bucket + `","s3Key":"[^"]+"\}\]$`)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, env, err := EventMessage("acme", "hmac", webhook.Event{ID: fmt.Sprint("e", i), Conversation: "c", Body: tt.body}, time.Now())
+			if err != nil || env.BodyEncoding != tt.encoding {
+				t.Fatalf("EventMessage() = encoding %q, %v; want %q", env.BodyEncoding, err, tt.encoding)
+			}
+			if errs := NewSQS(client).SendBatch(ctx, pair.URL, []Message{m}); tt.offloaded != errors.Is(errs[0], ErrTooLarge) {
+				t.Errorf("without a payload bucket: %v, want too large %v", errs[0], tt.offloaded)
+			}
+			q := NewSQS(client)
+			q.Offload = payloads
+			if errs := q.SendBatch(ctx, pair.URL, []Message{m}); errs[0] != nil {
+				t.Fatalf("SendBatch() = %v", errs[0])
+			}
+			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(pair.URL), MaxNumberOfMessages: 1, MessageAttributeNames: []string{"All"}})
+			if err != nil || len(out.Messages) != 1 {
+				t.Fatalf("ReceiveMessage() = %v, %v", out, err)
+			}
+			got := out.Messages[0]
+			if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(pair.URL), ReceiptHandle: got.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+			body := []byte(aws.ToString(got.Body))
+			size, isPointer := got.MessageAttributes[SizeAttribute]
+			if isPointer != tt.offloaded {
+				t.Fatalf("offloaded = %v, want %v (%d bytes queued)", isPointer, tt.offloaded, len(body))
+			}
+			if isPointer {
+				if !pointerRE.Match(body) || aws.ToString(size.DataType) != "Number" || aws.ToString(size.StringValue) != strconv.Itoa(len(m.Body)) {
+					t.Fatalf("pointer message = %s, %s %s; want the Extended Client's format and size %d", body, aws.ToString(size.DataType), aws.ToString(size.StringValue), len(m.Body))
+				}
+				if body, err = payloads.Get(ctx, string(body)); err != nil {
+					t.Fatalf("Get() = %v", err)
+				}
+			}
+			e, err := envelope.Decode(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw, err := e.RawBody(); err != nil || !bytes.Equal(raw, tt.body) {
+				t.Errorf("RawBody() = %d bytes, %v; want the %d bytes sent", len(raw), err, len(tt.body))
+			}
+		})
+	}
+}
+
+func TestPayloadsGetRefuses(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	bucket := provision.BucketName(awstest.Name(t))
+	if err := provision.Bucket(ctx, NewS3(cfg), bucket); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPayloads(NewS3(cfg), bucket)
+	ptr := func(bucket, key string) string {
+		return `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"` + bucket + `","s3Key":"` + key + `"}]`
+	}
+	tests := []struct {
+		name, body string
+		want       error
+	}{
+		{"not a pointer", `{"v":1}`, ErrPointer},
+		{"another class", `["com.example.Pointer",{"s3BucketName":"` + bucket + `","s3Key":"k"}]`, ErrPointer},
+		{"no key", ptr(bucket, ""), ErrPointer},
+		{"another bucket", ptr("someone-elses", "k"), ErrPointer},
+		{"expired object", ptr(bucket, "q.fifo/gone"), ErrPayloadGone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, env, err := EventMessage("acme", "hmac", webhook.Event{ID: "e1", Conversation: "c", Body: tt.body}, time.Now())
-			if env.BodyEncoding != tt.encoding || errors.Is(err, ErrTooLarge) != tt.tooLarge {
-				t.Fatalf("EventMessage(%d bytes) = encoding %q, %v; want %q, too large %v", len(tt.body), env.BodyEncoding, err, tt.encoding, tt.tooLarge)
-			}
-			if !tt.tooLarge && m.Size() > MaxEventBytes {
-				t.Errorf("queued %d bytes, over MaxEventBytes", m.Size())
+			if _, err := p.Get(ctx, tt.body); !errors.Is(err, tt.want) {
+				t.Errorf("Get(%s) = %v, want %v", tt.body, err, tt.want)
 			}
 		})
 	}

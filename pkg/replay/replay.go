@@ -168,11 +168,15 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 			it.Status = StatusWouldMove
 			return false
 		}
+		attrs := map[string]string{AttrReplayOf: it.MessageID}
+		if size, ok := m.MessageAttributes[queue.SizeAttribute]; ok {
+			attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer to S3
+		}
 		_, err := r.send.Send(ctx, sourceURL, queue.Message{
 			GroupID:         it.GroupID,
 			DeduplicationID: webhook.DeduplicationID("replay#" + it.MessageID),
 			Body:            []byte(aws.ToString(m.Body)),
-			Attributes:      map[string]string{AttrReplayOf: it.MessageID},
+			Attributes:      attrs,
 		})
 		if err != nil {
 			sendErrs = append(sendErrs, err)

@@ -21,6 +21,9 @@ type Settings struct {
 	LedgerTable      string
 	ParameterPrefix  string
 	QueueURLTemplate string
+	// PayloadBucket is where ingest offloads bodies too large for SQS
+	// (queue.Payloads); pointers to any other bucket are refused.
+	PayloadBucket string
 	// LedgerRetention is how long completed effects are remembered.
 	LedgerRetention time.Duration
 	// TenantCacheTTL is how long a warm instance trusts fetched credentials.
@@ -51,7 +54,12 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 	for _, f := range register {
 		f(reg)
 	}
+	var payloads payloadReader
+	if s.PayloadBucket != "" {
+		payloads = queue.NewPayloads(queue.NewS3(cfg), s.PayloadBucket)
+	}
 	return New(Config{
+		Payloads:         payloads,
 		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),

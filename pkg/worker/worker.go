@@ -27,6 +27,11 @@ type sender interface {
 	Send(ctx context.Context, url string, m queue.Message) (string, error)
 }
 
+// payloadReader reads the body a pointer message stands for (queue.Payloads).
+type payloadReader interface {
+	Get(ctx context.Context, pointerBody string) ([]byte, error)
+}
+
 // visibilityAPI changes the visibility timeout of received messages.
 type visibilityAPI interface {
 	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
@@ -47,6 +52,9 @@ type Config struct {
 	DLQ sender
 	// Visibility changes the visibility of retried messages (the SQS client).
 	Visibility visibilityAPI
+	// Payloads reads the bodies ingest offloaded to S3 (messages carrying
+	// queue.SizeAttribute); without it such a message is dead-lettered.
+	Payloads payloadReader
 	// QueueURLTemplate gives the scheme and host of queue URLs derived from
 	// an event's eventSourceARN (see esm.QueueURL); empty means the
 	// public SQS endpoint.
@@ -255,7 +263,11 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	r = h.newResult(rec)
 	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
 
-	env, err := envelope.Decode([]byte(rec.Body))
+	body, err := h.body(ctx, rec, workDeadline, hasDeadline)
+	if err != nil {
+		return h.failure(ctx, rec, r, err)
+	}
+	env, err := envelope.Decode(body)
 	if err != nil {
 		return h.failure(ctx, rec, r, Permanent(err))
 	}
@@ -308,6 +320,28 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 		r = h.failure(ctx, rec, r, err)
 	}
 	return r
+}
+
+// body returns the envelope a message carries: its body, or for a pointer
+// message the object in S3 it names. A pointer that names nothing of this
+// deployment, or an object gone, is permanent; a failed read transient.
+func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, workDeadline time.Time, hasDeadline bool) ([]byte, error) {
+	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok {
+		return []byte(rec.Body), nil
+	}
+	if h.cfg.Payloads == nil {
+		return nil, Permanent(fmt.Errorf("%w: no payload bucket configured", queue.ErrPointer))
+	}
+	if hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, workDeadline)
+		defer cancel()
+	}
+	b, err := h.cfg.Payloads.Get(ctx, rec.Body)
+	if errors.Is(err, queue.ErrPointer) || errors.Is(err, queue.ErrPayloadGone) {
+		return nil, Permanent(err)
+	}
+	return b, err
 }
 
 // failure counts a failed attempt and routes it: a permanent error, or the
@@ -387,6 +421,9 @@ func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r resu
 	}
 	if r.env != nil {
 		attrs[AttrEventKey] = r.env.Key
+	}
+	if size, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
+		attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer
 	}
 	fctx, cancel := h.finish(ctx)
 	defer cancel()

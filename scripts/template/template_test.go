@@ -224,6 +224,43 @@ func TestCoreGuarantees(t *testing.T) {
 		}
 	})
 
+	t.Run("payload bucket: encrypted, private, TLS only, retained, outlives a message; ingest writes, worker reads", func(t *testing.T) {
+		b := rs["PayloadBucket"]
+		if b.Type != "AWS::S3::Bucket" || b.DeletionPolicy != "Retain" || b.UpdateReplacePolicy != "Retain" {
+			t.Fatalf("PayloadBucket = %s, DeletionPolicy %q UpdateReplacePolicy %q; want a retained bucket", b.Type, b.DeletionPolicy, b.UpdateReplacePolicy)
+		}
+		enc := fmt.Sprint(b.Properties["BucketEncryption"])
+		pab := fmt.Sprint(b.Properties["PublicAccessBlockConfiguration"])
+		if !strings.Contains(enc, "SSEAlgorithm:AES256") || strings.Count(pab, "true") != 4 {
+			t.Errorf("encryption %s, public access block %s", enc, pab)
+		}
+		if !strings.Contains(fmt.Sprint(rs["PayloadBucketPolicy"].Properties["PolicyDocument"]), "aws:SecureTransport:false") {
+			t.Error("the bucket policy does not refuse plain HTTP")
+		}
+		rule := list(b.Properties["LifecycleConfiguration"].(map[string]any)["Rules"])[0].(map[string]any)
+		// A message lives at most 14 days in its queue and 14 more in the DLQ.
+		if ref(rule["ExpirationInDays"]) != "PayloadRetentionDays" || num(t, c.Parameters["PayloadRetentionDays"]["MinValue"]) < 28 {
+			t.Errorf("expiration %v (min %v), want PayloadRetentionDays of at least 28 days", rule["ExpirationInDays"], c.Parameters["PayloadRetentionDays"]["MinValue"])
+		}
+		want := map[string]string{"IngestFunctionRole": "s3:PutObject", "WorkerFunctionRole": "s3:GetObject"}
+		for role, action := range want {
+			var got []string
+			for _, st := range statements(rs[role]) {
+				for _, a := range list(st["Action"]) {
+					if strings.HasPrefix(fmt.Sprint(a), "s3:") {
+						got = append(got, fmt.Sprint(a, " on ", sub(st["Resource"])))
+					}
+				}
+			}
+			if fmt.Sprint(got) != "["+action+" on ${PayloadBucket.Arn}/*]" {
+				t.Errorf("%s S3 permissions = %v, want only %s on the payload bucket's objects", role, got, action)
+			}
+			if ref(envVars(rs[strings.TrimSuffix(role, "Role")])["PAYLOAD_BUCKET"]) != "PayloadBucket" {
+				t.Errorf("%s: PAYLOAD_BUCKET is not the payload bucket", role)
+			}
+		}
+	})
+
 	t.Run("credentials: ingest reads inbound only, worker outbound only", func(t *testing.T) {
 		for role, want := range map[string]string{"IngestFunctionRole": "inbound", "WorkerFunctionRole": "outbound"} {
 			found := false

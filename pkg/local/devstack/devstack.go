@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/queue"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -202,7 +203,7 @@ type Deployment struct {
 }
 
 // Provision creates on cfg's endpoints what template.yaml deploys in AWS
-// for stack name: the idempotency and ledger tables, each tenant's FIFO
+// for stack name: the idempotency and ledger tables, the payload bucket, each tenant's FIFO
 // queue and DLQ (with q, DefaultQueue when zero) and its credentials in
 // SSM.
 func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant.File, q provision.PairOptions) (Deployment, error) {
@@ -216,6 +217,10 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		return d, err
 	}
 	if err := provision.Ledger(ctx, ddb, name+"-ledger"); err != nil {
+		return d, err
+	}
+	bucket := provision.BucketName(name)
+	if err := provision.Bucket(ctx, queue.NewS3(cfg), bucket); err != nil {
 		return d, err
 	}
 	sq := sqs.NewFromConfig(cfg)
@@ -240,6 +245,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		IdempotencyTable: table,
 		ParameterPrefix:  "/" + name,
 		QueueURLTemplate: tmpl,
+		PayloadBucket:    bucket,
 		TenantCacheTTL:   5 * time.Second, // local edits to credentials show up fast
 		// and so does a tenant added to the emulated Parameter Store.
 		TenantListRefresh: 5 * time.Second,
@@ -248,6 +254,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		LedgerTable:      name + "-ledger",
 		ParameterPrefix:  "/" + name,
 		QueueURLTemplate: tmpl,
+		PayloadBucket:    bucket,
 		TenantCacheTTL:   5 * time.Second,
 		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
 		RetryMax:         10 * time.Second,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -95,7 +96,7 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (t *Target) receive(w http.ResponseWriter, r *http.Request, tenantID string) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 2<<20))
+	body, err := io.ReadAll(io.LimitReader(r.Body, queue.MaxOffloadBytes)) // the largest event the pack carries
 	if err != nil {
 		http.Error(w, "read body", http.StatusBadRequest)
 		return

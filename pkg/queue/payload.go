@@ -1,0 +1,125 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// Bodies over MaxEventBytes go to S3 and the message carries a pointer to
+// them in the format of the Amazon SQS Extended Client Library (Java,
+// Python, .NET), so those clients can read a DLQ of this pack as well:
+//
+//	body:       ["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"…","s3Key":"…"}]
+//	attribute:  ExtendedPayloadSize (Number) = the body's size in bytes
+const (
+	pointerClass = "software.amazon.payloadoffloading.PayloadS3Pointer"
+	// SizeAttribute is the Extended Client's reserved message attribute;
+	// its presence marks a pointer message. Copy it with the body.
+	SizeAttribute = "ExtendedPayloadSize"
+	// MaxOffloadBytes bounds an offloaded body: above anything a Lambda
+	// invocation (6 MB) can carry, base64 included.
+	MaxOffloadBytes = 16 << 20
+)
+
+// ErrPointer is returned for a pointer message that cannot name a payload
+// of this deployment (malformed, or another bucket); ErrPayloadGone for one
+// whose object no longer exists (expired by the bucket's lifecycle). Both
+// are permanent.
+var (
+	ErrPointer     = errors.New("invalid payload pointer")
+	ErrPayloadGone = errors.New("offloaded payload not found")
+)
+
+type objectAPI interface {
+	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+}
+
+// Payloads stores and reads offloaded message bodies in one S3 bucket
+// (encrypted and expired by the bucket's own settings, template.yaml).
+type Payloads struct {
+	client objectAPI
+	bucket string
+}
+
+// NewPayloads returns the payload store of bucket.
+func NewPayloads(client objectAPI, bucket string) *Payloads {
+	return &Payloads{client: client, bucket: bucket}
+}
+
+type pointer struct {
+	Bucket string `json:"s3BucketName"`
+	Key    string `json:"s3Key"`
+}
+
+// offload stores m's body under a key derived from the queue and m's
+// deduplication id (a resend overwrites the same object with the same
+// bytes) and returns m carrying the pointer instead.
+func (p *Payloads) offload(ctx context.Context, queue string, m Message) (Message, error) {
+	key := queue + "/" + m.DeduplicationID
+	_, err := p.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(p.bucket),
+		Key:           aws.String(key),
+		Body:          bytes.NewReader(m.Body),
+		ContentLength: aws.Int64(int64(len(m.Body))),
+		ContentType:   aws.String("application/json"),
+	})
+	if err != nil {
+		return m, fmt.Errorf("offload %d bytes to s3://%s/%s: %w", len(m.Body), p.bucket, key, err)
+	}
+	body, err := json.Marshal([]any{pointerClass, pointer{Bucket: p.bucket, Key: key}})
+	if err != nil {
+		return m, err
+	}
+	attrs := maps.Clone(m.Attributes)
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	attrs[SizeAttribute] = strconv.Itoa(len(m.Body))
+	return Message{GroupID: m.GroupID, DeduplicationID: m.DeduplicationID, Body: body, Attributes: attrs}, nil
+}
+
+// Get returns the body a pointer message stands for. It returns an error
+// wrapping ErrPointer or ErrPayloadGone (permanent), or a wrapped S3 error.
+func (p *Payloads) Get(ctx context.Context, pointerBody string) ([]byte, error) {
+	var parts []json.RawMessage
+	var ptr pointer
+	if err := json.Unmarshal([]byte(pointerBody), &parts); err != nil || len(parts) != 2 ||
+		string(parts[0]) != strconv.Quote(pointerClass) || json.Unmarshal(parts[1], &ptr) != nil || ptr.Key == "" {
+		return nil, fmt.Errorf("%w: not an S3 payload pointer", ErrPointer)
+	}
+	if ptr.Bucket != p.bucket {
+		return nil, fmt.Errorf("%w: bucket %q is not this deployment's %q", ErrPointer, ptr.Bucket, p.bucket)
+	}
+	out, err := p.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(ptr.Bucket), Key: aws.String(ptr.Key)})
+	var missing *types.NoSuchKey
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%w: s3://%s/%s (expired by the bucket's lifecycle?)", ErrPayloadGone, ptr.Bucket, ptr.Key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read payload s3://%s/%s: %w", ptr.Bucket, ptr.Key, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read payload s3://%s/%s: %w", ptr.Bucket, ptr.Key, err)
+	}
+	return b, nil
+}
+
+// NewS3 returns the S3 client of cfg for Payloads. Against an endpoint
+// override (emulators) it addresses buckets by path, as they expect; in
+// AWS by virtual host.
+func NewS3(cfg aws.Config) *s3.Client {
+	return s3.NewFromConfig(cfg, func(o *s3.Options) { o.UsePathStyle = o.BaseEndpoint != nil })
+}

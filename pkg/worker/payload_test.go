@@ -1,0 +1,96 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// fakePayloads serves offloaded bodies by pointer body, or fails with err.
+type fakePayloads struct {
+	bodies map[string][]byte
+	err    error
+}
+
+func (p *fakePayloads) Get(_ context.Context, pointer string) ([]byte, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	b, ok := p.bodies[pointer]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", queue.ErrPayloadGone, pointer)
+	}
+	return b, nil
+}
+
+// A message whose body ingest offloaded to S3 (queue.SizeAttribute marks
+// it) reaches its handler as the envelope it points to; a pointer that
+// cannot be resolved is dead-lettered with the reason and the pointer
+// (attribute included, so Extended Client readers of the DLQ resolve it
+// too), or retried when the read failed transiently.
+func TestPointerMessages(t *testing.T) {
+	const pointer = `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"b","s3Key":"hp-acme.fifo/d1"}]`
+	e := env("big", "A")
+	full, err := e.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		payloads    *fakePayloads // nil: no payload bucket configured
+		wantHandled bool
+		wantDLQ     string // reason, when dead-lettered
+		wantRetried bool
+	}{
+		{"resolved", &fakePayloads{bodies: map[string][]byte{pointer: full}}, true, "", false},
+		{"object expired", &fakePayloads{}, false, "offloaded payload not found", false},
+		{"no payload bucket configured", nil, false, "invalid payload pointer", false},
+		{"S3 unavailable: retried", &fakePayloads{err: errors.New("s3: SlowDown")}, false, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *worker.Config) {
+				if tt.payloads != nil {
+					c.Payloads = tt.payloads
+				}
+			})
+			var got string
+			f.reg.Handle("stripe", worker.Any, func(_ context.Context, ev *worker.Event) error {
+				got = ev.Body
+				return nil
+			})
+			r := rec(t, e, 1)
+			r.Body = pointer
+			r.MessageAttributes = map[string]events.SQSMessageAttribute{queue.SizeAttribute: {DataType: "Number", StringValue: ptr(fmt.Sprint(len(full)))}}
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			if handled := got == e.Body; handled != tt.wantHandled {
+				t.Errorf("handler saw body %.40q, want handled %v", got, tt.wantHandled)
+			}
+			if retried := len(resp.BatchItemFailures) == 1; retried != tt.wantRetried {
+				t.Errorf("failures = %v, want retried %v", failed(resp), tt.wantRetried)
+			}
+			if tt.wantDLQ == "" {
+				if len(f.sqs.sent) != 0 {
+					t.Errorf("dead-lettered %v", f.sqs.sent)
+				}
+				return
+			}
+			if len(f.sqs.sent) != 1 {
+				t.Fatalf("%d dead letters, want 1", len(f.sqs.sent))
+			}
+			m := f.sqs.sent[0].msg
+			if string(m.Body) != pointer || m.Attributes[queue.SizeAttribute] != fmt.Sprint(len(full)) || !strings.Contains(m.Attributes[worker.AttrReason], tt.wantDLQ) {
+				t.Errorf("dead letter = %s %v, want the pointer with its size attribute and reason %q", m.Body, m.Attributes, tt.wantDLQ)
+			}
+		})
+	}
+}
+
+func ptr(s string) *string { return &s }
