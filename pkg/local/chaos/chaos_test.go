@@ -47,6 +47,9 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("fault %q was never injected", k)
 		}
 	}
+	if r.Large == 0 {
+		t.Error("no event over 1 MiB: the S3 path went untested")
+	}
 	if r.Deliveries < 1000 || r.Unique < 600 {
 		t.Errorf("sent %d deliveries of %d events, want ≥ 1,000 with 30%% duplicates", r.Deliveries, r.Unique)
 	}

@@ -254,6 +254,9 @@ type awsCall struct {
 
 func parseCall(r *http.Request, body []byte) awsCall {
 	c := awsCall{op: r.Header.Get("X-Amz-Target")}
+	if c.op == "" { // S3 (REST): payloads too large for SQS
+		return awsCall{op: "S3." + r.Method, key: r.URL.Path}
+	}
 	var in struct {
 		TableName              string                                `json:"TableName"`
 		Key                    map[string]map[string]json.RawMessage `json:"Key"`

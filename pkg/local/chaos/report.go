@@ -18,6 +18,7 @@ type Report struct {
 	Requests      int            // HTTP requests, retries included
 	Answers       map[string]int // HTTP status (or "connection error") → count
 	Unique        int            // distinct events
+	Large         int            // of them, bodies over 1 MiB (through S3)
 	Accepted      int            // events some delivery of which got a 2xx
 	NotAccepted   int            // events never accepted before the senders gave up
 	Applied       int            // effects the target applied
@@ -67,6 +68,9 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 	for _, ev := range w.all {
 		if ev.poison {
 			r.Faults[Poison]++
+		}
+		if ev.large {
+			r.Large++
 		}
 	}
 
@@ -144,7 +148,7 @@ func (r *Report) Write(out io.Writer) {
 	row := func(name string, v any, note string) { fmt.Fprintf(w, "%s\t%v\t  %s\t\n", name, v, note) }
 	row("seed", r.Seed, fmt.Sprintf("replay: SEED=%d make chaos", r.Seed))
 	row("deliveries sent", r.Deliveries, fmt.Sprintf("%d HTTP requests with retries: %s", r.Requests, answers(r.Answers)))
-	row("unique events", r.Unique, fmt.Sprintf("%d poison", r.Poison))
+	row("unique events", r.Unique, fmt.Sprintf("%d poison, %d over 1 MiB (through S3)", r.Poison, r.Large))
 	row("accepted", r.Accepted, fmt.Sprintf("%d never accepted", r.NotAccepted))
 	row("effects applied", r.Applied, fmt.Sprintf("%d re-sent after a 2xx, absorbed by Idempotency-Key", r.Resent))
 	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")

@@ -22,6 +22,7 @@ type event struct {
 	seq          int
 	id           string
 	poison       bool
+	large        bool // a body over SQS's 1 MiB: it travels through S3
 
 	mu       sync.Mutex
 	accepted bool // some delivery got a 2xx
@@ -61,6 +62,14 @@ var tenants = map[string]map[string]string{
 	},
 }
 
+// largeShare is the share of events whose body is over SQS's 1 MiB (the
+// payload bucket's path), decided per event id so that the other choices
+// of a seed do not move.
+const largeShare = 0.01
+
+// largePad makes a body about 1.1 MB: over MaxEventBytes, so it is offloaded.
+var largePad = strings.Repeat("chaos ", 190_000)
+
 // newWorkload builds deliveries events from the seed: conversations spread
 // over the tenants, a share dupShare of the deliveries duplicates of earlier
 // events, a share poison of the events refused by the target (never the
@@ -76,6 +85,7 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		t := ids[c%len(ids)]
 		ev := &event{tenant: t, conv: fmt.Sprintf("conv-%03d", c), seq: len(w.convs[c])}
 		ev.id = fmt.Sprintf("evt-%s-%03d-%05d", t, c, ev.seq)
+		ev.large = unit(seed, "large|"+t+"/"+ev.id, 0) < largeShare
 		w.convs[c] = append(w.convs[c], ev)
 		w.all[t+"/"+ev.id] = ev
 		flat = append(flat, ev)
@@ -184,7 +194,11 @@ func (s *sender) deliver(ctx context.Context, ev *event) bool {
 
 // post sends one signed delivery of ev.
 func (s *sender) post(ctx context.Context, ev *event) (int, time.Duration, error) {
-	body := fmt.Sprintf(`{"event_id":%q,"event_type":"chaos.step","data":{"customer_id":%q,"seq":%d}}`, ev.id, ev.conv, ev.seq)
+	pad := ""
+	if ev.large {
+		pad = `,"pad":"` + largePad + `"`
+	}
+	body := fmt.Sprintf(`{"event_id":%q,"event_type":"chaos.step","data":{"customer_id":%q,"seq":%d}%s}`, ev.id, ev.conv, ev.seq, pad)
 	url := s.url + "/webhooks/" + ev.tenant + "/" + providerName
 	cfg, _ := s.file.Tenants[ev.tenant].Provider(providerName)
 	wreq := &webhook.Request{
