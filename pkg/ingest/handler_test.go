@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -506,8 +507,10 @@ func TestReplayWithFreshIDHeaderIsADuplicate(t *testing.T) {
 }
 
 func TestReusedIDWithAnotherPayloadIsRejected(t *testing.T) {
-	first := `{"id":"evt_reuse","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":100}}}`
-	second := `{"id":"evt_reuse","type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":999}}}`
+	first := `{"id":"evt_reuse","type":"invoice.paid","pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":100}}}`
+	second := `{"id":"evt_reuse","type":"invoice.paid","pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":999}}}`
+	// Stripe renders each attempt again; pending_webhooks is delivery metadata.
+	rerendered := strings.Replace(first, `"pending_webhooks":2`, `"pending_webhooks":1`, 1)
 	f := newFixture(t)
 	steps := []struct {
 		name     string
@@ -519,6 +522,7 @@ func TestReusedIDWithAnotherPayloadIsRejected(t *testing.T) {
 		{"first delivery", first, 200, `"status":"accepted"`, 1},
 		{"same id, another body", second, 409, "id reused with a different payload", 1},
 		{"the provider's own retry", first, 200, `"status":"duplicate"`, 1},
+		{"the provider's retry, rendered again", rerendered, 200, `"status":"duplicate"`, 1},
 	}
 	for _, st := range steps {
 		resp := f.do(t, stripeRequest(acmeStripeSecret, fixedNow, st.body))
@@ -534,7 +538,14 @@ func TestReusedIDWithAnotherPayloadIsRejected(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
 		t.Fatal(err)
 	}
-	digest := func(b string) string { s := sha256.Sum256([]byte(b)); return hex.EncodeToString(s[:]) }
+	digest := func(b string) string {
+		p, _ := f.h.cfg.Providers.Lookup("stripe")
+		evs, err := p.Events(&webhook.Request{Body: []byte(b), Header: http.Header{}}, webhook.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return webhook.Digest(evs[0])
+	}
 	if rec["tenantId"] != "acme" || rec["outcome"] != "id_reused" || rec["payloadDigest"] != digest(second) || rec["storedDigest"] != digest(first) || rec["level"] != "WARN" {
 		t.Errorf("log line = %s, want tenant, outcome id_reused and both digests", lines[1])
 	}

@@ -129,6 +129,19 @@ type event struct {
 	} `json:"related_object"`
 }
 
+// defining are the members that make a Stripe event what it is. Stripe
+// renders the event again for every delivery attempt, and pending_webhooks
+// (how many endpoints still wait for it) changes between attempts: a digest
+// of the whole body would answer a retry of an accepted event 409 "id
+// reused with a different payload" instead of "duplicate".
+type defining struct {
+	ID      json.RawMessage `json:"id"`
+	Type    json.RawMessage `json:"type"`
+	Account json.RawMessage `json:"account"`
+	Created json.RawMessage `json:"created"`
+	Data    json.RawMessage `json:"data"`
+}
+
 // Events returns the single event of a delivery. It returns an error
 // wrapping webhook.ErrMalformed when the body is not a Stripe event with an
 // id: not JSON, or a member of the wrong type.
@@ -140,6 +153,8 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if e.ID == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "event has no id")
 	}
+	var d defining
+	_ = json.Unmarshal(req.Body, &d) // the body decoded above: raw members always decode
 	conv := customer(e.Data.Object.Customer)
 	if conv == "" {
 		conv = e.Data.Object.ID
@@ -159,6 +174,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		Conversation: conv,
 		Body:         req.Body,
 		Headers:      map[string]string{"content-type": req.Header.Get("Content-Type")},
+		Defining:     [][]byte{d.ID, d.Type, d.Account, d.Created, d.Data},
 	}}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -261,4 +262,26 @@ func FuzzEvents(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Stripe renders an event again for each delivery attempt: pending_webhooks
+// changes between attempts, and a retry of an accepted event must still be
+// the same payload (answered "duplicate", not 409 "id reused"). What the
+// event is — its id, type, account, creation time, data — decides.
+func TestDigestIgnoresDeliveryMetadata(t *testing.T) {
+	const base = `{"id":"evt_1","object":"event","api_version":"2024-06-20","created":1700000000,"livemode":false,"pending_webhooks":%d,"request":{"id":"req_1","idempotency_key":"k1"},"type":"invoice.paid","data":{"object":{"id":"in_1","customer":"cus_9","amount_paid":%d}}}`
+	digest := func(pending, amount int) string {
+		evs, err := Provider{}.Events(request("", []byte(fmt.Sprintf(base, pending, amount))), webhook.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return webhook.Digest(evs[0])
+	}
+	first := digest(3, 500)
+	if got := digest(1, 500); got != first {
+		t.Error("a retry rendered with another pending_webhooks has another digest: it would be answered 409 id reused")
+	}
+	if got := digest(3, 900); got == first {
+		t.Error("an event with other data has the same digest: a reused id would go unnoticed")
+	}
 }
