@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/chaos"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 )
 
 func main() {
@@ -27,8 +28,8 @@ func main() {
 		}
 		seed = n
 	}
-	deliveries := flag.Int("deliveries", envInt("DELIVERIES", 10000), "deliveries to send (env DELIVERIES)")
-	conversations := flag.Int("conversations", envInt("CONVERSATIONS", 120), "conversations, split between two tenants (env CONVERSATIONS)")
+	deliveries := flag.Int("deliveries", devstack.GetenvInt("DELIVERIES", 10000), "deliveries to send (env DELIVERIES)")
+	conversations := flag.Int("conversations", devstack.GetenvInt("CONVERSATIONS", 120), "conversations, split between two tenants (env CONVERSATIONS)")
 	flag.Parse()
 
 	logger := slog.New(slog.DiscardHandler)
@@ -46,7 +47,7 @@ func main() {
 	fmt.Fprintf(os.Stderr, "make chaos: seed %d, %d deliveries over %d conversations\n", seed, *deliveries, *conversations)
 	r, err := chaos.Run(ctx, chaos.Options{
 		Seed: seed, Deliveries: *deliveries, Conversations: *conversations,
-		DynamoDBLocalDir: envOr("DYNAMODB_LOCAL_DIR", ".cache/dynamodb-local"),
+		DynamoDBLocalDir: devstack.EnvOptions().DynamoDBLocalDir,
 		TemplateFile:     "template.yaml",
 		Progress:         os.Stderr,
 		Logger:           logger,
@@ -59,18 +60,4 @@ func main() {
 	if r.Failed() {
 		os.Exit(1)
 	}
-}
-
-func envInt(k string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(k)); err == nil {
-		return n
-	}
-	return def
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }

@@ -33,13 +33,13 @@ func main() {
 }
 
 func run(ctx context.Context) error {
-	addr, targetAddr, motoPort := envOr("ADDR", "127.0.0.1:3000"), envOr("TARGET_ADDR", "127.0.0.1:3001"), envOr("MOTO_PORT", "4566")
-	tenantsFile := envOr("TENANTS_FILE", "events/tenants.json")
+	env := devstack.EnvOptions()
+	addr, targetAddr, tenantsFile := env.Addr, env.TargetAddr, env.TenantsFile
 	f, err := tenant.LoadFile(tenantsFile)
 	if err != nil {
 		return err
 	}
-	endpoint := "http://127.0.0.1:" + motoPort
+	endpoint := fmt.Sprint("http://127.0.0.1:", env.MotoPort)
 	if !listening(addr) {
 		fmt.Println("No `make run` answers on " + addr + "; starting the stack for this demo (its logs: demo-stack.log)")
 		logf, err := os.Create("demo-stack.log")
@@ -47,9 +47,7 @@ func run(ctx context.Context) error {
 			return err
 		}
 		defer logf.Close()
-		var port int
-		fmt.Sscan(motoPort, &port)
-		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: port, DynamoDBLocalDir: ".cache/dynamodb-local", DynamoDBLocalPort: 8000, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
+		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: env.MotoPort, DynamoDBLocalDir: ".cache/dynamodb-local", DynamoDBLocalPort: 8000, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
 		if err != nil {
 			return err
 		}
@@ -86,11 +84,4 @@ func listening(addr string) bool {
 	}
 	c.Close()
 	return true
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
