@@ -46,25 +46,3 @@ func (r *Requests) Take() map[string]int {
 	r.n = map[string]int{}
 	return n
 }
-
-// Sum adds up the counts of service's operations ops.
-func (r *Requests) Sum(service string, ops ...string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t := 0
-	for _, op := range ops {
-		t += r.n[service+"."+op]
-	}
-	return t
-}
-
-// Counts returns a copy of the counts so far.
-func (r *Requests) Counts() map[string]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string]int, len(r.n))
-	for k, v := range r.n {
-		out[k] = v
-	}
-	return out
-}
