@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Attribute names, compatible with AWS Lambda Powertools' idempotency table
@@ -42,7 +43,7 @@ type DynamoDB struct {
 
 // NewDynamoDB returns a store on table.
 func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
-	return &DynamoDB{client: client, table: table, opts: opts.withDefaults()}
+	return &DynamoDB{client: client, table: table, opts: opts.WithDefaults(DefaultRetention, DefaultLease)}
 }
 
 var claimCondition = aws.String("attribute_not_exists(#id) OR #exp < :now OR " +
@@ -55,7 +56,7 @@ var claimCondition = aws.String("attribute_not_exists(#id) OR #exp < :now OR " +
 // ErrInFlight when the key is taken, or a wrapped AWS error.
 func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, error) {
 	now := d.opts.Now()
-	c := Claim{Key: key, Token: newToken(), LeaseExpires: now.Add(d.opts.Lease)}
+	c := Claim{Key: key, Token: lease.Token(), LeaseExpires: now.Add(d.opts.Lease)}
 	item := map[string]types.AttributeValue{
 		attrID:           &types.AttributeValueMemberS{Value: key},
 		attrExpiration:   num(epoch.Seconds(now.Add(d.opts.Retention))),

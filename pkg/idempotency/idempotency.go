@@ -12,11 +12,11 @@
 package idempotency
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Status is the state of a claimed key.
@@ -93,30 +93,6 @@ func conflict(r Record, validation string) error {
 	return &ConflictError{Record: r, err: ErrInFlight}
 }
 
-// Options configure a store. Zero values take the defaults.
-type Options struct {
-	Retention time.Duration
-	Lease     time.Duration
-	// Now is the clock; tests inject one to move past leases and expiries.
-	Now func() time.Time
-}
-
-func (o Options) withDefaults() Options {
-	if o.Retention <= 0 {
-		o.Retention = DefaultRetention
-	}
-	if o.Lease <= 0 {
-		o.Lease = DefaultLease
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
-}
-
-// newToken returns a random lease token.
-func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
-}
+// Options configure a store: Retention, Lease and the clock. Zero values
+// take DefaultRetention, DefaultLease and time.Now.
+type Options = lease.Options

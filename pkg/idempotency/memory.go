@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Memory is an in-process Store with the same semantics as DynamoDB. It
@@ -24,7 +25,7 @@ type memRecord struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory(opts Options) *Memory {
-	return &Memory{opts: opts.withDefaults(), records: map[string]memRecord{}}
+	return &Memory{opts: opts.WithDefaults(DefaultRetention, DefaultLease), records: map[string]memRecord{}}
 }
 
 // Claim behaves like (*DynamoDB).Claim.
@@ -40,7 +41,7 @@ func (m *Memory) Claim(_ context.Context, key, validation string) (Claim, error)
 			return Claim{}, conflict(r.Record, validation)
 		}
 	}
-	c := Claim{Key: key, Token: newToken(), LeaseExpires: now.Add(m.opts.Lease)}
+	c := Claim{Key: key, Token: lease.Token(), LeaseExpires: now.Add(m.opts.Lease)}
 	m.records[key] = memRecord{
 		Record: Record{Key: key, Status: StatusInProgress, Expires: now.Add(m.opts.Retention), LeaseExpires: c.LeaseExpires, Validation: validation},
 		token:  c.Token,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Attribute names.
@@ -50,7 +52,7 @@ type DynamoDB struct {
 
 // NewDynamoDB returns a ledger on table.
 func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
-	return &DynamoDB{client: client, table: table, opts: opts.withDefaults()}
+	return &DynamoDB{client: client, table: table, opts: opts.WithDefaults(DefaultRetention, DefaultLease)}
 }
 
 // fenceOK is the condition that an item was last written under the
@@ -78,12 +80,12 @@ var (
 // ErrInFlight when it is held, or a wrapped AWS error. A failed claim costs
 // the same one request (ReturnValuesOnConditionCheckFailure=ALL_OLD returns
 // the record in the way).
-func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, lease time.Duration) (Lease, error) {
+func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
 		return Lease{}, err
 	}
 	now := d.opts.Now()
-	l := Lease{Key: k, Fence: f, Token: newToken(), Expires: now.Add(d.opts.lease(lease))}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(leaseOf(d.opts, dur))}
 	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first())}
 	if f.Replay {
 		cond, values = replayClaimCondition, map[string]types.AttributeValue{}
@@ -146,54 +148,44 @@ var leaseCondition = aws.String("#token = :token AND #status = :inprogress AND #
 // (it was completed or failed already, or taken over within the same
 // token), or a wrapped AWS error.
 func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
-	now := d.opts.Now()
-	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(d.table),
-		Key:                 d.key(effectPK(l.Key)),
-		UpdateExpression:    aws.String("SET #status = :completed, #exp = :exp REMOVE #lexp, #reason"),
-		ConditionExpression: leaseCondition,
-		ExpressionAttributeNames: map[string]string{
-			"#status": attrStatus, "#exp": attrExp, "#lexp": attrLeaseMs, "#reason": attrReason,
-			"#token": attrToken, "#fence": attrFence,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":completed":  str(string(StatusCompleted)),
-			":inprogress": str(string(StatusInProgress)),
-			":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
-			":token":      str(l.Token),
-			":fence":      str(l.Fence.Token()),
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	return d.leaseErr(ctx, "complete", l, err)
+	return d.leaseUpdate(ctx, "complete", l, "SET #status = :completed, #exp = :exp REMOVE #lexp, #reason",
+		map[string]string{"#exp": attrExp, "#reason": attrReason},
+		map[string]types.AttributeValue{
+			":completed": str(string(StatusCompleted)),
+			":exp":       num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+		})
 }
 
 // Fail gives up the lease and records why, so the next attempt can claim
 // the effect at once, conditional on the lease: one UpdateItem. It returns
 // ErrFenced or ErrLeaseLost as Complete does, or a wrapped AWS error.
 func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
-	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(d.table),
-		Key:                 d.key(effectPK(l.Key)),
-		UpdateExpression:    aws.String("SET #status = :failed, #reason = :reason REMOVE #lexp"),
-		ConditionExpression: leaseCondition,
-		ExpressionAttributeNames: map[string]string{
-			"#status": attrStatus, "#reason": attrReason, "#lexp": attrLeaseMs,
-			"#token": attrToken, "#fence": attrFence,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":failed":     str(string(StatusFailed)),
-			":inprogress": str(string(StatusInProgress)),
-			":reason":     str(reasonText(reason)),
-			":token":      str(l.Token),
-			":fence":      str(l.Fence.Token()),
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	return d.leaseErr(ctx, "fail", l, err)
+	return d.leaseUpdate(ctx, "fail", l, "SET #status = :failed, #reason = :reason REMOVE #lexp",
+		map[string]string{"#reason": attrReason},
+		map[string]types.AttributeValue{
+			":failed": str(string(StatusFailed)),
+			":reason": str(reasonText(reason)),
+		})
 }
 
-func (d *DynamoDB) leaseErr(ctx context.Context, op string, l Lease, err error) error {
+// leaseUpdate applies update to l's effect record under leaseCondition, with
+// names and values beside the ones every such update uses.
+func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, update string, names map[string]string, values map[string]types.AttributeValue) error {
+	maps.Copy(names, map[string]string{"#status": attrStatus, "#lexp": attrLeaseMs, "#token": attrToken, "#fence": attrFence})
+	maps.Copy(values, map[string]types.AttributeValue{
+		":inprogress": str(string(StatusInProgress)),
+		":token":      str(l.Token),
+		":fence":      str(l.Fence.Token()),
+	})
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                           aws.String(d.table),
+		Key:                                 d.key(effectPK(l.Key)),
+		UpdateExpression:                    aws.String(update),
+		ConditionExpression:                 leaseCondition,
+		ExpressionAttributeNames:            names,
+		ExpressionAttributeValues:           values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
 	old, err := d.rejected(ctx, effectPK(l.Key), err)
 	switch {
 	case err != nil:

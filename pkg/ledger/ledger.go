@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -195,30 +195,13 @@ type Entity struct {
 	UpdatedAt time.Time
 }
 
-// Options configure a store. Zero values take the defaults.
-type Options struct {
-	// Retention of effect records and conversation fences.
-	Retention time.Duration
-	// Lease used by a Claim that passes no lease.
-	Lease time.Duration
-	// Now is the clock; tests inject one to move past leases and expiries.
-	Now func() time.Time
-}
+// Options configure a store: the Retention of effect records, the Lease of
+// a Claim that passes none, and the clock. Zero values take
+// DefaultRetention, DefaultLease and time.Now.
+type Options = lease.Options
 
-func (o Options) withDefaults() Options {
-	if o.Retention <= 0 {
-		o.Retention = DefaultRetention
-	}
-	if o.Lease <= 0 {
-		o.Lease = DefaultLease
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	return o
-}
-
-func (o Options) lease(d time.Duration) time.Duration {
+// leaseOf returns d, or the default lease when d ≤ 0.
+func leaseOf(o Options, d time.Duration) time.Duration {
 	if d <= 0 {
 		return o.Lease
 	}
@@ -320,13 +303,4 @@ func checkClaim(f Fence, k Key) error {
 		return fmt.Errorf("%w: fence of tenant %s used for tenant %s", ErrInvalidKey, f.Tenant, k.Tenant)
 	}
 	return nil
-}
-
-// newToken returns a random lease token.
-func newToken() string { return randomHex(16) }
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b)
 }

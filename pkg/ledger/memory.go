@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,
@@ -37,7 +38,7 @@ type memEntity struct {
 // NewMemory returns an empty in-memory ledger.
 func NewMemory(opts Options) *Memory {
 	return &Memory{
-		opts:     opts.withDefaults(),
+		opts:     opts.WithDefaults(DefaultRetention, DefaultLease),
 		effects:  map[string]memEffect{},
 		entities: map[string]memEntity{},
 		attempts: map[string]int{},
@@ -45,7 +46,7 @@ func NewMemory(opts Options) *Memory {
 }
 
 // Claim behaves like (*DynamoDB).Claim.
-func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (Lease, error) {
+func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
 		return Lease{}, err
 	}
@@ -64,7 +65,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, lease time.Duration) (
 			return Lease{}, conflict(r.Record, isDone)
 		}
 	}
-	l := Lease{Key: k, Fence: f, Token: newToken(), Expires: now.Add(m.opts.lease(lease))}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(leaseOf(m.opts, dur))}
 	m.effects[pk] = memEffect{
 		Record: Record{
 			Key: k, Status: StatusInProgress, Fence: f.Token(),

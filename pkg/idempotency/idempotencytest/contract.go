@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
 // Store is the behaviour under test.
@@ -22,22 +23,8 @@ type Store interface {
 	Release(ctx context.Context, c idempotency.Claim) error
 }
 
-// Clock is a settable clock shared by the test and the store.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock at the current time. It must not start in the
-// past: DynamoDB Local's TTL sweeper would delete records whose expiration
-// has really passed while a test still expects them.
-func NewClock() *Clock { return &Clock{t: time.Now().UTC().Truncate(time.Second)} }
-
-// Now returns the current fake time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// Clock is the settable clock the test shares with the store.
+type Clock = lease.Clock
 
 // Lease and Retention are the options every store under test must be built
 // with.
@@ -60,14 +47,14 @@ type Quirks struct {
 // Retention, on storage not shared with other calls.
 func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks) {
 	ctx := context.Background()
-	key := func(t *testing.T) string {
-		return fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano())
+	// setup returns a fresh clock, a store on it and a key of its own.
+	setup := func(t *testing.T) (*Clock, Store, string) {
+		clock := lease.NewClock()
+		return clock, newStore(t, clock), fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano())
 	}
 
 	t.Run("FirstClaimWins", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		clock, s, k := setup(t)
 		c, err := s.Claim(ctx, k, "v1")
 		if err != nil {
 			t.Fatalf("Claim() = %v", err)
@@ -89,9 +76,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("CompletedIsDuplicateUntilRetentionEnds", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		clock, s, k := setup(t)
 		c := mustClaim(t, s, k)
 		if err := s.Complete(ctx, c); err != nil {
 			t.Fatalf("Complete() = %v", err)
@@ -107,9 +92,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("CompleteRestartsRetention", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		clock, s, k := setup(t)
 		c := mustClaim(t, s, k)
 		clock.Advance(Lease / 2)
 		if err := s.Complete(ctx, c); err != nil {
@@ -122,9 +105,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ReusedIDWithAnotherPayloadIsAMismatch", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		_, s, k := setup(t)
 		c, err := s.Claim(ctx, k, "digest-a")
 		if err != nil {
 			t.Fatal(err)
@@ -163,9 +144,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ExpiredLeaseIsTakenOver", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		clock, s, k := setup(t)
 		dead := mustClaim(t, s, k) // its Lambda died mid-flight
 		clock.Advance(Lease - time.Second)
 		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrInFlight) {
@@ -191,9 +170,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ReleaseLetsTheRetryIn", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		_, s, k := setup(t)
 		c := mustClaim(t, s, k)
 		if err := s.Release(ctx, idempotency.Claim{Key: k, Token: "not-mine"}); !errors.Is(err, idempotency.ErrLeaseLost) {
 			t.Errorf("Release(wrong token) = %v, want ErrLeaseLost", err)
@@ -207,9 +184,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("CompletedCannotBeReleasedOrRecompleted", func(t *testing.T) {
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		clock, s, k := setup(t)
 		c := mustClaim(t, s, k)
 		if err := s.Complete(ctx, c); err != nil {
 			t.Fatal(err)
@@ -230,9 +205,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if q.NonAtomicConditionalWrites {
 			t.Skip("backend quirk: conditional writes are not atomic under concurrency (see Quirks); Memory and DynamoDB Local run this case")
 		}
-		clock := NewClock()
-		s := newStore(t, clock)
-		k := key(t)
+		_, s, k := setup(t)
 		const n = 50
 		var wins, inflight atomic.Int32
 		var wg sync.WaitGroup

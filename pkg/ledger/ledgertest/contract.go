@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 	"github.com/hookpack/hookpack/pkg/ledger"
 )
 
@@ -26,22 +27,8 @@ type Store interface {
 	FailedAttempt(ctx context.Context, messageID string) (int, error)
 }
 
-// Clock is a settable clock shared by the test and the store.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock at the current second. It must not start in the
-// past: DynamoDB Local runs a TTL reaper, and items whose "expiration" lies
-// in the real past vanish in the middle of a test.
-func NewClock() *Clock { return &Clock{t: time.Now().UTC().Truncate(time.Second)} }
-
-// Now returns the current fake time.
-func (c *Clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-// Advance moves the clock forward.
-func (c *Clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// Clock is the settable clock the test shares with the store.
+type Clock = lease.Clock
 
 // Lease and Retention are the options every store under test must be built
 // with.
@@ -75,7 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	}
 
 	t.Run("ClaimCompleteThenSkip", func(t *testing.T) {
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
@@ -115,7 +102,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ZeroLeaseTakesTheDefault", func(t *testing.T) {
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		l, err := s.Claim(ctx, f, key(t, "forward"), 0)
@@ -125,7 +112,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("EffectsAreIndependent", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		mustComplete(t, s, mustClaim(t, s, f, k))
@@ -137,7 +124,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ExpiredLeaseIsTakenOverAndTheStaleWorkerFenced", func(t *testing.T) {
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		conv := "conv-" + uniq(t)
 		k := key(t, "forward")
@@ -183,7 +170,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		// B has taken the conversation. Items B wrote refuse A's writes even
 		// where the write's own condition holds; items B has not touched
 		// yet take them, and B's later writes there supersede them.
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		conv := "conv-" + uniq(t)
 		touched, untouched := key(t, "email"), key(t, "forward")
@@ -228,7 +215,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("FencesCompareOnlyWithinTheirConversation", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		busy, quiet := "busy-"+uniq(t), "quiet-"+uniq(t)
 		fx := fence(t, busy, 300, 1)
 		fy := fence(t, quiet, 1, 1) // a lower token than fx's
@@ -254,7 +241,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		// its claim is the only write. Message 11 of the conversation holds
 		// the same event (a duplicate): it skips the effect, in and out of
 		// the lease, and no later write is needed to tell it so.
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		conv := "conv-" + uniq(t)
 		k := key(t, "forward")
@@ -294,7 +281,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("FailedEffectCanBeClaimedAgain", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		l := mustClaim(t, s, f, k)
@@ -319,7 +306,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("CompletedCountsUntilRetentionEnds", func(t *testing.T) {
-		clock := NewClock()
+		clock := lease.NewClock()
 		s := newStore(t, clock)
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
@@ -337,7 +324,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("FailedAttemptsCountPerMessage", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		a, b := "m-a-"+uniq(t), "m-b-"+uniq(t)
 		for want := 1; want <= 3; want++ {
 			if n, err := s.FailedAttempt(ctx, a); err != nil || n != want {
@@ -353,7 +340,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ApplyOnlyNewerVersions", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		id := "customer:" + uniq(t)
 		if _, err := s.Entity(ctx, Tenant, id); !errors.Is(err, ledger.ErrNotFound) {
@@ -382,7 +369,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("ApplyIsFenced", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		conv := "conv-" + uniq(t)
 		id := "order:" + uniq(t)
 		fa := fence(t, conv, 9, 1)
@@ -404,7 +391,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 	})
 
 	t.Run("InvalidKeysAreRejected", func(t *testing.T) {
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		bad := []struct {
@@ -437,7 +424,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if q.NonAtomicConditionalWrites {
 			t.Skip("backend quirk: conditional writes are not atomic under concurrency (see Quirks); Memory and DynamoDB Local run this case")
 		}
-		s := newStore(t, NewClock())
+		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
 		k := key(t, "forward")
 		const n = 20
