@@ -1,17 +1,14 @@
 package provider
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -85,55 +82,25 @@ func TestContract(t *testing.T) {
 	}
 }
 
-type sample struct {
-	Method       string            `json:"method"`
-	URL          string            `json:"url"`
-	Query        map[string]string `json:"query"`
-	Headers      map[string]string `json:"headers"`
-	Body         string            `json:"body"`
-	At           int64             `json:"at"`
-	TenantConfig webhook.Config    `json:"tenantConfig"`
-}
-
 // TestSamples verifies and parses every delivery under events/samples with
 // its own tenant config, so the samples the demo tooling replays stay valid.
 func TestSamples(t *testing.T) {
-	files, err := filepath.Glob("../../events/samples/*/*.request.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no samples found under events/samples: %v", err)
+	all, err := samples.LoadSamples("../../events/samples")
+	if err != nil {
+		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, f := range files {
-		provider := filepath.Base(filepath.Dir(f))
-		seen[provider] = true
-		t.Run(provider+"/"+strings.TrimSuffix(filepath.Base(f), ".request.json"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var s sample
-			if err := json.Unmarshal(raw, &s); err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			p, ok := Registry().Lookup(provider)
+	for _, s := range all {
+		seen[s.Provider] = true
+		t.Run(s.Provider+"/"+s.Name, func(t *testing.T) {
+			p, ok := Registry().Lookup(s.Provider)
 			if !ok {
-				t.Fatalf("no provider %q", provider)
+				t.Fatalf("no provider %q", s.Provider)
 			}
-			req := &webhook.Request{Method: s.Method, Header: http.Header{}, Query: url.Values{}, URL: s.URL, Tenant: "demo", Provider: provider}
-			for k, v := range s.Headers {
-				req.Header.Set(k, v)
-			}
-			for k, v := range s.Query {
-				req.Query.Set(k, v)
-			}
-			if s.Body != "" {
-				if req.Body, err = os.ReadFile(filepath.Join(filepath.Dir(f), s.Body)); err != nil {
-					t.Fatal(err)
-				}
-			}
+			req := s.Request()
 			now := time.Now()
 			if s.At != 0 {
-				now = time.Unix(s.At, 0)
+				now = s.Time()
 			}
 			hs, isHS := p.(webhook.Handshaker)
 			if s.Method == http.MethodGet {
