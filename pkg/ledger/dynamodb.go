@@ -85,7 +85,7 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return Lease{}, err
 	}
 	now := d.opts.Now()
-	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(leaseOf(d.opts, dur))}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, d.opts.Lease))}
 	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first())}
 	if f.Replay {
 		cond, values = replayClaimCondition, map[string]types.AttributeValue{}

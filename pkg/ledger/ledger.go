@@ -200,14 +200,6 @@ type Entity struct {
 // DefaultRetention, DefaultLease and time.Now.
 type Options = lease.Options
 
-// leaseOf returns d, or the default lease when d ≤ 0.
-func leaseOf(o Options, d time.Duration) time.Duration {
-	if d <= 0 {
-		return o.Lease
-	}
-	return d
-}
-
 // maxName bounds conversation, event and entity names (a DynamoDB
 // partition key holds at most 2048 bytes).
 const maxName = 1024

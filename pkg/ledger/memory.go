@@ -65,7 +65,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 			return Lease{}, conflict(r.Record, isDone)
 		}
 	}
-	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(leaseOf(m.opts, dur))}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease))}
 	m.effects[pk] = memEffect{
 		Record: Record{
 			Key: k, Status: StatusInProgress, Fence: f.Token(),

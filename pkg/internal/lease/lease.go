@@ -25,16 +25,19 @@ type Options struct {
 // WithDefaults returns o with retention and lease in place of durations
 // that are not positive, and time.Now in place of a nil clock.
 func (o Options) WithDefaults(retention, lease time.Duration) Options {
-	if o.Retention <= 0 {
-		o.Retention = retention
-	}
-	if o.Lease <= 0 {
-		o.Lease = lease
-	}
+	o.Retention, o.Lease = OrDefault(o.Retention, retention), OrDefault(o.Lease, lease)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	return o
+}
+
+// OrDefault returns d, or def when d is not positive.
+func OrDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Token returns a random lease token: 32 hex digits.
