@@ -29,6 +29,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -199,11 +200,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	wh := worker.NewAWS(withFaults(roleWorker), ws, o.Logger)
 	esmClient := sqs.NewFromConfig(withFaults(roleESM))
 	plain := sqs.NewFromConfig(cfg)
+	payloads := queue.NewPayloads(queue.NewS3(cfg), dep.Worker.PayloadBucket)
 	pctx, stopPollers := context.WithCancel(context.WithoutCancel(ctx))
 	var pollers sync.WaitGroup
 	for _, id := range file.IDs() {
 		for range o.Pollers {
-			pollers.Go(func() { poll(pctx, f, esmClient, plain, dep.Queues[id].URL, wh.Handle) })
+			pollers.Go(func() { poll(pctx, f, esmClient, plain, payloads, dep.Queues[id].URL, wh.Handle) })
 		}
 	}
 	defer func() { stopPollers(); pollers.Wait() }()
@@ -224,7 +226,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if drained != nil {
 		r.Problems = append(r.Problems, drained.Error())
 	}
-	dead, err := readDLQs(ctx, plain, dep.Queues)
+	dead, err := readDLQs(ctx, plain, payloads, dep.Queues)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +258,7 @@ type pollAPI interface {
 // poll is one of the event source mapping's pollers for url, as
 // esm.Poller, with each batch an invocation the faults can kill (nothing is
 // then deleted) or whose visibility they can expire while it runs.
-func poll(ctx context.Context, f *Faults, client, plain pollAPI, url string, handle esm.SQSHandler) {
+func poll(ctx context.Context, f *Faults, client, plain pollAPI, payloads *queue.Payloads, url string, handle esm.SQSHandler) {
 	for ctx.Err() == nil {
 		ev, err := esm.Receive(ctx, client, url, esm.ReceiveOptions{WaitSeconds: 1})
 		if err != nil {
@@ -281,7 +283,7 @@ func poll(ctx context.Context, f *Faults, client, plain pollAPI, url string, han
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if esm.Settle(sctx, client, url, ev, resp) == nil { // a failed delete redelivers
-			acked(f, ev, resp)
+			acked(sctx, f, payloads, ev, resp)
 		}
 		cancel()
 	}
@@ -289,13 +291,14 @@ func poll(ctx context.Context, f *Faults, client, plain pollAPI, url string, han
 
 // acked records the effects of the messages the mapping deleted as done:
 // sending one again afterwards would apply it twice.
-func acked(f *Faults, ev events.SQSEvent, resp events.SQSEventResponse) {
+func acked(ctx context.Context, f *Faults, payloads *queue.Payloads, ev events.SQSEvent, resp events.SQSEventResponse) {
 	failed := map[string]bool{}
 	for _, x := range resp.BatchItemFailures {
 		failed[x.ItemIdentifier] = true
 	}
 	for _, r := range ev.Records {
-		if env, err := envelope.Decode([]byte(r.Body)); err == nil && !failed[r.MessageId] {
+		_, pointer := r.MessageAttributes[queue.SizeAttribute]
+		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil && !failed[r.MessageId] {
 			f.recordDone(ledger.Key{Tenant: env.Tenant, Event: env.Key, Effect: worker.ForwardEffect})
 		}
 	}
@@ -362,7 +365,7 @@ type deadLetter struct {
 }
 
 // readDLQs receives every message of every tenant's DLQ.
-func readDLQs(ctx context.Context, client *sqs.Client, queues map[string]provision.Pair) ([]deadLetter, error) {
+func readDLQs(ctx context.Context, client *sqs.Client, payloads *queue.Payloads, queues map[string]provision.Pair) ([]deadLetter, error) {
 	var out []deadLetter
 	for _, q := range queues {
 		for {
@@ -384,7 +387,8 @@ func readDLQs(ctx context.Context, client *sqs.Client, queues map[string]provisi
 					return nil, fmt.Errorf("read %s: %w", q.DLQURL, err)
 				}
 				d := deadLetter{reason: aws.ToString(m.MessageAttributes[worker.AttrReason].StringValue)}
-				if env, err := envelope.Decode([]byte(aws.ToString(m.Body))); err == nil {
+				_, pointer := m.MessageAttributes[queue.SizeAttribute]
+				if env, err := decode(ctx, payloads, aws.ToString(m.Body), pointer); err == nil {
 					d.tenant, d.eventID = env.Tenant, env.EventID
 				}
 				out = append(out, d)
@@ -392,6 +396,19 @@ func readDLQs(ctx context.Context, client *sqs.Client, queues map[string]provisi
 		}
 	}
 	return out, nil
+}
+
+// decode returns the envelope a message carries, reading it from the
+// payload bucket when the body is a pointer (as the worker does).
+func decode(ctx context.Context, payloads *queue.Payloads, body string, pointer bool) (*envelope.Envelope, error) {
+	b := []byte(body)
+	if pointer {
+		var err error
+		if b, err = payloads.Get(ctx, body); err != nil {
+			return nil, err
+		}
+	}
+	return envelope.Decode(b)
 }
 
 // startProgress prints a line every 5 s until the returned stop is called.

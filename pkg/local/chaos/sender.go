@@ -90,9 +90,15 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		w.all[t+"/"+ev.id] = ev
 		flat = append(flat, ev)
 	}
+	largePoison := false
 	for _, conv := range w.convs {
 		for i, ev := range conv {
 			ev.poison = i > 0 && i < len(conv)-1 && rng.Float64() < poison
+			if ev.poison && !largePoison {
+				// One poison event always travels through S3: its dead
+				// letter is a pointer the DLQ's readers must resolve.
+				ev.large, largePoison = true, true
+			}
 		}
 	}
 	for range deliveries - unique {
