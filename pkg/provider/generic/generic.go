@@ -1,45 +1,8 @@
 // Package generic is a configurable HMAC verifier for providers without a named
 // adapter (Paddle, Square, Linear, Intercom, Zendesk, in-house senders …):
-// their scheme is described in the tenant's settings, not coded.
-//
-// Settings (all strings):
-//
-//	header            signature header name (required)
-//	algorithm         sha256 (default) | sha1 | sha512
-//	encoding          hex (default) | base64
-//	prefix            literal prefix before the signature, e.g. "sha256="
-//	param             when the header is a key=value list, the key holding
-//	                  the signature ("h1" for Paddle's "ts=…;h1=…"); every
-//	                  value of a repeated key is tried, so rotations that send
-//	                  two signatures work
-//	separator         separator of that list (default ",")
-//	signed            template of the signed content (default "{body}"):
-//	                  {body}, {timestamp}, {url} are substituted, anything
-//	                  else is literal
-//	base_url          public origin (plus path prefix) used for {url} instead
-//	                  of the reconstructed one, for custom domains
-//	timestamp_header  header carrying the timestamp (Unix seconds, Unix
-//	                  milliseconds or RFC 3339)
-//	timestamp_param   key of the timestamp inside the signature header list
-//	timestamp_json    JSON path of a timestamp inside the (signed) body,
-//	                  checked after the signature matched (Linear's
-//	                  webhookTimestamp)
-//	tolerance         allowed clock skew (default 300s) when a timestamp is used
-//	id                where the event id comes from: "header:Name" or
-//	                  "json:path.to.field"; alternatives are tried in order
-//	                  when separated by "|" ("json:event_id|header:X-Id");
-//	                  empty means content hash
-//	type              same syntax, for the event type
-//	conversation      same syntax, for the ordering key
-//	defining          comma-separated JSON paths hashed when there is no id
-//	                  (default: the whole body)
-//
-// Replay rules: a timestamp is only replay protection when the sender signs
-// it, i.e. when the template contains {timestamp} or the timestamp comes from
-// timestamp_json. A timestamp_header or timestamp_param that the template does
-// not use is still checked against the tolerance, but an attacker who
-// captured a delivery can change it, so the idempotency key remains the real
-// defence. Schemes without a timestamp rely on the idempotency key alone.
+// their scheme is described in the tenant's settings, not coded. The
+// settings, the replay rules they imply and worked configurations are in
+// docs/providers/hmac.md.
 package generic
 
 import (

@@ -1,18 +1,7 @@
-// Package github verifies and parses GitHub webhook deliveries.
-//
-// Signature: X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256(secret, body).
-// GitHub signs no timestamp and no header, so the idempotency key is the
-// SHA-256 of the signed body: a captured delivery re-sent with a fresh
-// X-GitHub-Delivery is a duplicate, and so is GitHub's own redelivery (it
-// resends the same body). The X-GitHub-Delivery GUID is kept as the event's
-// TraceID (eventId) for tracing. Type: X-GitHub-Event.
-// Conversation: the repository's full name plus the issue or pull request
-// number when the payload has one ("octo/repo#42"), else the repository;
-// without a repository, the organization's login; otherwise the hook's
-// installation target ("integration:123"). Issues and pull requests share one
-// number space, so "#42" orders both kinds of events about it.
-//
-// Settings: none.
+// Package github verifies and parses GitHub webhook deliveries
+// (X-Hub-Signature-256 over the raw body). docs/providers/github.md
+// describes the scheme, the ids and conversations derived, and the replay
+// rules.
 package github
 
 import (

@@ -1,38 +1,7 @@
-// Package shopify verifies and parses Shopify webhook deliveries.
-//
-// Signature: X-Shopify-Hmac-Sha256 = base64 HMAC-SHA256(client secret, raw
-// body). Deliveries of Shopify's newer Events subscriptions carry the same
-// headers without the "X-" prefix (Shopify-Hmac-Sha256, Shopify-Topic, …);
-// both spellings are accepted, the prefixed one first.
-//
-// Replay rules: Shopify signs no timestamp and no header, so replays are
-// caught by the idempotency key alone, which is the SHA-256 of the signed
-// body: a captured delivery re-sent with a fresh X-Shopify-Event-Id,
-// X-Shopify-Webhook-Id or X-Shopify-Topic is a duplicate, and so are
-// Shopify's own retries (they carry the original payload).
-//
-// Id: X-Shopify-Event-Id (the same for every delivery of one event), falling
-// back to X-Shopify-Webhook-Id, prefixed with the topic
-// ("orders/create:<id>"), is the event's TraceID (eventId) for tracing only.
-// Two topics whose bodies are byte for byte the same are one event.
-//
-// Type: X-Shopify-Topic ("orders/create").
-//
-// Conversation: the shop domain plus the resource the event is about, so all
-// events about one order are processed in order:
-//
-//   - body "order_id" (refunds, fulfillments, transactions, disputes …)
-//     → "Order/<order_id>";
-//   - else body "admin_graphql_api_id" or the Shopify-Resource-Id header
-//     ("gid://shopify/Order/123") → "Order/123";
-//   - else body "id" → "<topic resource>/<id>" ("products/123");
-//   - else the shop alone.
-//
-// e.g. "acme.myshopify.com/Order/820982911946154508".
-//
-// Settings: none. The secret is the app's client secret (or, for webhooks
-// created in the shop admin, the key shown under Settings → Notifications →
-// Webhooks).
+// Package shopify verifies and parses Shopify webhook deliveries
+// (X-Shopify-Hmac-Sha256 over the raw body, or the unprefixed headers of
+// Events subscriptions). docs/providers/shopify.md describes the scheme,
+// the ids and conversations derived, and the replay rules.
 package shopify
 
 import (

@@ -1,35 +1,8 @@
 // Package slack verifies and parses Slack requests: Events API callbacks
-// (JSON), slash commands and interactivity payloads (form bodies).
-//
-// Signature: X-Slack-Signature = "v0=" + hex HMAC-SHA256(signing secret,
-// "v0:" + X-Slack-Request-Timestamp + ":" + raw body).
-//
-// Replay rules: the signed timestamp must lie within the tolerance of now in
-// either direction (default 300 s, Slack's recommendation). Slack retries an
-// event up to three times with X-Slack-Retry-Num set and the same event_id,
-// so retries collapse onto one idempotency key.
-//
-// Handshake: the Events API "url_verification" request is answered, after
-// Verify, with 200 text/plain holding the challenge (Slack accepts plain
-// text), and a signed slash-command "ssl_check" with an empty 200.
-//
-// Id: event_id ("Ev…") for Events API callbacks. Slash commands,
-// interactivity payloads and other bodies without an id are keyed by the
-// content hash of the body: Slack does not retry those, and an identical
-// re-send is the same request.
-//
-// Type: event.type for callbacks ("message", "app_mention"), else the
-// top-level type ("url_verification", "app_rate_limited"); the payload's type
-// for interactivity ("block_actions", "view_submission"); "slash_command".
-//
-// Conversation: team + channel + thread, joined by ":" — team_id (or the
-// enterprise id), the channel (event.channel, event.item.channel, …) and the
-// thread (event.thread_ts, else the message's ts): "T123:C456:1355517523.000005".
-// Replies in a thread share the parent's conversation; a channel event
-// without a message is ordered per channel.
-//
-// Settings: "tolerance" (seconds or a Go duration). The secret is the app's
-// signing secret (Basic Information → App Credentials).
+// (JSON), slash commands and interactivity payloads (form bodies), with
+// Slack's signed timestamp, and answers url_verification and ssl_check.
+// docs/providers/slack.md describes the scheme, the ids and conversations
+// derived, and the settings.
 package slack
 
 import (

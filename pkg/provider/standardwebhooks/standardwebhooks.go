@@ -2,30 +2,8 @@
 // Standard Webhooks specification (https://www.standardwebhooks.com), which
 // Svix and the senders built on it (Clerk, Resend, Replicate, …) use. It is
 // registered as both "standardwebhooks" and "svix".
-//
-// Signature: headers webhook-id, webhook-timestamp and webhook-signature
-// (or their svix-id, svix-timestamp, svix-signature aliases). The signed
-// content is "{id}.{timestamp}.{body}"; webhook-signature is a
-// space-separated list of "v1,<base64 HMAC-SHA256>" entries (and "v1a,<base64
-// Ed25519>" for asymmetric senders), any match wins. A symmetric secret is
-// "whsec_" + base64 key (the key is the base64-decoded part); a secret
-// starting "whpk_" is a base64 Ed25519 public key and checks v1a entries.
-// Unknown versions are ignored.
-//
-// Replay rules: webhook-timestamp must lie within the tolerance of now in
-// either direction (default 5 minutes, the specification's).
-//
-// Id: webhook-id, which the specification keeps identical across retries of
-// one message.
-//
-// Type: the body's JSON field named by setting "type" (default "type", the
-// specification's payload structure).
-//
-// Conversation: the body's JSON field at the dotted path in setting
-// "conversation" (e.g. "data.customer_id"); by default, or when the path is
-// absent, the id, i.e. every message is its own conversation.
-//
-// Settings: "tolerance", "type", "conversation".
+// docs/providers/standardwebhooks.md describes the scheme (HMAC and Ed25519
+// secrets), the ids and conversations derived, and the settings.
 package standardwebhooks
 
 import (

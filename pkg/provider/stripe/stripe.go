@@ -1,16 +1,7 @@
-// Package stripe verifies and parses Stripe webhook deliveries.
-//
-// Signature: Stripe-Signature = "t=<unix>,v1=<hex>[,v1=<hex>…][,v0=…]", where
-// v1 = hex HMAC-SHA256(secret, "<t>.<body>"). Any v1 may match any configured
-// secret (Stripe sends one v1 per active endpoint secret while you roll one).
-// Deliveries older or newer than the tolerance (default 300 s, Stripe's own)
-// are rejected as replays.
-// Id: the event's "id" (evt_…). Conversation: the connected account (when
-// present) plus data.object.customer, falling back to data.object.id (and to
-// related_object.id for thin v2 events), so all events about one customer (or
-// one object) are processed in order.
-//
-// Settings: "tolerance" (seconds or a Go duration).
+// Package stripe verifies and parses Stripe webhook deliveries
+// (Stripe-Signature, a signed timestamp and one v1 HMAC per endpoint
+// secret). docs/providers/stripe.md describes the scheme, the ids and
+// conversations derived, and the settings.
 package stripe
 
 import (

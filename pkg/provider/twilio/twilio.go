@@ -1,48 +1,8 @@
-// Package twilio verifies and parses Twilio webhooks (Messaging, Voice,
-// Conversations status callbacks and incoming-message/call webhooks, and
-// Event Streams webhook sinks).
-//
-// Signature: X-Twilio-Signature = base64 HMAC-SHA1(auth token, full URL +
-// POST parameters sorted by name, each name immediately followed by its
-// value(s), values of a repeated name sorted too). For JSON bodies Twilio
-// adds a bodySHA256 query parameter to the URL and signs the URL alone; the
-// hex SHA-256 of the raw body must then equal that parameter. Like Twilio's
-// own validators, the URL is tried as reconstructed, without its port and
-// with the scheme's default port (:443, :80), because proxies disagree about
-// whether the port is part of the URL. Twilio signs exactly the URL
-// configured in its console, so setting "url" holds that URL per tenant
-// (a custom domain, a base-path mapping, "https://example.com/myapp.php"):
-// its scheme, host, port and path replace the reconstructed ones, and the
-// query is the one the request arrived with (it carries Twilio's
-// bodySHA256), else the configured one; a "#…" connection-override fragment
-// is never sent, and is not signed. Without "url" the URL is the one the
-// request arrived at ("base_url", a path prefix put in front of it, remains
-// for existing configurations).
-//
-// Replay rules: Twilio signs no timestamp; replays are caught by the
-// idempotency key, which is made of signed parameters only.
-//
-// Id: the resource SID (MessageSid, SmsMessageSid, SmsSid, CallSid,
-// RecordingSid, TranscriptionSid, ConversationSid …) plus its status
-// (MessageStatus, SmsStatus, CallStatus, RecordingStatus,
-// TranscriptionStatus, or the Conversations EventType) plus SequenceNumber
-// when present: "SM…:delivered"; without a SID, the content hash of the body.
-// Event Streams batches (a JSON array of CloudEvents) are split into one
-// event per CloudEvent, keyed by its "id". The I-Twilio-Idempotency-Token
-// header (the same across Twilio's retries of one request) is not signed:
-// it is kept as the event's TraceID (eventId), never in the key.
-//
-// Type: the Conversations EventType, else "message.<status>",
-// "call.<status>", "recording.<status>", "transcription.<status>"; for
-// CloudEvents their "type".
-//
-// Conversation: ConversationSid when present, else the From/To pair sorted,
-// so both directions of an exchange ("+1555…" ↔ "+1666…") are one
-// conversation: "+15550001111|+15559990000".
-//
-// Settings: "url" (optional, the exact public URL configured in Twilio;
-// "base_url", its older prefix form, is refused together with it). The secret is the account's auth token
-// (the primary and secondary tokens while rotating).
+// Package twilio verifies and parses Twilio webhooks: Messaging, Voice and
+// Conversations callbacks (form bodies, HMAC-SHA1 over the URL and the
+// sorted parameters) and Event Streams sinks (JSON, signed through
+// bodySHA256). docs/providers/twilio.md describes the scheme, the URL
+// variants tried, the ids and conversations derived, and the settings.
 package twilio
 
 import (

@@ -1,40 +1,8 @@
-// Package whatsapp verifies and parses Meta WhatsApp Cloud API webhooks.
-//
-// Signature: X-Hub-Signature-256 = "sha256=" + hex HMAC-SHA256(app secret,
-// raw body). Meta escapes non-ASCII characters ("\u00e9") and slashes in the
-// body it signs, so the raw bytes are verified and never re-encoded.
-//
-// Handshake: when the webhook is configured, Meta sends
-// GET ?hub.mode=subscribe&hub.verify_token=…&hub.challenge=…; when the token
-// equals the "verify_token" setting (compared in constant time) the reply is
-// 200 text/plain with the challenge, otherwise webhook.ErrForbidden.
-//
-// Replay rules: Meta signs no timestamp; replays are caught by the
-// idempotency key.
-//
-// Events: one POST may batch several entries, changes, messages and
-// statuses; each becomes its own event:
-//
-//   - each entry[].changes[].value.messages[] item: id = the message id
-//     (wamid.…), type = "message.<type>" ("message.text"), body =
-//     {"object","entry_id","field","metadata","contacts","message"} with the
-//     contacts narrowed to the sender;
-//   - each value.statuses[] item: id = "<status id>:<status>" (one message
-//     is sent, delivered and read: three events), type = "status.<status>",
-//     body = {"object","entry_id","field","metadata","status"};
-//   - a change with neither (account_update, template status, errors …):
-//     body = {"object","entry_id","field","value"}, type = the field, id = the
-//     content hash of that body — or, when the whole POST has no message or
-//     status at all, one event whose body is the raw POST, keyed by its
-//     content hash.
-//
-// Conversation: metadata.phone_number_id + ":" + the customer's number
-// ("from" for messages, "recipient_id" for statuses), so a customer's
-// messages and the statuses of the replies sent to them are ordered
-// together; other changes use the WhatsApp Business Account id (entry id).
-//
-// Settings: "verify_token" (required for the handshake). The secret is the
-// Meta app secret.
+// Package whatsapp verifies and parses Meta WhatsApp Cloud API webhooks
+// (X-Hub-Signature-256 over the raw body) and answers Meta's verification
+// handshake. One POST may batch several messages and statuses; each becomes
+// its own event. docs/providers/whatsapp.md describes the events, ids,
+// conversations and settings.
 package whatsapp
 
 import (
