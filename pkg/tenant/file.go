@@ -3,8 +3,9 @@ package tenant
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 )
 
 // File is the local tenants file (default events/tenants.json, path in
@@ -53,10 +54,5 @@ func LoadFile(path string) (*File, error) {
 
 // IDs returns the tenant ids in sorted order.
 func (f *File) IDs() []string {
-	ids := make([]string, 0, len(f.Tenants))
-	for id := range f.Tenants {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	return slices.Sorted(maps.Keys(f.Tenants))
 }

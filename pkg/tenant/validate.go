@@ -3,6 +3,7 @@ package tenant
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -31,27 +32,17 @@ type configChecker interface {
 // ErrInvalid that names the tenant and the first field at fault.
 func (in Inbound) Validate(id string) error {
 	reg := provider.Registry()
-	names := make([]string, 0, len(in.Providers))
-	for name := range in.Providers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(in.Providers)) {
 		cfg := in.Providers[name]
 		field := "providers." + name
 		p, ok := reg.Lookup(name)
 		if !ok {
-			return invalid(id, field, "unknown provider (known: %s)", strings.Join(known(reg), ", "))
+			return invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
 		}
 		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil {
 			return err
 		}
-		keys := make([]string, 0, len(cfg.Settings))
-		for k := range cfg.Settings {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
 			if k == "url" || strings.HasSuffix(k, "_url") {
 				if err := checkURL(cfg.Settings[k]); err != nil {
 					return invalid(id, field+".settings."+k, "%v", err)
@@ -125,13 +116,4 @@ func checkURL(raw string) error {
 
 func invalid(id, field, format string, args ...any) error {
 	return fmt.Errorf("%w: tenant %q: %s: %s", ErrInvalid, id, field, fmt.Sprintf(format, args...))
-}
-
-func known(reg webhook.Registry) []string {
-	out := make([]string, 0, len(reg))
-	for name := range reg {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -17,8 +17,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,13 +103,8 @@ func loadEnv(path, function, endpoint, ddbEndpoint string) ([]string, error) {
 	if ddbEndpoint != "" {
 		merged["AWS_ENDPOINT_URL_DYNAMODB"] = ddbEndpoint
 	}
-	keys := make([]string, 0, len(merged))
-	for k := range merged {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	env := make([]string, 0, len(keys))
-	for _, k := range keys {
+	env := make([]string, 0, len(merged))
+	for _, k := range slices.Sorted(maps.Keys(merged)) {
 		env = append(env, k+"="+merged[k])
 	}
 	return env, nil

@@ -14,11 +14,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -346,12 +347,7 @@ func (s *Stack) Banner() string {
 	b.WriteString(")\n\n")
 	fmt.Fprintf(&b, "Tenants file: %s\n\nWebhook URLs:\n", s.TenantsFile)
 	for _, id := range s.Tenants.IDs() {
-		var names []string
-		for p := range s.Tenants.Tenants[id].Providers {
-			names = append(names, p)
-		}
-		sort.Strings(names)
-		for _, p := range names {
+		for _, p := range slices.Sorted(maps.Keys(s.Tenants.Tenants[id].Providers)) {
 			fmt.Fprintf(&b, "  %s/webhooks/%s/%s\n", s.URL(), id, p)
 		}
 	}
