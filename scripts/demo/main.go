@@ -14,12 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookpack/hookpack/pkg/local/demo"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -57,8 +56,7 @@ func run(ctx context.Context) error {
 		go func() { _ = s.Serve(sctx) }()
 		endpoint = s.Endpoint
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion("us-east-1"), config.WithBaseEndpoint(endpoint),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	cfg, err := emulator.AWSConfig(ctx, endpoint, "")
 	if err != nil {
 		return err
 	}

@@ -19,15 +19,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 )
 
 // Region is the region every emulator client uses.
-const Region = "us-east-1"
+const Region = emulator.Region
 
 type server struct {
 	once     sync.Once
@@ -41,19 +38,9 @@ var moto, ddbLocal server
 // first use. Env HOOKPACK_MOTO_ENDPOINT points at an already running one.
 func Moto(t testing.TB) string {
 	t.Helper()
-	moto.once.Do(func() {
-		if ep := os.Getenv("HOOKPACK_MOTO_ENDPOINT"); ep != "" {
-			moto.endpoint = ep
-			return
-		}
-		p, err := emulator.StartMoto(context.Background(), 0)
-		if err != nil {
-			moto.err = err
-			return
-		}
-		moto.endpoint = p.Endpoint
+	return moto.endpointFor(t, "moto", "HOOKPACK_MOTO_ENDPOINT", func() (*emulator.Process, error) {
+		return emulator.StartMoto(context.Background(), 0)
 	})
-	return need(t, "moto", &moto)
 }
 
 // DynamoDBLocal returns the endpoint of this test binary's DynamoDB Local,
@@ -62,27 +49,30 @@ func Moto(t testing.TB) string {
 // Env HOOKPACK_DYNAMODB_LOCAL_ENDPOINT points at an already running one.
 func DynamoDBLocal(t testing.TB) string {
 	t.Helper()
-	ddbLocal.once.Do(func() {
-		if ep := os.Getenv("HOOKPACK_DYNAMODB_LOCAL_ENDPOINT"); ep != "" {
-			ddbLocal.endpoint = ep
-			return
-		}
+	return ddbLocal.endpointFor(t, "DynamoDB Local", "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT", func() (*emulator.Process, error) {
 		dir := os.Getenv("HOOKPACK_DYNAMODB_LOCAL_DIR")
 		if dir == "" {
 			dir = filepath.Join(ModuleRoot(), ".cache", "dynamodb-local")
 		}
-		p, err := emulator.StartDynamoDBLocal(context.Background(), dir, 0)
-		if err != nil {
-			ddbLocal.err = err
-			return
-		}
-		ddbLocal.endpoint = p.Endpoint
+		return emulator.StartDynamoDBLocal(context.Background(), dir, 0)
 	})
-	return need(t, "DynamoDB Local", &ddbLocal)
 }
 
-func need(t testing.TB, name string, s *server) string {
+// endpointFor returns the endpoint in env, or starts the emulator once. An
+// emulator that cannot start skips t, or fails it when CI=true.
+func (s *server) endpointFor(t testing.TB, name, env string, start func() (*emulator.Process, error)) string {
 	t.Helper()
+	s.once.Do(func() {
+		if s.endpoint = os.Getenv(env); s.endpoint != "" {
+			return
+		}
+		p, err := start()
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.endpoint = p.Endpoint
+	})
 	if s.err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%s emulator unavailable under CI=true: %v", name, s.err)
@@ -95,21 +85,10 @@ func need(t testing.TB, name string, s *server) string {
 // Config returns an AWS config for endpoint with static fake credentials.
 func Config(t testing.TB, endpoint string) aws.Config {
 	t.Helper()
-	cfg, err := config.LoadDefaultConfig(context.Background(),
-		config.WithRegion(Region),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
-		config.WithBaseEndpoint(endpoint),
-	)
+	cfg, err := emulator.AWSConfig(context.Background(), endpoint, "")
 	if err != nil {
-		t.Fatalf("aws config: %v", err)
+		t.Fatal(err)
 	}
-	// The emulators' DynamoDB error responses carry CRC32 headers that do not
-	// match their bodies; validating them only prints SDK warnings.
-	cfg.ServiceOptions = append(cfg.ServiceOptions, func(id string, o any) {
-		if opts, ok := o.(*dynamodb.Options); ok {
-			opts.DisableValidateResponseChecksum = true
-		}
-	})
 	return cfg
 }
 

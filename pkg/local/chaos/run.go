@@ -138,7 +138,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer p.Stop()
 		o.DynamoDBEndpoint = p.Endpoint
 	}
-	cfg, err := devstack.AWSConfig(ctx, o.Endpoint, o.DynamoDBEndpoint)
+	cfg, err := emulator.AWSConfig(ctx, o.Endpoint, o.DynamoDBEndpoint)
 	if err != nil {
 		return nil, err
 	}

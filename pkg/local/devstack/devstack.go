@@ -28,8 +28,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/queue"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -155,7 +153,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		}
 		s.DynamoDBEndpoint = s.ddbLocal.Endpoint
 	}
-	if s.AWS, err = AWSConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
+	if s.AWS, err = emulator.AWSConfig(ctx, s.Endpoint, s.DynamoDBEndpoint); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -169,30 +167,6 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	}
 	s.Target = NewTarget(outbound, s.Logger)
 	return s, nil
-}
-
-// AWSConfig returns the emulators' AWS configuration: endpoint serves every
-// service, dynamoEndpoint (when set) DynamoDB.
-func AWSConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config, error) {
-	cfg, err := config.LoadDefaultConfig(ctx,
-		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")),
-		config.WithBaseEndpoint(endpoint),
-	)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("aws config: %w", err)
-	}
-	cfg.ServiceOptions = append(cfg.ServiceOptions, func(id string, o any) {
-		if opts, ok := o.(*dynamodb.Options); ok && id == dynamodb.ServiceID {
-			if dynamoEndpoint != "" {
-				opts.BaseEndpoint = aws.String(dynamoEndpoint)
-			}
-			// The emulators' error responses carry CRC32 headers that do not
-			// match their bodies; validating them only prints SDK warnings.
-			opts.DisableValidateResponseChecksum = true
-		}
-	})
-	return cfg, nil
 }
 
 // Deployment is what Provision creates: what template.yaml deploys for a
