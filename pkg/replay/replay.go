@@ -109,6 +109,13 @@ type Options struct {
 	// Wait is the long-poll wait of each receive (default 1 s; an empty
 	// receive ends the run).
 	Wait time.Duration
+	// Payloads reads the envelopes of pointer messages (bodies ingest put
+	// in the payload bucket, queue.Payloads), so their type and
+	// conversation can be listed and filtered on. Without it they show
+	// only what their attributes say; a redrive moves them all the same.
+	Payloads interface {
+		Get(ctx context.Context, pointerBody string) ([]byte, error)
+	}
 }
 
 // Replayer lists and redrives DLQ messages.
@@ -229,7 +236,7 @@ func (r *Replayer) run(ctx context.Context, dlqURL string, visit func(context.Co
 			}
 			seen[id] = true
 			fresh++
-			it := item(m)
+			it := r.item(ctx, m)
 			if !visit(ctx, &it, m) {
 				stay = append(stay, m)
 			}
@@ -266,7 +273,7 @@ func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Mess
 	return errors.Join(errs...)
 }
 
-func item(m types.Message) Item {
+func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 	attr := func(name string) string {
 		if v, ok := m.MessageAttributes[name]; ok {
 			return aws.ToString(v.StringValue)
@@ -291,7 +298,18 @@ func item(m types.Message) Item {
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		it.SentAt = epoch.FromMillis(ms)
 	}
-	if env, err := envelope.Decode([]byte(aws.ToString(m.Body))); err == nil {
+	body := []byte(aws.ToString(m.Body))
+	if _, pointer := m.MessageAttributes[queue.SizeAttribute]; pointer {
+		body = nil
+		if r.opts.Payloads == nil {
+			it.Note = "body in the payload bucket (give the bucket to see its type)"
+		} else if b, err := r.opts.Payloads.Get(ctx, aws.ToString(m.Body)); err != nil {
+			it.Note = "body in the payload bucket: " + err.Error()
+		} else {
+			body = b
+		}
+	}
+	if env, err := envelope.Decode(body); err == nil {
 		it.EventKey, it.Type, it.Conversation = env.Key, env.Type, env.Conversation
 	}
 	return it

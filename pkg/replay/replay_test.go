@@ -1,6 +1,7 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -267,5 +268,57 @@ func TestReplayedEventDoesNotRepeatCompletedEffectsOnMoto(t *testing.T) {
 	drain()
 	if runs["charge"] != 1 || runs["email"] != 1 || f.dlqDepth() != 0 {
 		t.Errorf("runs after a second replay = %v (DLQ %d), want no change", runs, f.dlqDepth())
+	}
+}
+
+// A dead letter whose body ingest put in the payload bucket is listed with
+// its type and conversation, filtered on them, and redriven as the same
+// pointer (with the Extended Client's size attribute) that the worker reads.
+func TestPointerDeadLetterOnMoto(t *testing.T) {
+	ctx := context.Background()
+	cfg := awstest.Config(t, awstest.Moto(t))
+	client := sqs.NewFromConfig(cfg)
+	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket := provision.BucketName(awstest.Name(t))
+	if err := provision.Bucket(ctx, queue.NewS3(cfg), bucket); err != nil {
+		t.Fatal(err)
+	}
+	payloads := queue.NewPayloads(queue.NewS3(cfg), bucket)
+	e := envelopeOf("big1", "A", "order.updated")
+	e.SetBody([]byte(`{"pad":"` + strings.Repeat("x", 1_100_000) + `"}`))
+	body, err := e.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := queue.NewSQS(client)
+	q.Offload = payloads
+	m := queue.Message{GroupID: "A", DeduplicationID: "dlq-big1", Body: body, Attributes: map[string]string{worker.AttrReason: "answered 400", worker.AttrGroupID: "A"}}
+	if errs := q.SendBatch(ctx, pair.DLQURL, []queue.Message{m}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+
+	blind := replay.New(client, queue.NewSQS(client), replay.Options{Wait: -1})
+	if items, err := blind.List(ctx, pair.DLQURL, replay.Filter{}); err != nil || len(items) != 1 || items[0].Type != "" || !strings.Contains(items[0].Note, "payload bucket") {
+		t.Fatalf("List() without the bucket = %+v, %v; want the item with a note that its body is in the bucket", items, err)
+	}
+	r := replay.New(client, queue.NewSQS(client), replay.Options{Wait: -1, Payloads: payloads})
+	items, err := r.Redrive(ctx, pair.DLQURL, pair.URL, replay.Filter{Type: "order.updated", Conversation: "A"}, false)
+	if err != nil || len(items) != 1 || items[0].Status != replay.StatusMoved || items[0].EventKey != e.Key {
+		t.Fatalf("Redrive(type, conversation) = %+v, %v; want the pointer message moved", items, err)
+	}
+	ev, err := esm.Receive(ctx, client, pair.URL, esm.ReceiveOptions{})
+	if err != nil || len(ev.Records) != 1 {
+		t.Fatalf("source queue = %+v, %v", ev.Records, err)
+	}
+	rec := ev.Records[0]
+	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok || rec.MessageAttributes[replay.AttrReplayOf].StringValue == nil {
+		t.Fatalf("redriven attributes = %v, want the size attribute and the replay mark", rec.MessageAttributes)
+	}
+	got, err := payloads.Get(ctx, rec.Body)
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("the redriven pointer reads %d bytes, %v; want the envelope", len(got), err)
 	}
 }

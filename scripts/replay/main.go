@@ -46,6 +46,7 @@ func run() error {
 	queueURL := flag.String("queue-url", "", "the tenant's source queue URL (instead of -tenant and -queue-url-template)")
 	conversation := flag.String("conversation", "", "only this conversation (or message group)")
 	eventType := flag.String("type", "", "only this event type")
+	bucket := flag.String("payload-bucket", os.Getenv("PAYLOAD_BUCKET"), "the stack's payload bucket (PayloadBucketName output): reads events over 1 MiB to show their type and conversation")
 	dryRun := flag.Bool("dry-run", false, "redrive: show what would move, move nothing")
 	asJSON := flag.Bool("json", false, "print one JSON object per message")
 	flag.Usage = func() {
@@ -76,7 +77,11 @@ func run() error {
 		return fmt.Errorf("aws config: %w", err)
 	}
 	client := sqs.NewFromConfig(cfg)
-	r := replay.New(client, queue.NewSQS(client), replay.Options{})
+	var o replay.Options
+	if *bucket != "" {
+		o.Payloads = queue.NewPayloads(queue.NewS3(cfg), *bucket)
+	}
+	r := replay.New(client, queue.NewSQS(client), o)
 	f := replay.Filter{Conversation: *conversation, Type: *eventType}
 
 	var items []replay.Item
