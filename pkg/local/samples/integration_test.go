@@ -48,16 +48,10 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stack.Close)
-	env := []string{
-		"IDEMPOTENCY_TABLE=" + stack.Settings.IdempotencyTable,
-		"TENANT_PARAMETER_PREFIX=" + stack.Settings.ParameterPrefix,
-		"QUEUE_URL_TEMPLATE=" + stack.Settings.QueueURLTemplate,
-		"AWS_ENDPOINT_URL=" + endpoint,
-		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_REGION=" + awstest.Region,
-	}
+	env := emulatorEnv(t, endpoint,
+		"IDEMPOTENCY_TABLE="+stack.Settings.IdempotencyTable,
+		"TENANT_PARAMETER_PREFIX="+stack.Settings.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE="+stack.Settings.QueueURLTemplate)
 
 	dir := t.TempDir()
 	evs := generate(t, time.Now())
@@ -208,16 +202,10 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 		}
 		return batch, payload
 	}
-	env := []string{
-		"LEDGER_TABLE=" + stack.Worker.LedgerTable,
-		"TENANT_PARAMETER_PREFIX=" + stack.Worker.ParameterPrefix,
-		"QUEUE_URL_TEMPLATE=" + stack.Worker.QueueURLTemplate,
-		"AWS_ENDPOINT_URL=" + endpoint,
-		"AWS_ENDPOINT_URL_DYNAMODB=" + awstest.DynamoDBLocal(t),
-		"AWS_ACCESS_KEY_ID=test",
-		"AWS_SECRET_ACCESS_KEY=test",
-		"AWS_REGION=" + awstest.Region,
-	}
+	env := emulatorEnv(t, endpoint,
+		"LEDGER_TABLE="+stack.Worker.LedgerTable,
+		"TENANT_PARAMETER_PREFIX="+stack.Worker.ParameterPrefix,
+		"QUEUE_URL_TEMPLATE="+stack.Worker.QueueURLTemplate)
 	for round := 1; round <= 2; round++ {
 		batch, payload := batchAt(time.Now())
 		var logs bytes.Buffer
@@ -233,4 +221,11 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 			t.Fatalf("round %d: target applied %d effects, want %d (one per record, never repeated)", round, got, len(batch.Records))
 		}
 	}
+}
+
+// emulatorEnv is a function's environment on the emulators: vars, then the
+// endpoints and fake credentials.
+func emulatorEnv(t *testing.T, endpoint string, vars ...string) []string {
+	return append(vars, "AWS_ENDPOINT_URL="+endpoint, "AWS_ENDPOINT_URL_DYNAMODB="+awstest.DynamoDBLocal(t),
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION="+awstest.Region)
 }
