@@ -115,14 +115,9 @@ func stripeBody(t testing.TB) string {
 }
 
 func req(headers map[string]string, body string) *webhook.Request {
-	h := http.Header{}
-	for k, v := range headers {
-		h.Set(k, v)
-	}
-	return &webhook.Request{
-		Method: http.MethodPost, Header: h, Body: []byte(body),
-		URL: "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/acme/hmac",
-	}
+	r := providertest.Request(headers, body)
+	r.URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/acme/hmac"
+	return r
 }
 
 func with(base map[string]string, kv ...string) map[string]string {

@@ -22,11 +22,7 @@ const (
 )
 
 func request(sig, body string) *webhook.Request {
-	h := http.Header{}
-	if sig != "" {
-		h.Set("X-Hub-Signature-256", sig)
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
+	return providertest.Request(map[string]string{"X-Hub-Signature-256": sig}, body)
 }
 
 // delivery is an issues event as GitHub sends it, unsigned.

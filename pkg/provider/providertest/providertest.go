@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"maps"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +331,17 @@ func Run(t *testing.T, c Case) {
 			})
 		}
 	})
+}
+
+// Request returns a POST delivery of body carrying the non-empty headers.
+func Request(header map[string]string, body string) *webhook.Request {
+	h := http.Header{}
+	for k, v := range header {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
 // keys returns the idempotency keys of a verified delivery's events.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -38,19 +37,11 @@ func sign(secret, body string) string {
 	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
-func request(headers map[string]string, body string) *webhook.Request {
-	h := http.Header{}
-	for k, v := range headers {
-		h.Set(k, v)
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
-}
-
 func TestContract(t *testing.T) {
 	vector := func(name, sig, body, sigHeader, topicHeader string) providertest.Vector {
 		return providertest.Vector{Name: name, Config: webhook.Config{Secrets: []string{secret}}, Headers: []string{sigHeader},
 			Request: func() *webhook.Request {
-				return request(map[string]string{sigHeader: sig, topicHeader: "orders/create"}, body)
+				return providertest.Request(map[string]string{sigHeader: sig, topicHeader: "orders/create"}, body)
 			}}
 	}
 	vectors := []providertest.Vector{
@@ -64,7 +55,7 @@ func TestContract(t *testing.T) {
 			providertest.Run(t, providertest.Case{
 				Provider: Provider{},
 				Request: func() *webhook.Request {
-					return request(map[string]string{
+					return providertest.Request(map[string]string{
 						spelling + "Topic": "orders/create", spelling + "Event-Id": "e1", spelling + "Shop-Domain": "acme.myshopify.com",
 						// A leftover of the other spelling must not survive Sign:
 						// Verify prefers the X- one.
@@ -126,7 +117,7 @@ func TestEvents(t *testing.T) {
 				h["Shopify-Shop-Domain"] = h["X-Shopify-Shop-Domain"]
 				delete(h, "X-Shopify-Shop-Domain")
 			}
-			evs, err := Provider{}.Events(request(h, tt.body), webhook.Config{})
+			evs, err := Provider{}.Events(providertest.Request(h, tt.body), webhook.Config{})
 			if err != nil || len(evs) != 1 {
 				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
 			}
@@ -146,7 +137,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add("", []byte(""))
 	f.Add("====", []byte("{}"))
 	f.Fuzz(func(t *testing.T, sig string, body []byte) {
-		r := request(map[string]string{"X-Shopify-Hmac-Sha256": sig}, string(body))
+		r := providertest.Request(map[string]string{"X-Shopify-Hmac-Sha256": sig}, string(body))
 		if err := (Provider{}).Verify(r, webhook.Config{Secrets: []string{"fuzz"}}, time.Now()); err == nil && strings.TrimSpace(sig) != sign("fuzz", string(body)) {
 			t.Fatalf("Verify(%q) = nil for a signature that is not the MAC", sig)
 		}
@@ -170,7 +161,7 @@ func FuzzEvents(f *testing.F) {
 	f.Add("x", []byte(`{"order_id":null,"admin_graphql_api_id":"gid://shopify/"}`))
 	f.Add("", []byte(`[]`))
 	f.Fuzz(func(t *testing.T, topic string, body []byte) {
-		r := request(map[string]string{"X-Shopify-Topic": topic, "X-Shopify-Webhook-Id": "w", "X-Shopify-Shop-Domain": "s"}, string(body))
+		r := providertest.Request(map[string]string{"X-Shopify-Topic": topic, "X-Shopify-Webhook-Id": "w", "X-Shopify-Shop-Domain": "s"}, string(body))
 		evs, err := Provider{}.Events(r, webhook.Config{})
 		if err != nil && !errors.Is(err, webhook.ErrMalformed) {
 			t.Fatalf("Events() error %v does not wrap ErrMalformed", err)

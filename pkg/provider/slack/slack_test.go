@@ -35,17 +35,7 @@ func sign(secret, ts, body string) string {
 }
 
 func request(sig, ts, contentType, body string) *webhook.Request {
-	h := http.Header{}
-	if sig != "" {
-		h.Set("X-Slack-Signature", sig)
-	}
-	if ts != "" {
-		h.Set("X-Slack-Request-Timestamp", ts)
-	}
-	if contentType != "" {
-		h.Set("Content-Type", contentType)
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
+	return providertest.Request(map[string]string{"X-Slack-Signature": sig, "X-Slack-Request-Timestamp": ts, "Content-Type": contentType}, body)
 }
 
 const callback = `{"type":"event_callback","event_id":"Ev1","team_id":"T1","event":{"type":"message","channel":"C1","ts":"1.2"}}`

@@ -33,13 +33,7 @@ const (
 var docAt = time.Unix(1614265330, 0)
 
 func request(prefix, id, ts, sig, body string) *webhook.Request {
-	h := http.Header{}
-	for k, v := range map[string]string{"Id": id, "Timestamp": ts, "Signature": sig} {
-		if v != "" {
-			h.Set(prefix+k, v)
-		}
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
+	return providertest.Request(map[string]string{prefix + "Id": id, prefix + "Timestamp": ts, prefix + "Signature": sig}, body)
 }
 
 func sign(secret, id, ts, body string) string {

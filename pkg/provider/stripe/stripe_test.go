@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -52,11 +51,7 @@ func sign(secret string, ts int64, body []byte) string {
 }
 
 func request(sig string, body []byte) *webhook.Request {
-	h := http.Header{}
-	if sig != "" {
-		h.Set("Stripe-Signature", sig)
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: body}
+	return providertest.Request(map[string]string{"Stripe-Signature": sig}, string(body))
 }
 
 func TestContract(t *testing.T) {

@@ -48,11 +48,9 @@ func docParams() url.Values {
 }
 
 func request(u, sig, body string) *webhook.Request {
-	h := http.Header{}
-	if sig != "" {
-		h.Set("X-Twilio-Signature", sig)
-	}
-	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body), URL: u}
+	r := providertest.Request(map[string]string{"X-Twilio-Signature": sig}, body)
+	r.URL = u
+	return r
 }
 
 func sign(token, u, params string) string {
