@@ -63,6 +63,11 @@ func TestMakeRunIngestPath(t *testing.T) {
 			t.Fatalf("POST %d bytes = %d %s, want 200 accepted", len(big), code, b)
 		}
 	}
+	// Over what a Lambda invocation can carry: refused, nothing queued.
+	huge := `{"action":"opened","issue":{"number":1},"repository":{"full_name":"octo/huge"},"pad":"` + strings.Repeat("x", 6<<20) + `"}`
+	if code, b := postSigned(t, s.URL()+"/webhooks/demo/github", huge, "devstack-huge"); code != 413 || !strings.Contains(b, "too large") {
+		t.Errorf("POST %d bytes = %d %s, want 413 too large", len(huge), code, b)
+	}
 	for len(s.Target.Applied()) < 3 && time.Now().Before(deadline.Add(30*time.Second)) {
 		time.Sleep(100 * time.Millisecond)
 	}
