@@ -7,8 +7,8 @@
 package template
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,14 +51,11 @@ func root() string {
 func render(t *testing.T, name string) tpl {
 	t.Helper()
 	cmd := exec.Command("python3", filepath.Join(root(), "scripts", "template", "render.py"), filepath.Join(root(), name))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		var stderr []byte
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("render %s: %v\n%s", name, err, stderr)
+		t.Fatalf("render %s: %v\n%s", name, err, stderr.Bytes())
 	}
 	var v tpl
 	if err := json.Unmarshal(out, &v); err != nil {

@@ -1,6 +1,7 @@
 package samples_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -271,14 +272,11 @@ func TestWriteReplacesTheFolder(t *testing.T) {
 // IngestFunction, rendered as CloudFormation will see it.
 func TestEnvJSONMatchesTemplate(t *testing.T) {
 	cmd := exec.Command("python3", filepath.Join(root, "scripts", "template", "render.py"), filepath.Join(root, "template.yaml"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		var stderr []byte
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("render template.yaml: %v\n%s", err, stderr)
+		t.Fatalf("render template.yaml: %v\n%s", err, stderr.Bytes())
 	}
 	var tpl struct {
 		Resources map[string]struct {
