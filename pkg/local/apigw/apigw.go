@@ -18,6 +18,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -192,7 +193,7 @@ type Handler func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (even
 func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		params, ok := route.Match(r.URL.Path)
-		if !ok || !allowed(route.Methods, r.Method) {
+		if !ok || !slices.Contains(route.Methods, r.Method) {
 			gatewayError(w, http.StatusNotFound, "Not Found")
 			return
 		}
@@ -219,15 +220,6 @@ func gatewayError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = fmt.Fprintf(w, `{"message":%q}`, msg)
-}
-
-func allowed(methods []string, m string) bool {
-	for _, x := range methods {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 func sourceIP(remote string) string {

@@ -12,7 +12,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -418,14 +417,11 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // sortedKinds returns the kinds of m in Kinds order.
 func sortedKinds(m map[Kind]int) []Kind {
-	index := map[Kind]int{}
-	for i, k := range Kinds {
-		index[k] = i
-	}
 	var out []Kind
-	for k := range m {
-		out = append(out, k)
+	for _, k := range Kinds {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return index[out[i]] < index[out[j]] })
 	return out
 }

@@ -161,10 +161,7 @@ func (r *Report) Write(out io.Writer) {
 		dl += n
 	}
 	row("dead-lettered", dl, fmt.Sprintf("%d of events the target would accept, %d without a reason", len(r.Undeliverable), r.NoReason))
-	reasons := make([]string, 0, len(r.DeadLettered))
-	for reason := range r.DeadLettered {
-		reasons = append(reasons, reason)
-	}
+	reasons := slices.Collect(maps.Keys(r.DeadLettered))
 	sort.Slice(reasons, func(i, j int) bool { return r.DeadLettered[reasons[i]] > r.DeadLettered[reasons[j]] })
 	for _, reason := range reasons {
 		row("", r.DeadLettered[reason], reason)

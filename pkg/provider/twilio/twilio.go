@@ -145,12 +145,9 @@ func urlVariants(u string) []string {
 	def := map[string]string{"https": "443", "http": "80"}[strings.ToLower(scheme)]
 	out := []string{u}
 	add := func(s string) {
-		for _, o := range out {
-			if o == s {
-				return
-			}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
-		out = append(out, s)
 	}
 	add(scheme + "://" + userinfo + host + tail)
 	if port == "" && def != "" {
