@@ -90,13 +90,11 @@ func TestCacheSharesConcurrentMisses(t *testing.T) {
 	}, 0, 0, nil)
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if v, err := c.Get(context.Background(), "acme"); v != 7 || err != nil {
 				t.Errorf("Get() = %d, %v", v, err)
 			}
-		}()
+		})
 	}
 	time.Sleep(20 * time.Millisecond)
 	close(release)

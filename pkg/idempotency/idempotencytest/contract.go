@@ -212,9 +212,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		start := make(chan struct{})
 		errs := make(chan error, n)
 		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				<-start
 				_, err := s.Claim(ctx, k, "")
 				switch {
@@ -225,7 +223,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 				default:
 					errs <- err
 				}
-			}()
+			})
 		}
 		close(start)
 		wg.Wait()

@@ -433,9 +433,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				<-start
 				_, err := s.Claim(ctx, f, k, 0)
 				switch {
@@ -447,7 +445,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 				default:
 					t.Errorf("Claim() = %v, want success or ErrInFlight", err)
 				}
-			}()
+			})
 		}
 		close(start)
 		wg.Wait()

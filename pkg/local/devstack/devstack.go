@@ -270,8 +270,7 @@ func (s *Stack) Serve(ctx context.Context) error {
 			break
 		}
 		p := &esm.Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Logger: s.Logger}
-		wg.Add(1)
-		go func() { defer wg.Done(); p.Run(pctx) }()
+		wg.Go(func() { p.Run(pctx) })
 	}
 	errc := make(chan error, 2)
 	go func() { errc <- api.Serve(s.listener) }()
