@@ -7,7 +7,8 @@
 # /<core>/tenants/<tenant>/{inbound,outbound}. The set of tenant stacks is
 # the tenant list: `sam deploy` of the core stack never touches a tenant, and
 # the number of tenants is bounded by account quotas (docs/scale.md), not by
-# one stack's 500 resources.
+# one stack's 500 resources. Runs may overlap: the id list the ingest
+# function loads is changed under a lock (/<core>/tenant-ids-lock).
 #
 #   scripts/tenant/tenant.sh add    <tenant> <inbound.json> [outbound.json]
 #   scripts/tenant/tenant.sh remove <tenant> [--force]
@@ -51,6 +52,30 @@ check() {
 # parameters /<stack>/tenant-ids/<n> of at most 4 KB each.
 ids_path="/$stack/tenant-ids"
 id_lists() { aws_ ssm get-parameters-by-path --path "$ids_path" --query 'Parameters[].[Name,Value]' --output text; }
+# The lists are read, changed and written back; two runs at once would each
+# write back a list without the other's change. A parameter created without
+# --overwrite is the lock (PutParameter fails while it exists); one older
+# than 5 minutes was left by a run that died and is taken over.
+lock_name="/$stack/tenant-ids-lock"
+with_lock() {
+  local held waited=0
+  until aws_ ssm put-parameter --name "$lock_name" --type String --value "$(date +%s) $$@$(hostname)" >/dev/null 2>&1; do
+    held=$(aws_ ssm get-parameter --name "$lock_name" --query Parameter.Value --output text 2>/dev/null || true)
+    if [[ $held =~ ^[0-9]+\  ]] && [ $(($(date +%s) - ${held%% *})) -gt 300 ]; then
+      echo "taking over the tenant list lock left by $held" >&2
+      aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1 || true
+      continue
+    fi
+    [ "$waited" -lt 120 ] || die "the tenant list is locked by ${held:-another run} ($lock_name); retry when it is done"
+    sleep 1; waited=$((waited + 1))
+  done
+  trap 'aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1; exit 130' INT TERM
+  local rc=0
+  "$@" || rc=$?
+  aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1 || true
+  trap - INT TERM
+  return "$rc"
+}
 register_id() {
   local id=$1 name value target="" tval="" next=0
   while IFS=$'\t' read -r name value; do
@@ -164,7 +189,7 @@ add() {
   esac
   put_param "$id" inbound "$2"
   [ $# -lt 3 ] || put_param "$id" outbound "$3"
-  register_id "$id"
+  with_lock register_id "$id"
   [ -z "$status" ] || echo "credentials updated; warm functions pick them up within 5 minutes" >&2
   echo "webhook URL: $(output WebhookBaseUrl "$core")/webhooks/$id/<provider>"
 }
@@ -185,7 +210,7 @@ remove() {
   fi
   # Id and credentials first: new deliveries stop being accepted while the
   # queues go.
-  unregister_id "$id"
+  with_lock unregister_id "$id"
   aws_ ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
   aws_ cloudformation delete-stack --stack-name "$name"
   echo "deleting stack $name…" >&2

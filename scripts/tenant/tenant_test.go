@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -436,4 +437,47 @@ func coreQueueURLTemplate(t *testing.T, core string) string {
 	}
 	return strings.NewReplacer("${AWS::Region}", awstest.Region, "${AWS::URLSuffix}", "amazonaws.com",
 		"${AWS::AccountId}", account, "${AWS::StackName}", core).Replace(string(m[1]))
+}
+
+// Onboarding runs at once must not drop each other's ids from the list the
+// ingest function loads (the lists are read, changed and written back under
+// a lock), and a lock a dead run left behind is taken over.
+func TestConcurrentAddsKeepEveryID(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	// A lock left by a run that died 10 minutes ago.
+	stale := fmt.Sprintf("%d 4242@gone", time.Now().Add(-10*time.Minute).Unix())
+	e.aws(t, "ssm", "put-parameter", "--name", "/"+e.core+"/tenant-ids-lock", "--type", "String", "--value", stale)
+
+	ids := []string{"t1", "t2", "t3", "t4"}
+	addAll := func() string {
+		outs := make([]string, len(ids))
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() { outs[i], errs[i] = e.tenant(t, nil, "add", id, "in.json") })
+		}
+		wg.Wait()
+		for i := range ids {
+			if errs[i] != nil {
+				t.Fatalf("add %s: %v\n%s", ids[i], errs[i], outs[i])
+			}
+		}
+		got := strings.Split(e.listedIDs(t), ",")
+		slices.Sort(got)
+		if !slices.Equal(got, ids) {
+			t.Errorf("onboarded tenant ids = %v after concurrent adds, want %v", got, ids)
+		}
+		return strings.Join(outs, "\n")
+	}
+	if out := addAll(); !strings.Contains(out, "taking over the tenant list lock left by "+stale) {
+		t.Errorf("no run took the stale lock over:\n%s", out)
+	}
+	// Again with the stacks in place, so that every run reaches the list at
+	// about the same moment.
+	e.aws(t, "ssm", "delete-parameter", "--name", "/"+e.core+"/tenant-ids/0")
+	addAll()
+	if out, err := e.command("ssm", "get-parameter", "--name", "/"+e.core+"/tenant-ids-lock").CombinedOutput(); err == nil {
+		t.Errorf("the lock outlived the runs: %s", out)
+	}
 }
