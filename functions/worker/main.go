@@ -29,6 +29,9 @@ func main() {
 		err = lambdaenv.Count("MAX_ATTEMPTS", &s.MaxAttempts)
 	}
 	if err == nil {
+		err = lambdaenv.Bool("COMPLETE_EFFECTS", &s.CompleteEffects)
+	}
+	if err == nil {
 		err = lambdaenv.Durations(map[string]*time.Duration{
 			"LEDGER_RETENTION":   &s.LedgerRetention,
 			"TENANT_CACHE_TTL":   &s.TenantCacheTTL,

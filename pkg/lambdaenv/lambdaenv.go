@@ -71,3 +71,15 @@ func Count(name string, dst *int) error {
 	*dst = n
 	return nil
 }
+
+// Bool sets *dst to the variable's value, "true" or "false", when it is set.
+func Bool(name string, dst *bool) error {
+	switch v := os.Getenv(name); v {
+	case "":
+	case "true", "false":
+		*dst = v == "true"
+	default:
+		return fmt.Errorf("%s: want true or false, got %q", name, v)
+	}
+	return nil
+}

@@ -68,6 +68,24 @@ func TestDurationsAndCount(t *testing.T) {
 	}
 }
 
+func TestBool(t *testing.T) {
+	tests := []struct {
+		value   string
+		want    bool
+		wantErr bool
+	}{{"", true, false}, {"true", true, false}, {"false", false, false}, {"yes", true, true}, {"TRUE", true, true}}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			t.Setenv("STRICT", tt.value)
+			got := true // the default when unset
+			err := Bool("STRICT", &got)
+			if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !strings.Contains(err.Error(), "STRICT: want true or false")) {
+				t.Errorf("Bool(%q) = %v, %v; want %v, error %v", tt.value, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestLoggerLevel(t *testing.T) {
 	for _, tt := range []struct {
 		env       string

@@ -35,6 +35,8 @@ type Settings struct {
 	// MaxAttempts dead-letters transient failures at this receive count
 	// (0: leave it to the queue's maxReceiveCount).
 	MaxAttempts int
+	// CompleteEffects writes each effect's completion (Config.CompleteEffects).
+	CompleteEffects bool
 }
 
 // NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
@@ -68,6 +70,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		Retry:            Retry{Base: s.RetryBase, Max: s.RetryMax},
 		SafetyMargin:     s.SafetyMargin,
 		MaxAttempts:      s.MaxAttempts,
+		CompleteEffects:  s.CompleteEffects,
 		Logger:           logger,
 	})
 }

@@ -58,6 +58,9 @@ type Event struct {
 	now    func() time.Time
 	finish func(context.Context) (context.Context, context.CancelFunc)
 
+	// completeEach records each effect completed as soon as it ran
+	// (Config.CompleteEffects) instead of leaving it to the deletion.
+	completeEach bool
 	// fence is the message's fencing token (its SequenceNumber and receive
 	// count), or fenceErr why it has none.
 	fence    ledger.Fence
@@ -135,15 +138,16 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 		}
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
-	if e.now().Before(l.Expires) {
+	if e.now().Before(l.Expires) && !e.completeEach {
 		// Nobody can have taken the effect over: leave the completion to
 		// the message's deletion.
 		e.held = append(e.held, l)
 		e.ran++
 		return nil
 	}
-	// The lease ran out while the effect ran: complete it now, which tells
-	// whether a newer worker took it over.
+	// Complete it now: the deployment asked for it, or the lease ran out
+	// while the effect ran (the conditional Complete tells whether a newer
+	// worker took it over).
 	if err := e.complete(fctx, l); err != nil {
 		return err
 	}

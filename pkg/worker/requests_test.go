@@ -190,10 +190,19 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	if _, err := q.Send(ctx, pair.URL, queue.Message{GroupID: "c1", DeduplicationID: "e2-again", Body: b}); err != nil {
 		t.Fatal(err)
 	}
-	handle("the event enqueued again", receive(), map[string]int{"DynamoDB.PutItem": 1})
+	ev = receive()
+	handle("the event enqueued again", ev, map[string]int{"DynamoDB.PutItem": 1})
+	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
+		t.Fatal(err)
+	}
 	if *posts != 2 {
 		t.Errorf("target got %d posts, want 2 (the duplicate skipped)", *posts)
 	}
+
+	// WorkerCompleteEffects: each effect's completion is one more write.
+	h = worker.NewAWS(cfg, worker.Settings{LedgerTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL, CompleteEffects: true}, slog.New(slog.DiscardHandler))
+	send("e3")
+	handle("cold message, CompleteEffects", receive(), map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1})
 }
 
 // TestLedgerWriteUnitsPerMessage holds the write capacity behind those

@@ -73,6 +73,13 @@ type Config struct {
 	SafetyMargin time.Duration
 	// FinishTimeout bounds each of those calls (≤ SafetyMargin).
 	FinishTimeout time.Duration
+	// CompleteEffects writes each effect's completion as soon as it ran
+	// (one more write per effect). Without it the message's deletion
+	// completes its effects, and a message whose handler succeeded but
+	// whose deletion was lost runs them again under the same idempotency
+	// keys (docs/ledger.md). With it, only an effect whose completion write
+	// itself is lost can run again.
+	CompleteEffects bool
 	// Lease is the effect lease when the context has no deadline (a local
 	// poller); under Lambda a lease lasts until the invocation's deadline.
 	Lease  time.Duration
@@ -290,7 +297,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	}
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
-		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish,
+		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish, completeEach: h.cfg.CompleteEffects,
 	}
 	_, replayed := rec.MessageAttributes[AttrReplayOf]
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, replayed)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -377,6 +378,52 @@ func TestDeadLetter(t *testing.T) {
 			}
 			if s.msg.GroupID != tt.record.Attributes["MessageGroupId"] || s.msg.DeduplicationID != webhook.DeduplicationID("dlq#"+tt.record.MessageId) {
 				t.Errorf("dead letter group %q dedup %q, want the original group and a dedup id from the message id", s.msg.GroupID, s.msg.DeduplicationID)
+			}
+		})
+	}
+}
+
+// A message whose handler succeeded but whose deletion was lost comes back
+// with the same SequenceNumber after its visibility timeout. By default the
+// deletion was to complete its effects, so they run again under the same
+// idempotency key (the downstream absorbs it); with CompleteEffects each
+// effect's completion is written as it runs, and the redelivery skips it.
+func TestLostDeletion(t *testing.T) {
+	tests := []struct {
+		name            string
+		completeEffects bool
+		wantRuns        int
+		wantStatus      ledger.Status
+	}{
+		{"completion by deletion (default): the effect runs again, same key", false, 2, ledger.StatusInProgress},
+		{"CompleteEffects: the redelivery skips it", true, 1, ledger.StatusCompleted},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *worker.Config) { c.CompleteEffects = tt.completeEffects })
+			var keys []string
+			f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+				return ev.Once(ctx, "charge", func(_ context.Context, key string) error {
+					keys = append(keys, key)
+					return nil
+				})
+			})
+			e := env("lost-delete-"+strconv.FormatBool(tt.completeEffects), "A")
+			k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
+			for receive := 1; receive <= 2; receive++ {
+				resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, receive)}})
+				if len(resp.BatchItemFailures) != 0 {
+					t.Fatalf("receive %d failed", receive)
+				}
+				if receive == 1 {
+					if r, err := f.ledger.Record(context.Background(), k); err != nil || r.Status != tt.wantStatus {
+						t.Errorf("after the first run the record is %v, %v; want %s", r.Status, err, tt.wantStatus)
+					}
+				}
+				f.clock.Advance(time.Hour) // the deletion is lost: back after the visibility timeout
+			}
+			if len(keys) != tt.wantRuns || (len(keys) == 2 && keys[0] != keys[1]) {
+				t.Errorf("effect ran %d times with keys %v, want %d with one key", len(keys), keys, tt.wantRuns)
 			}
 		})
 	}

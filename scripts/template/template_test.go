@@ -158,6 +158,13 @@ func TestCoreGuarantees(t *testing.T) {
 		}
 	})
 
+	t.Run("strict effect completion is a parameter, off by default", func(t *testing.T) {
+		p := c.Parameters["WorkerCompleteEffects"]
+		if ref(envVars(rs["WorkerFunction"])["COMPLETE_EFFECTS"]) != "WorkerCompleteEffects" || fmt.Sprint(p["Default"]) != "false" || fmt.Sprint(p["AllowedValues"]) != "[false true]" {
+			t.Errorf("COMPLETE_EFFECTS = %v, parameter %v; want WorkerCompleteEffects, default false, true or false", envVars(rs["WorkerFunction"])["COMPLETE_EFFECTS"], p)
+		}
+	})
+
 	t.Run("lease outlasts the ingest timeout with a margin", func(t *testing.T) {
 		timeout := num(t, rs["IngestFunction"].Properties["Timeout"])
 		min := num(t, c.Parameters["LeaseSeconds"]["MinValue"])
