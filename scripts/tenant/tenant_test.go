@@ -94,22 +94,26 @@ func setup(t *testing.T) env {
 	}
 	coreOnce.Do(func() {
 		coreName = fmt.Sprintf("hp%d", time.Now().UnixNano()%1_000_000_000)
-		e.core = coreName
-		for _, args := range [][]string{
-			{"cloudformation", "create-stack", "--stack-name", coreName, "--template-body", "file://testdata/core-exports.yaml", "--capabilities", "CAPABILITY_IAM"},
-			{"cloudformation", "wait", "stack-create-complete", "--stack-name", coreName},
-		} {
-			if out, err := e.command(args...).CombinedOutput(); err != nil {
-				coreErr = fmt.Errorf("aws %s: %v\n%s", strings.Join(args, " "), err, out)
-				return
-			}
-		}
+		coreErr = e.createCore(coreName)
 	})
 	if coreErr != nil {
 		t.Fatal(coreErr)
 	}
 	e.core = coreName
 	return e
+}
+
+// createCore creates a core stack's exports under name.
+func (e env) createCore(name string) error {
+	for _, args := range [][]string{
+		{"cloudformation", "create-stack", "--stack-name", name, "--template-body", "file://testdata/core-exports.yaml", "--capabilities", "CAPABILITY_IAM"},
+		{"cloudformation", "wait", "stack-create-complete", "--stack-name", name},
+	} {
+		if out, err := e.command(args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("aws %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
 }
 
 func (e env) environ(extra ...string) []string {
@@ -445,6 +449,12 @@ func coreQueueURLTemplate(t *testing.T, core string) string {
 func TestConcurrentAddsKeepEveryID(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
+	// A core stack of its own: the shared one's tenant list belongs to the
+	// other tests.
+	e.core = fmt.Sprintf("hq%d", time.Now().UnixNano()%1_000_000_000)
+	if err := e.createCore(e.core); err != nil {
+		t.Fatal(err)
+	}
 	// A lock left by a run that died 10 minutes ago.
 	stale := fmt.Sprintf("%d 4242@gone", time.Now().Add(-10*time.Minute).Unix())
 	e.aws(t, "ssm", "put-parameter", "--name", "/"+e.core+"/tenant-ids-lock", "--type", "String", "--value", stale)
