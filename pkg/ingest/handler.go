@@ -353,8 +353,8 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 // send sends msgs[idx] and returns an error per index of msgs (nil when
 // queued): up to sendRounds calls of SendBatch, each round sending again,
 // in delivery order, the entries the last one failed with a retryable error
-// (SendBatch keeps each conversation in order within a call); a
-// conversation whose entry failed for good sends nothing after it. Each
+// (SendBatch keeps each conversation in order, and the entries it held
+// back behind one that cannot be queued carry that entry's error). Each
 // call is bounded by callContext and all by ctx.
 func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []int) []error {
 	errs := make([]error, len(msgs))
@@ -367,15 +367,9 @@ func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []in
 		out := h.cfg.Queue.SendBatch(cctx, url, batch)
 		cancel()
 		var again []int
-		stopped := map[string]bool{} // conversations with an entry that cannot be queued
 		for j, i := range idx {
 			errs[i] = out[j]
-			g := msgs[i].msg.GroupID
-			switch {
-			case out[j] == nil:
-			case stopped[g] || errors.Is(out[j], queue.ErrTooLarge) || errors.Is(out[j], queue.ErrEntryRejected):
-				stopped[g] = true
-			default:
+			if out[j] != nil && !errors.Is(out[j], queue.ErrTooLarge) && !errors.Is(out[j], queue.ErrEntryRejected) {
 				again = append(again, i)
 			}
 		}

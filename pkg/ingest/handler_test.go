@@ -79,17 +79,16 @@ func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Mess
 	defer q.mu.Unlock()
 	errs := make([]error, len(msgs))
 	var call []string
-	stopped := map[string]bool{}
+	stopped := map[string]error{} // group → the error that holds its later entries back
 	for i, m := range msgs {
-		if stopped[m.GroupID] {
-			errs[i] = queue.ErrNotSent
+		if err := stopped[m.GroupID]; err != nil {
+			errs[i] = fmt.Errorf("%w: %w", queue.ErrNotSent, err)
 			continue
 		}
 		call = append(call, m.DeduplicationID)
 		if q.failEntry != nil {
 			errs[i] = q.failEntry(m)
 		}
-		stopped[m.GroupID] = errs[i] != nil || q.fails > 0
 		switch {
 		case q.fails > 0:
 			q.fails--
@@ -99,6 +98,7 @@ func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Mess
 			q.sent = append(q.sent, m)
 			q.urls = append(q.urls, url)
 		}
+		stopped[m.GroupID] = errs[i]
 	}
 	q.calls = append(q.calls, call)
 	return errs

@@ -101,8 +101,9 @@ func (q *SQS) Send(ctx context.Context, url string, m Message) (string, error) {
 }
 
 // ErrNotSent wraps a message SendBatch held back because an earlier message
-// of its group was not queued: sent, it would have overtaken that one.
-// Sending both again, in order, may succeed.
+// of its group was not queued: sent, it would have overtaken that one. The
+// error wraps that message's error too, so it is as retryable as that one
+// (errors.Is(err, ErrTooLarge) holds behind an oversized message).
 var ErrNotSent = errors.New("not sent: an earlier message of its group is not queued")
 
 // SendBatch puts msgs on the FIFO queue at url with SendMessageBatch and
@@ -120,9 +121,8 @@ var ErrNotSent = errors.New("not sent: an earlier message of its group is not qu
 // carries a pointer, see Payloads), or fails with ErrTooLarge without
 // calling SQS. Other errors: one wrapping ErrEntryRejected for an entry SQS
 // refused as invalid, or the wrapped AWS error of an entry SQS failed on
-// its side or of a call that failed as a whole (for those and ErrNotSent,
-// sending the message again may succeed; its deduplication id makes a
-// repeat harmless).
+// its side or of a call that failed as a whole (for those, sending the
+// message again may succeed; its deduplication id makes a repeat harmless).
 func (q *SQS) SendBatch(ctx context.Context, url string, msgs []Message) []error {
 	errs := make([]error, len(msgs))
 	pending := map[string][]int{} // group → its messages not yet sent, in order
@@ -148,7 +148,7 @@ func (q *SQS) SendBatch(ctx context.Context, url string, msgs []Message) []error
 			if errs[i] != nil {
 				g := msgs[i].GroupID
 				for _, k := range pending[g] {
-					errs[k] = fmt.Errorf("send to %s: %w", queueName(url), ErrNotSent)
+					errs[k] = fmt.Errorf("%w: %w", ErrNotSent, errs[i])
 				}
 				pending[g] = nil
 			}

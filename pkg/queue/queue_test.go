@@ -151,6 +151,8 @@ func TestSendBatch(t *testing.T) {
 			[][]string{{"g1.a", "g2.a"}, {"g1.b", "g2.b"}, {"g1.c"}}, make([]error, 5)},
 		{"after a failure its conversation sends nothing more; others go on", conv, fakeBatchAPI{fail: map[string]bool{"g1.a": false}},
 			[][]string{{"g1.a", "g2.a"}, {"g2.b"}}, []error{errAny, nil, ErrNotSent, ErrNotSent, nil}},
+		{"behind an entry SQS refused, its conversation's later messages carry the refusal (not worth resending)", conv, fakeBatchAPI{fail: map[string]bool{"g1.a": true}},
+			[][]string{{"g1.a", "g2.a"}, {"g2.b"}}, []error{ErrEntryRejected, nil, ErrEntryRejected, ErrEntryRejected, nil}},
 		{"an oversized message is not sent, the others are", []Message{msg("a", 0), msg("huge", MaxMessageBytes+1), msg("b", 0)}, fakeBatchAPI{},
 			[][]string{{"a", "b"}}, []error{nil, ErrTooLarge, nil}},
 		{"failed entries are reported each", []Message{msg("a", 0), msg("b", 0), msg("c", 0), msg("lost", 0)}, fakeBatchAPI{fail: map[string]bool{"b": false, "c": true}},
