@@ -4,13 +4,7 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/lambdaenv"
@@ -18,29 +12,16 @@ import (
 
 func main() {
 	logger := lambdaenv.Logger()
-	var s ingest.Settings
-	err := lambdaenv.Required(map[string]*string{
-		"IDEMPOTENCY_TABLE":       &s.IdempotencyTable,
-		"TENANT_PARAMETER_PREFIX": &s.ParameterPrefix,
-		"QUEUE_URL_TEMPLATE":      &s.QueueURLTemplate,
-	})
-	if err == nil {
-		err = lambdaenv.Durations(map[string]*time.Duration{
-			"IDEMPOTENCY_RETENTION": &s.Retention,
-			"IDEMPOTENCY_LEASE":     &s.Lease,
-			"TENANT_CACHE_TTL":      &s.TenantCacheTTL,
-			"TENANT_LIST_REFRESH":   &s.TenantListRefresh,
-		})
+	var env lambdaenv.Env
+	s := ingest.Settings{
+		IdempotencyTable:  env.Required("IDEMPOTENCY_TABLE"),
+		ParameterPrefix:   env.Required("TENANT_PARAMETER_PREFIX"),
+		QueueURLTemplate:  env.Required("QUEUE_URL_TEMPLATE"),
+		PayloadBucket:     env.Optional("PAYLOAD_BUCKET"), // bodies over SQS's 1 MiB go there
+		Retention:         env.Duration("IDEMPOTENCY_RETENTION"),
+		Lease:             env.Duration("IDEMPOTENCY_LEASE"),
+		TenantCacheTTL:    env.Duration("TENANT_CACHE_TTL"),
+		TenantListRefresh: env.Duration("TENANT_LIST_REFRESH"),
 	}
-	s.PayloadBucket = os.Getenv("PAYLOAD_BUCKET") // optional: bodies over SQS's 1 MiB go there
-	if err != nil {
-		logger.Error("invalid configuration", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		logger.Error("aws config", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	lambda.Start(ingest.NewAWS(cfg, s, logger).Handle)
+	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return ingest.NewAWS(cfg, s, logger).Handle })
 }

@@ -5,13 +5,7 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
-	"time"
-
-	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/lambdaenv"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -19,36 +13,19 @@ import (
 
 func main() {
 	logger := lambdaenv.Logger() // DEBUG adds a line for each message the worker did
-	var s worker.Settings
-	err := lambdaenv.Required(map[string]*string{
-		"LEDGER_TABLE":            &s.LedgerTable,
-		"TENANT_PARAMETER_PREFIX": &s.ParameterPrefix,
-		"QUEUE_URL_TEMPLATE":      &s.QueueURLTemplate,
-	})
-	if err == nil {
-		err = lambdaenv.Count("MAX_ATTEMPTS", &s.MaxAttempts)
+	var env lambdaenv.Env
+	s := worker.Settings{
+		LedgerTable:      env.Required("LEDGER_TABLE"),
+		ParameterPrefix:  env.Required("TENANT_PARAMETER_PREFIX"),
+		QueueURLTemplate: env.Required("QUEUE_URL_TEMPLATE"),
+		PayloadBucket:    env.Optional("PAYLOAD_BUCKET"), // bodies over SQS's 1 MiB come from there
+		LedgerRetention:  env.Duration("LEDGER_RETENTION"),
+		TenantCacheTTL:   env.Duration("TENANT_CACHE_TTL"),
+		RetryBase:        env.Duration("RETRY_BASE_DELAY"),
+		RetryMax:         env.Duration("RETRY_MAX_DELAY"),
+		SafetyMargin:     env.Duration("WORK_SAFETY_MARGIN"),
+		MaxAttempts:      env.Count("MAX_ATTEMPTS"),
+		CompleteEffects:  env.Bool("COMPLETE_EFFECTS"),
 	}
-	if err == nil {
-		err = lambdaenv.Bool("COMPLETE_EFFECTS", &s.CompleteEffects)
-	}
-	if err == nil {
-		err = lambdaenv.Durations(map[string]*time.Duration{
-			"LEDGER_RETENTION":   &s.LedgerRetention,
-			"TENANT_CACHE_TTL":   &s.TenantCacheTTL,
-			"RETRY_BASE_DELAY":   &s.RetryBase,
-			"RETRY_MAX_DELAY":    &s.RetryMax,
-			"WORK_SAFETY_MARGIN": &s.SafetyMargin,
-		})
-	}
-	s.PayloadBucket = os.Getenv("PAYLOAD_BUCKET") // optional: bodies over SQS's 1 MiB go there
-	if err != nil {
-		logger.Error("invalid configuration", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		logger.Error("aws config", slog.String("error", err.Error()))
-		os.Exit(1)
-	}
-	lambda.Start(worker.NewAWS(cfg, s, logger).Handle)
+	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return worker.NewAWS(cfg, s, logger).Handle })
 }

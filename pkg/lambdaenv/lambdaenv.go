@@ -1,17 +1,22 @@
-// Package lambdaenv reads a Lambda function's configuration from its
-// environment, for the tiny mains under functions/: the log level Lambda
-// passes, required names, and durations. Errors name the variable, never
-// its value's secrets (functions take no secrets from the environment).
+// Package lambdaenv starts the tiny mains under functions/: it reads a
+// function's configuration from its environment, reporting every bad
+// variable at once, builds the JSON logger at the level Lambda passes, loads
+// the AWS configuration and runs the Lambda runtime. Errors name the
+// variable and the value (functions take no secrets from the environment).
 package lambdaenv
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 )
 
 // Logger returns the JSON logger every function writes its one line per
@@ -24,62 +29,83 @@ func Logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level}))
 }
 
-// Required sets each destination to its variable's value and returns an
-// error naming every variable that is unset or empty.
-func Required(vars map[string]*string) error {
-	var missing []string
-	for name, dst := range vars {
-		if *dst = os.Getenv(name); *dst == "" {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return fmt.Errorf("%s required", strings.Join(missing, ", "))
-	}
-	return nil
-}
+// Env reads variables and keeps every error, so a misconfigured function
+// names all its bad variables in one log line. Unset optional variables
+// read as the zero value, which the settings' consumers replace by their
+// defaults.
+type Env struct{ errs []error }
 
-// Durations sets each destination whose variable is set to its value, a Go
-// duration ("30s", "168h"); unset variables leave the default in place.
-func Durations(vars map[string]*time.Duration) error {
-	for name, dst := range vars {
-		v := os.Getenv(name)
-		if v == "" {
-			continue
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return fmt.Errorf("%s: want a non-negative duration such as 30s, got %q", name, v)
-		}
-		*dst = d
-	}
-	return nil
-}
-
-// Count sets *dst to the variable's value, a non-negative integer, when it
-// is set.
-func Count(name string, dst *int) error {
+// Required returns the variable's value and records an error when it is
+// unset or empty.
+func (e *Env) Required(name string) string {
 	v := os.Getenv(name)
 	if v == "" {
-		return nil
+		e.errs = append(e.errs, fmt.Errorf("%s required", name))
+	}
+	return v
+}
+
+// Optional returns the variable's value, empty when it is unset.
+func (e *Env) Optional(name string) string { return os.Getenv(name) }
+
+// Duration returns the variable's value, a non-negative Go duration ("30s",
+// "168h"), or 0 when it is unset.
+func (e *Env) Duration(name string) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		e.errs = append(e.errs, fmt.Errorf("%s: want a non-negative duration such as 30s, got %q", name, v))
+	}
+	return max(d, 0)
+}
+
+// Count returns the variable's value, a non-negative integer, or 0 when it
+// is unset.
+func (e *Env) Count(name string) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
-		return fmt.Errorf("%s: want a non-negative integer, got %q", name, v)
+		e.errs = append(e.errs, fmt.Errorf("%s: want a non-negative integer, got %q", name, v))
 	}
-	*dst = n
-	return nil
+	return max(n, 0)
 }
 
-// Bool sets *dst to the variable's value, "true" or "false", when it is set.
-func Bool(name string, dst *bool) error {
+// Bool returns the variable's value, "true" or "false", or false when it is
+// unset.
+func (e *Env) Bool(name string) bool {
 	switch v := os.Getenv(name); v {
-	case "":
-	case "true", "false":
-		*dst = v == "true"
+	case "", "false":
+		return false
+	case "true":
+		return true
 	default:
-		return fmt.Errorf("%s: want true or false, got %q", name, v)
+		e.errs = append(e.errs, fmt.Errorf("%s: want true or false, got %q", name, v))
+		return false
 	}
-	return nil
+}
+
+// Err joins every error recorded so far, in the order read.
+func (e *Env) Err() error { return errors.Join(e.errs...) }
+
+// Start runs the Lambda runtime with the handler newHandler builds from
+// the default AWS configuration. A configuration error in env or in the AWS
+// configuration is logged and ends the process before the runtime starts,
+// so the function's init fails with the reason in its log.
+func Start(logger *slog.Logger, env *Env, newHandler func(aws.Config) any) {
+	err := env.Err()
+	var cfg aws.Config
+	if err == nil {
+		cfg, err = config.LoadDefaultConfig(context.Background())
+	}
+	if err != nil {
+		logger.Error("invalid configuration", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	lambda.Start(newHandler(cfg))
 }

@@ -1,86 +1,55 @@
 package lambdaenv
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
 
-func TestRequired(t *testing.T) {
+// TestEnv reads one variable of each kind and checks the values and that
+// every bad variable is named in one error, in the order read.
+func TestEnv(t *testing.T) {
 	tests := []struct {
-		name    string
-		env     map[string]string
-		wantErr string
+		name                string
+		table, lease, count string
+		strict, bucket      string
+		wantLease           time.Duration
+		wantCount           int
+		wantStrict          bool
+		wantErr             string
 	}{
-		{"all set", map[string]string{"A_TABLE": "t", "B_PREFIX": "/p"}, ""},
-		{"one missing", map[string]string{"A_TABLE": "t", "B_PREFIX": ""}, "B_PREFIX required"},
-		{"both missing, sorted", map[string]string{"A_TABLE": "", "B_PREFIX": ""}, "A_TABLE, B_PREFIX required"},
+		{name: "unset optional ones read as zero", table: "t"},
+		{name: "values read", table: "t", lease: "45s", count: "15", strict: "true", bucket: "b",
+			wantLease: 45 * time.Second, wantCount: 15, wantStrict: true},
+		{name: "false", table: "t", strict: "false"},
+		{name: "missing required", wantErr: "TABLE required"},
+		{name: "bad duration names the variable", table: "t", lease: "soon",
+			wantErr: `LEASE: want a non-negative duration such as 30s, got "soon"`},
+		{name: "negative duration", table: "t", lease: "-1s",
+			wantErr: `LEASE: want a non-negative duration such as 30s, got "-1s"`},
+		{name: "bad count names the variable", table: "t", count: "-2",
+			wantErr: `ATTEMPTS: want a non-negative integer, got "-2"`},
+		{name: "bool is exact", table: "t", strict: "TRUE", wantErr: `STRICT: want true or false, got "TRUE"`},
+		{name: "every error at once", lease: "soon", count: "x", strict: "yes",
+			wantErr: "TABLE required\n" + `LEASE: want a non-negative duration such as 30s, got "soon"` + "\n" +
+				`ATTEMPTS: want a non-negative integer, got "x"` + "\n" + `STRICT: want true or false, got "yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
+			for k, v := range map[string]string{"TABLE": tt.table, "LEASE": tt.lease, "ATTEMPTS": tt.count, "STRICT": tt.strict, "BUCKET": tt.bucket} {
 				t.Setenv(k, v)
 			}
-			var a, b string
-			err := Required(map[string]*string{"A_TABLE": &a, "B_PREFIX": &b})
-			if got := errString(err); got != tt.wantErr {
-				t.Fatalf("Required() = %q, want %q", got, tt.wantErr)
-			}
-			if err == nil && (a != "t" || b != "/p") {
-				t.Errorf("Required() set %q, %q; want t, /p", a, b)
-			}
-		})
-	}
-}
-
-func TestDurationsAndCount(t *testing.T) {
-	tests := []struct {
-		name, lease, attempts string
-		wantLease             time.Duration
-		wantAttempts          int
-		wantErr               string
-	}{
-		{"defaults kept when unset", "", "", time.Minute, 3, ""},
-		{"values read", "45s", "15", 45 * time.Second, 15, ""},
-		{"bad duration names the variable", "soon", "", 0, 0, `LEASE: want a non-negative duration such as 30s, got "soon"`},
-		{"negative duration", "-1s", "", 0, 0, "LEASE: want a non-negative duration"},
-		{"bad count names the variable", "", "-2", 0, 0, `ATTEMPTS: want a non-negative integer, got "-2"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("LEASE", tt.lease)
-			t.Setenv("ATTEMPTS", tt.attempts)
-			lease, attempts := time.Minute, 3
-			err := Durations(map[string]*time.Duration{"LEASE": &lease})
-			if err == nil {
-				err = Count("ATTEMPTS", &attempts)
+			var env Env
+			table, bucket := env.Required("TABLE"), env.Optional("BUCKET")
+			lease, count, strict := env.Duration("LEASE"), env.Count("ATTEMPTS"), env.Bool("STRICT")
+			if got := errString(env.Err()); got != tt.wantErr {
+				t.Fatalf("Err() = %q, want %q", got, tt.wantErr)
 			}
 			if tt.wantErr != "" {
-				if !strings.Contains(errString(err), tt.wantErr) {
-					t.Fatalf("error = %q, want it to contain %q", errString(err), tt.wantErr)
-				}
 				return
 			}
-			if err != nil || lease != tt.wantLease || attempts != tt.wantAttempts {
-				t.Errorf("got %v, %d, %v; want %v, %d", lease, attempts, err, tt.wantLease, tt.wantAttempts)
-			}
-		})
-	}
-}
-
-func TestBool(t *testing.T) {
-	tests := []struct {
-		value   string
-		want    bool
-		wantErr bool
-	}{{"", true, false}, {"true", true, false}, {"false", false, false}, {"yes", true, true}, {"TRUE", true, true}}
-	for _, tt := range tests {
-		t.Run(tt.value, func(t *testing.T) {
-			t.Setenv("STRICT", tt.value)
-			got := true // the default when unset
-			err := Bool("STRICT", &got)
-			if got != tt.want || (err != nil) != tt.wantErr || (err != nil && !strings.Contains(err.Error(), "STRICT: want true or false")) {
-				t.Errorf("Bool(%q) = %v, %v; want %v, error %v", tt.value, got, err, tt.want, tt.wantErr)
+			if table != tt.table || bucket != tt.bucket || lease != tt.wantLease || count != tt.wantCount || strict != tt.wantStrict {
+				t.Errorf("got %q %q %v %d %v; want %q %q %v %d %v", table, bucket, lease, count, strict,
+					tt.table, tt.bucket, tt.wantLease, tt.wantCount, tt.wantStrict)
 			}
 		})
 	}
