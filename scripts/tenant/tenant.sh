@@ -8,7 +8,7 @@
 # the tenant list: `sam deploy` of the core stack never touches a tenant, and
 # the number of tenants is bounded by account quotas (docs/scale.md), not by
 # one stack's 500 resources. Runs may overlap: the id list the ingest
-# function loads is changed under a lock (/<core>/tenant-ids-lock).
+# function loads is changed under a lock (an item of the idempotency table).
 #
 #   scripts/tenant/tenant.sh add    <tenant> <inbound.json> [outbound.json]
 #   scripts/tenant/tenant.sh remove <tenant> [--force]
@@ -53,28 +53,44 @@ check() {
 ids_path="/$stack/tenant-ids"
 id_lists() { aws_ ssm get-parameters-by-path --path "$ids_path" --query 'Parameters[].[Name,Value]' --output text; }
 # The lists are read, changed and written back; two runs at once would each
-# write back a list without the other's change. A parameter created without
-# --overwrite is the lock (PutParameter fails while it exists); one older
-# than 5 minutes was left by a run that died and is taken over.
-lock_name="/$stack/tenant-ids-lock"
+# write back a list without the other's change. The lock is the item
+# "_tenant-ids-lock" of the core stack's idempotency table (tenant ids cannot
+# start with "_", so no claim can be it), taken with one conditional put when
+# it is free or expired: DynamoDB decides, so a lock left by a run that died
+# is taken over by exactly one run, and only its holder deletes it.
+lock_key='{"id":{"S":"_tenant-ids-lock"}}'
 with_lock() {
-  local held waited=0
-  until aws_ ssm put-parameter --name "$lock_name" --type String --value "$(date +%s) $$@$(hostname)" >/dev/null 2>&1; do
-    held=$(aws_ ssm get-parameter --name "$lock_name" --query Parameter.Value --output text 2>/dev/null || true)
-    if [[ $held =~ ^[0-9]+\  ]] && [ $(($(date +%s) - ${held%% *})) -gt 300 ]; then
-      echo "taking over the tenant list lock left by $held" >&2
-      aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1 || true
-      continue
+  local now held err waited=0 rc=0
+  lock_table=$(describe "$stack" "Stacks[0].Outputs[?OutputKey=='IdempotencyTableName'].OutputValue")
+  [ -n "$lock_table" ] || die "core stack $stack has no IdempotencyTableName output (deploy template.yaml first, or set STACK_NAME)"
+  lock_holder="$$@$(hostname)#$RANDOM"
+  err=$(mktemp)
+  until now=$(date +%s) && held=$(aws_ dynamodb put-item --table-name "$lock_table" \
+    --item "{\"id\":{\"S\":\"_tenant-ids-lock\"},\"holder\":{\"S\":\"$lock_holder\"},\"expiration\":{\"N\":\"$((now + 300))\"}}" \
+    --condition-expression "attribute_not_exists(id) OR #e < :now" --expression-attribute-names '{"#e":"expiration"}' \
+    --expression-attribute-values "{\":now\":{\"N\":\"$now\"}}" \
+    --return-values ALL_OLD --query Attributes.holder.S --output text 2>"$err"); do
+    grep -q ConditionalCheckFailed "$err" || { cat "$err" >&2; rm -f "$err"; die "could not take the tenant list lock in $lock_table"; }
+    if [ "$waited" -ge 120 ]; then
+      rm -f "$err"
+      held=$(aws_ dynamodb get-item --table-name "$lock_table" --key "$lock_key" --query Item.holder.S --output text 2>/dev/null || true)
+      die "the tenant list is locked by ${held:-another run} (item _tenant-ids-lock of $lock_table); retry when it is done"
     fi
-    [ "$waited" -lt 120 ] || die "the tenant list is locked by ${held:-another run} ($lock_name); retry when it is done"
     sleep 1; waited=$((waited + 1))
   done
-  trap 'aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1; exit 130' INT TERM
-  local rc=0
+  rm -f "$err"
+  [ "$held" = None ] || echo "taking over the tenant list lock left by $held" >&2
+  trap 'unlock; exit 130' INT TERM
   "$@" || rc=$?
-  aws_ ssm delete-parameter --name "$lock_name" >/dev/null 2>&1 || true
+  unlock
   trap - INT TERM
   return "$rc"
+}
+unlock() {
+  aws_ dynamodb delete-item --table-name "$lock_table" --key "$lock_key" \
+    --condition-expression "#h = :me" --expression-attribute-names '{"#h":"holder"}' \
+    --expression-attribute-values "{\":me\":{\"S\":\"$lock_holder\"}}" >/dev/null 2>&1 ||
+    echo "tenant: the tenant list lock was taken over while this run held it (over 5 minutes): check the ids with '$0 list'" >&2
 }
 register_id() {
   local id=$1 name value target="" tval="" next=0

@@ -445,7 +445,8 @@ func coreQueueURLTemplate(t *testing.T, core string) string {
 
 // Onboarding runs at once must not drop each other's ids from the list the
 // ingest function loads (the lists are read, changed and written back under
-// a lock), and a lock a dead run left behind is taken over.
+// a lock), and a lock a dead run left behind is taken over by exactly one
+// run: two that both saw it stale must not both enter.
 func TestConcurrentAddsKeepEveryID(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
@@ -455,9 +456,11 @@ func TestConcurrentAddsKeepEveryID(t *testing.T) {
 	if err := e.createCore(e.core); err != nil {
 		t.Fatal(err)
 	}
-	// A lock left by a run that died 10 minutes ago.
-	stale := fmt.Sprintf("%d 4242@gone", time.Now().Add(-10*time.Minute).Unix())
-	e.aws(t, "ssm", "put-parameter", "--name", "/"+e.core+"/tenant-ids-lock", "--type", "String", "--value", stale)
+	table := e.stackOutputs(t, e.core)["IdempotencyTableName"]
+	lockKey := `{"id":{"S":"_tenant-ids-lock"}}`
+	// A lock left by a run that died: it expired 5 minutes ago.
+	e.aws(t, "dynamodb", "put-item", "--table-name", table, "--item",
+		fmt.Sprintf(`{"id":{"S":"_tenant-ids-lock"},"holder":{"S":"4242@gone"},"expiration":{"N":"%d"}}`, time.Now().Add(-5*time.Minute).Unix()))
 
 	ids := []string{"t1", "t2", "t3", "t4"}
 	addAll := func() string {
@@ -480,14 +483,16 @@ func TestConcurrentAddsKeepEveryID(t *testing.T) {
 		}
 		return strings.Join(outs, "\n")
 	}
-	if out := addAll(); !strings.Contains(out, "taking over the tenant list lock left by "+stale) {
-		t.Errorf("no run took the stale lock over:\n%s", out)
+	if out := addAll(); strings.Count(out, "taking over the tenant list lock left by 4242@gone") != 1 {
+		t.Errorf("want exactly one run to take the stale lock over:\n%s", out)
 	}
 	// Again with the stacks in place, so that every run reaches the list at
 	// about the same moment.
 	e.aws(t, "ssm", "delete-parameter", "--name", "/"+e.core+"/tenant-ids/0")
-	addAll()
-	if out, err := e.command("ssm", "get-parameter", "--name", "/"+e.core+"/tenant-ids-lock").CombinedOutput(); err == nil {
+	if out := addAll(); strings.Contains(out, "taken over") || strings.Contains(out, "taking over") {
+		t.Errorf("a live lock was taken over:\n%s", out)
+	}
+	if out := e.aws(t, "dynamodb", "get-item", "--table-name", table, "--key", lockKey); strings.Contains(out, `"Item"`) {
 		t.Errorf("the lock outlived the runs: %s", out)
 	}
 }
