@@ -105,7 +105,8 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 	r.DeadLettered = map[string]int{}
 	dlq := map[string]bool{}
 	for _, d := range dead {
-		reason := d.reason
+		// One line per reason: the worker's joins its errors with newlines.
+		reason := strings.Join(strings.Fields(strings.ReplaceAll(d.reason, "\n", " ; ")), " ")
 		if reason == "" {
 			r.NoReason++
 			reason = "(no reason: SQS redrive at maxReceiveCount)"
@@ -146,8 +147,8 @@ func (r *Report) Failed() bool {
 
 // Write prints the report's table, then the first few of each failure.
 func (r *Report) Write(out io.Writer) {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	row := func(name string, v any, note string) { fmt.Fprintf(w, "%s\t%v\t  %s\t\n", name, v, note) }
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	row := func(name string, v any, note string) { fmt.Fprintf(w, "%s\t%8v\t%s\n", name, v, note) }
 	row("seed", r.Seed, fmt.Sprintf("replay: SEED=%d make chaos", r.Seed))
 	row("deliveries sent", r.Deliveries, fmt.Sprintf("%d HTTP requests with retries: %s", r.Requests, answers(r.Answers)))
 	row("unique events", r.Unique, fmt.Sprintf("%d poison, %d over 1 MiB (through S3)", r.Poison, r.Large))

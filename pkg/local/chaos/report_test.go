@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -89,6 +90,22 @@ func TestCompute(t *testing.T) {
 				t.Errorf("lost, doubled, violations, undeliverable, no reason = %v, want %v (%+v)", got, tt.wantN, r)
 			}
 		})
+	}
+}
+
+// TestReportTable: one row per line, whatever the reasons hold.
+func TestReportTable(t *testing.T) {
+	w := &workload{all: map[string]*event{"alpha/e0": {tenant: "alpha", id: "e0", poison: true, accepted: true}}, dups: map[*event][]delivery{}}
+	f := newFaults(1, Rates{}, 0)
+	r := &Report{Seed: 7, Drained: true}
+	r.compute(w, &sender{answers: map[string]int{}}, newTarget(nil, f, w.isPoison, 0), f,
+		[]deadLetter{{tenant: "alpha", eventID: "e0", reason: "effect forward: answered 422\n  fail alpha|forward|e0: UpdateItem timed out"}})
+	var b strings.Builder
+	r.Write(&b)
+	want := "dead-lettered            1  0 of events the target would accept, 0 without a reason\n" +
+		"                         1  effect forward: answered 422 ; fail alpha|forward|e0: UpdateItem timed out\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report table:\n%s\nwant the rows\n%s", b.String(), want)
 	}
 }
 
