@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"crypto/subtle"
+	"encoding/base64"
 	"encoding/hex"
 	"hash"
 	"net/http"
@@ -145,4 +146,16 @@ func truncate(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// DecodeBase64 decodes one base64 signature in enc, strictly: no line breaks
+// (encoding/base64 skips \r and \n) and no stray bits in the last character,
+// so a MAC has exactly one accepted spelling. ok is false when s is empty or
+// not canonical base64.
+func DecodeBase64(enc *base64.Encoding, s string) (b []byte, ok bool) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, false
+	}
+	b, err := enc.Strict().DecodeString(s)
+	return b, err == nil && len(b) > 0
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
@@ -166,4 +167,28 @@ func FuzzVerifyHubSignature(f *testing.F) {
 			t.Fatalf("VerifyHubSignature(%q) = nil for a signature that is not the MAC %q", sig, want)
 		}
 	})
+}
+
+func TestDecodeBase64(t *testing.T) {
+	tests := []struct {
+		name, in string
+		enc      *base64.Encoding
+		want     string
+	}{
+		{"canonical", "AQI=", base64.StdEncoding, "\x01\x02"},
+		{"raw url", "-_8", base64.RawURLEncoding, "\xfb\xff"},
+		{"line feed inside", "AQ\nI=", base64.StdEncoding, ""},
+		{"carriage return inside", "AQ\rI=", base64.StdEncoding, ""},
+		{"stray bits in the last character", "AQJ=", base64.StdEncoding, ""},
+		{"missing padding", "AQI", base64.StdEncoding, ""},
+		{"empty", "", base64.StdEncoding, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := DecodeBase64(tt.enc, tt.in)
+			if string(got) != tt.want || ok != (tt.want != "") {
+				t.Errorf("DecodeBase64(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+			}
+		})
+	}
 }

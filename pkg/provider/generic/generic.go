@@ -125,10 +125,10 @@ func decodeSig(s, enc string) ([]byte, bool) {
 	case "hex":
 		b, err = hex.DecodeString(s)
 	case "base64":
-		b, err = base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			b, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
+		if b, ok := webhook.DecodeBase64(base64.StdEncoding, s); ok {
+			return b, true
 		}
+		return webhook.DecodeBase64(base64.RawURLEncoding, strings.TrimRight(s, "="))
 	}
 	return b, err == nil && len(b) > 0
 }

@@ -187,6 +187,7 @@ func Run(t *testing.T, c Case) {
 		tampers := append([]Change{
 			{Name: "body", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ' ') }},
 			{Name: "signature", Apply: func(r *webhook.Request) { r.Header.Set(c.Signature, flip(r.Header.Get(c.Signature))) }},
+			{Name: "line break in signature", Apply: func(r *webhook.Request) { r.Header.Set(c.Signature, breakLine(r.Header.Get(c.Signature))) }},
 			{Name: "signature removed", Apply: func(r *webhook.Request) { r.Header.Del(c.Signature) }, Want: webhook.ErrMissingSignature},
 		}, c.Tampers...)
 		for _, tt := range tampers {
@@ -374,6 +375,14 @@ func flip(sig string) string {
 		c = 'b'
 	}
 	return sig[:i] + string(c) + sig[i+1:]
+}
+
+// breakLine puts a line break inside the signature itself: the real MAC
+// spelled another way, which base64 and hex decoders must not accept (Go's
+// base64 skips \r and \n).
+func breakLine(sig string) string {
+	i := max(len(sig)-8, 0)
+	return sig[:i] + "\n" + sig[i:]
 }
 
 // tail returns the last 16 characters of a signature header: part of the

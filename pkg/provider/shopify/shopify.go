@@ -41,8 +41,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Shopify-Hmac-Sha256 header is required")
 	}
-	got, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || len(got) == 0 {
+	got, ok := webhook.DecodeBase64(base64.StdEncoding, sig)
+	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Shopify-Hmac-Sha256 is not base64")
 	}
 	if len(cfg.Secrets) == 0 {

@@ -48,8 +48,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if sig == "" {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Twilio-Signature header is required")
 	}
-	got, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || len(got) == 0 {
+	got, ok := webhook.DecodeBase64(base64.StdEncoding, sig)
+	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Twilio-Signature is not base64")
 	}
 	u, err := signedURL(req.URL, cfg)
