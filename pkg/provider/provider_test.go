@@ -37,6 +37,11 @@ func TestRegistry(t *testing.T) {
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("Registry() = %v, want %v", got, want)
 	}
+	for name, p := range reg {
+		if _, ok := p.(webhook.Signer); !ok {
+			t.Errorf("%s does not implement webhook.Signer (make send, the samples and the chaos run sign with it)", name)
+		}
+	}
 	for _, name := range []string{"whatsapp", "slack"} {
 		p, _ := reg.Lookup(name)
 		if _, ok := p.(webhook.Handshaker); !ok {

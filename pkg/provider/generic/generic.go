@@ -23,11 +23,6 @@ const DefaultTolerance = 300 * time.Second
 // Provider implements webhook.Provider for configurable HMAC schemes.
 type Provider struct{}
 
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
 // Verify checks the configured signature header against every secret. It
 // returns an error wrapping webhook.ErrMissingSignature (header, signature or
 // timestamp absent), webhook.ErrInvalidSignature (nothing decodes or no secret

@@ -17,11 +17,6 @@ import (
 // Provider implements webhook.Provider for GitHub.
 type Provider struct{}
 
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
 // Verify checks X-Hub-Signature-256 against every secret. It returns an
 // error wrapping webhook.ErrMissingSignature when the header is absent,
 // webhook.ErrInvalidSignature when it is malformed or no secret matches, and

@@ -5,6 +5,7 @@
 package shopify
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -16,13 +17,6 @@ import (
 
 // Provider implements webhook.Provider for Shopify.
 type Provider struct{}
-
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
-var sha256New, _ = webhook.Hash("sha256")
 
 // header returns the X-Shopify-<name> header, or Shopify-<name>.
 func header(req *webhook.Request, name string) string {
@@ -48,7 +42,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if len(cfg.Secrets) == 0 {
 		return webhook.Errorf(webhook.ErrMisconfigured, "shopify: no secrets configured")
 	}
-	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, req.Body) {
+	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Shopify-Hmac-Sha256")
 	}
 	return nil
@@ -140,6 +134,6 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	// Verify prefers the X- spelling, so a stale one must not survive.
 	req.Header.Del("X-Shopify-Hmac-Sha256")
 	req.Header.Del("Shopify-Hmac-Sha256")
-	req.Header.Set(name, base64.StdEncoding.EncodeToString(webhook.MAC(sha256New, []byte(cfg.Secrets[0]), req.Body)))
+	req.Header.Set(name, base64.StdEncoding.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
 	return nil
 }

@@ -7,6 +7,7 @@ package slack
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"mime"
 	"net/http"
@@ -24,14 +25,6 @@ const DefaultTolerance = 300 * time.Second
 
 // Provider implements webhook.Provider and webhook.Handshaker for Slack.
 type Provider struct{}
-
-var (
-	_ webhook.Provider   = Provider{}
-	_ webhook.Handshaker = Provider{}
-	_ webhook.Signer     = Provider{}
-)
-
-var sha256New, _ = webhook.Hash("sha256")
 
 const prefix = "v0="
 
@@ -69,7 +62,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	}
 	// The signature first, so a forged request learns nothing about our
 	// clock; then staleness of a genuine one.
-	if !webhook.MatchMAC(sha256New, cfg.Secrets, [][]byte{got}, []byte("v0:"+ts+":"), req.Body) {
+	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, []byte("v0:"+ts+":"), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured signing secret matches X-Slack-Signature")
 	}
 	_, err = webhook.CheckTimestamp(ts, now, tol)
@@ -199,7 +192,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 		req.Header = http.Header{}
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := webhook.MAC(sha256New, []byte(cfg.Secrets[0]), []byte("v0:"+ts+":"), req.Body)
+	mac := webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte("v0:"+ts+":"), req.Body)
 	req.Header.Set("X-Slack-Request-Timestamp", ts)
 	req.Header.Set("X-Slack-Signature", prefix+hex.EncodeToString(mac))
 	return nil

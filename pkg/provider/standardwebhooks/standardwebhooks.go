@@ -27,13 +27,6 @@ const DefaultTolerance = 5 * time.Minute
 // Provider implements webhook.Provider for Standard Webhooks.
 type Provider struct{}
 
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
-var sha256New, _ = webhook.Hash("sha256")
-
 // header returns webhook-<name>, or its svix-<name> alias.
 func header(req *webhook.Request, name string) string {
 	if v := strings.TrimSpace(req.Header.Get("Webhook-" + name)); v != "" {
@@ -214,7 +207,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 		req.Header.Del("Webhook-Signature")
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := webhook.MAC(sha256New, key, []byte(id+"."+ts+"."), req.Body)
+	mac := webhook.MAC(sha256.New, key, []byte(id+"."+ts+"."), req.Body)
 	req.Header.Set(family+"Timestamp", ts)
 	req.Header.Set(family+"Signature", "v1,"+base64.StdEncoding.EncodeToString(mac))
 	return nil

@@ -5,6 +5,7 @@
 package stripe
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
@@ -20,13 +21,6 @@ const DefaultTolerance = 300 * time.Second
 
 // Provider implements webhook.Provider for Stripe.
 type Provider struct{}
-
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
-var sha256New, _ = webhook.Hash("sha256")
 
 // header is a parsed Stripe-Signature header.
 type header struct {
@@ -94,7 +88,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	}
 	// Check the signature before the timestamp so a forged header learns
 	// nothing about our clock, but report staleness of a genuine one.
-	if !webhook.MatchMAC(sha256New, cfg.Secrets, h.v1, []byte(h.timestamp+"."), req.Body) {
+	if !webhook.MatchMAC(sha256.New, cfg.Secrets, h.v1, []byte(h.timestamp+"."), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches a v1 signature")
 	}
 	_, err = webhook.CheckTimestamp(h.timestamp, now, tol)
@@ -197,7 +191,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 		req.Header = http.Header{}
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := webhook.MAC(sha256New, []byte(cfg.Secrets[0]), []byte(ts+"."), req.Body)
+	mac := webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte(ts+"."), req.Body)
 	req.Header.Set("Stripe-Signature", "t="+ts+",v1="+hex.EncodeToString(mac))
 	return nil
 }

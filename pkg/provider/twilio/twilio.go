@@ -28,11 +28,6 @@ import (
 // Provider implements webhook.Provider for Twilio.
 type Provider struct{}
 
-var (
-	_ webhook.Provider = Provider{}
-	_ webhook.Signer   = Provider{}
-)
-
 // Verify checks X-Twilio-Signature against every auth token. It returns an
 // error wrapping webhook.ErrMissingSignature when the header is absent,
 // webhook.ErrInvalidSignature when it is not base64, the body does not match

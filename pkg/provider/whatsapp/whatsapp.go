@@ -19,12 +19,6 @@ import (
 // WhatsApp Cloud API.
 type Provider struct{}
 
-var (
-	_ webhook.Provider   = Provider{}
-	_ webhook.Handshaker = Provider{}
-	_ webhook.Signer     = Provider{}
-)
-
 // Verify checks X-Hub-Signature-256 against every app secret. It returns an
 // error wrapping webhook.ErrMissingSignature when the header is absent,
 // webhook.ErrInvalidSignature when it is malformed or no secret matches, and
