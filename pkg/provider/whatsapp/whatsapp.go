@@ -98,26 +98,26 @@ type item struct {
 // the raw members are copied as Meta sent them, minus insignificant white
 // space, so message text keeps its escapes ("\u00e9").
 type (
+	// origin says where in the notification an event came from.
+	origin struct {
+		Object  string `json:"object,omitempty"`
+		EntryID string `json:"entry_id,omitempty"`
+		Field   string `json:"field,omitempty"`
+	}
 	messageBody struct {
-		Object   string            `json:"object,omitempty"`
-		EntryID  string            `json:"entry_id,omitempty"`
-		Field    string            `json:"field,omitempty"`
+		origin
 		Metadata json.RawMessage   `json:"metadata,omitempty"`
 		Contacts []json.RawMessage `json:"contacts,omitempty"`
 		Message  json.RawMessage   `json:"message"`
 	}
 	statusBody struct {
-		Object   string          `json:"object,omitempty"`
-		EntryID  string          `json:"entry_id,omitempty"`
-		Field    string          `json:"field,omitempty"`
+		origin
 		Metadata json.RawMessage `json:"metadata,omitempty"`
 		Status   json.RawMessage `json:"status"`
 	}
 	changeBody struct {
-		Object  string          `json:"object,omitempty"`
-		EntryID string          `json:"entry_id,omitempty"`
-		Field   string          `json:"field,omitempty"`
-		Value   json.RawMessage `json:"value,omitempty"`
+		origin
+		Value json.RawMessage `json:"value,omitempty"`
 	}
 )
 
@@ -134,6 +134,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	var evs, others []webhook.Event
 	for _, e := range p.Entry {
 		for _, c := range e.Changes {
+			from := origin{Object: p.Object, EntryID: e.ID, Field: c.Field}
 			var v value
 			_ = json.Unmarshal(c.Value, &v) // a value of another shape is an "other" change
 			var md struct {
@@ -144,10 +145,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 			for _, raw := range v.Messages {
 				var m item
 				_ = json.Unmarshal(raw, &m)
-				body, err := encode(messageBody{
-					Object: p.Object, EntryID: e.ID, Field: c.Field,
-					Metadata: v.Metadata, Contacts: contactsFor(v.Contacts, m.From), Message: raw,
-				})
+				body, err := encode(messageBody{origin: from, Metadata: v.Metadata, Contacts: contactsFor(v.Contacts, m.From), Message: raw})
 				if err != nil {
 					return nil, err
 				}
@@ -162,7 +160,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 			for _, raw := range v.Statuses {
 				var st item
 				_ = json.Unmarshal(raw, &st)
-				body, err := encode(statusBody{Object: p.Object, EntryID: e.ID, Field: c.Field, Metadata: v.Metadata, Status: raw})
+				body, err := encode(statusBody{origin: from, Metadata: v.Metadata, Status: raw})
 				if err != nil {
 					return nil, err
 				}
@@ -181,7 +179,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 			if len(evs) > n {
 				continue
 			}
-			body, err := encode(changeBody{Object: p.Object, EntryID: e.ID, Field: c.Field, Value: c.Value})
+			body, err := encode(changeBody{origin: from, Value: c.Value})
 			if err != nil {
 				return nil, err
 			}
