@@ -1,0 +1,184 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// FuzzHandler drives the whole ingest handler (every provider of the local
+// tenants file's "demo" tenant, in-memory claims and queue) with arbitrary
+// requests, signed by the provider's own Signer when sign is set so that the
+// parsers behind verification are reached too. Whatever comes in:
+//   - the handler answers (no error, no panic) with a status a sender can act
+//     on: never 5xx, since nothing here is down or misconfigured;
+//   - an error answer is JSON saying what is wrong, and queued nothing; a 4xx
+//     other than 409 also claimed nothing;
+//   - a 200 queued exactly the events it reports accepted, each with a
+//     message group and a deduplication id, and the same request again
+//     queues nothing more;
+//   - the log holds no secret, no signature and no body.
+func FuzzHandler(f *testing.F) {
+	file, err := tenant.LoadFile(awstest.ModuleRoot() + "/events/tenants.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	in := file.Tenants["demo"].Inbound
+	all, err := samples.LoadSamples(awstest.ModuleRoot() + "/events/samples")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range all {
+		var hdrs strings.Builder
+		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+			hdrs.WriteString(k + ": " + s.Headers[k] + "\n")
+		}
+		query := ""
+		for _, k := range slices.Sorted(maps.Keys(s.Query)) {
+			query += "&" + k + "=" + s.Query[k]
+		}
+		f.Add(s.Provider, s.Method == "GET", hdrs.String(), strings.TrimPrefix(query, "&"), s.Body, true, false)
+		f.Add(s.Provider, s.Method == "GET", hdrs.String(), "", s.Body, false, true)
+	}
+	f.Add("github", false, "X-GitHub-Event: push\nX-GitHub-Delivery: d\n", "", []byte(`{"a":1} trailing`), true, false)
+	f.Add("stripe", false, "", "", []byte(`{"id":"evt_1","type":"t","data":[]}`), true, true)
+	f.Add("nope", false, "", "", []byte(`{}`), true, false)
+
+	f.Fuzz(func(t *testing.T, prov string, get bool, hdrs, query string, body []byte, sign, b64 bool) {
+		logs := &bytes.Buffer{}
+		q := &fakeQueue{}
+		claims := &countingClaims{claimStore: idempotency.NewMemory(idempotency.Options{Now: func() time.Time { return fixedNow }})}
+		h := New(Config{
+			Providers:        provider.Registry(),
+			Tenants:          fakeTenants{m: map[string]tenant.Inbound{"demo": in}},
+			Claims:           claims,
+			Queue:            q,
+			QueueURLTemplate: "https://sqs.local/000/hookpack-{tenant}.fifo",
+			Now:              func() time.Time { return fixedNow },
+			Logger:           slog.New(slog.NewJSONHandler(logs, nil)),
+		})
+
+		method := "POST"
+		if get {
+			method = "GET"
+		}
+		headers := map[string]string{}
+		for line := range strings.Lines(hdrs) {
+			if k, v, ok := strings.Cut(strings.TrimRight(line, "\r\n"), ":"); ok {
+				headers[strings.ToLower(strings.TrimSpace(k))] = strings.TrimSpace(v)
+			}
+		}
+		req := apiRequest(method, "/webhooks/demo/"+prov, headers, string(body))
+		req.RawQueryString = query
+		var signature []string // values Sign set: they must not be logged
+		if p, ok := provider.Registry().Lookup(prov); ok && sign {
+			cfg, _ := in.Provider(prov)
+			if wreq, err := webhookRequest(&req, "demo", prov, body); err == nil {
+				before := maps.Clone(wreq.Header)
+				if err := p.(webhook.Signer).Sign(wreq, cfg, fixedNow); err == nil {
+					req.Headers = map[string]string{}
+					for k, v := range wreq.Header {
+						req.Headers[strings.ToLower(k)] = v[0]
+						if len(v[0]) >= 20 && !slices.Equal(before[k], v) {
+							signature = append(signature, v[0])
+						}
+					}
+				}
+			}
+		}
+		if b64 {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		}
+
+		resp, err := h.Handle(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Handle() error = %v; the handler must answer every request", err)
+		}
+		check := func(resp events.APIGatewayV2HTTPResponse, queuedBefore, claimsBefore int) {
+			t.Helper()
+			queued := q.count() - queuedBefore
+			var out struct {
+				Error  string        `json:"error"`
+				Events []eventResult `json:"events"`
+			}
+			isJSON := resp.Headers["content-type"] == "application/json" && json.Unmarshal([]byte(resp.Body), &out) == nil
+			switch s := resp.StatusCode; {
+			case s >= 500:
+				t.Fatalf("status %d %s: nothing here is down or misconfigured", s, resp.Body)
+			case s == 200 && isJSON:
+				accepted := 0
+				for _, e := range out.Events {
+					if e.Outcome == outAccepted {
+						accepted++
+					}
+				}
+				if queued != accepted || len(out.Events) == 0 {
+					t.Fatalf("200 reports %d events, %d accepted, and queued %d", len(out.Events), accepted, queued)
+				}
+			case s == 200: // a handshake's reply
+				if queued != 0 {
+					t.Fatalf("handshake reply queued %d messages", queued)
+				}
+			case s == 409 || s == 400 || s == 401 || s == 403 || s == 404 || s == 405 || s == 413:
+				if !isJSON || out.Error == "" {
+					t.Fatalf("status %d answers %q, want JSON with an error message", s, resp.Body)
+				}
+				if queued != 0 {
+					t.Fatalf("status %d queued %d messages", s, queued)
+				}
+				if s != 409 && claims.claims != claimsBefore {
+					t.Fatalf("status %d claimed %d keys", s, claims.claims-claimsBefore)
+				}
+			default:
+				t.Fatalf("status %d %s is not one the handler documents", s, resp.Body)
+			}
+		}
+		check(resp, 0, 0)
+		for _, m := range q.sent {
+			if m.GroupID == "" || m.DeduplicationID == "" || m.Size() > queue.MaxEventBytes {
+				t.Fatalf("queued message without group or deduplication id, or over the limit: %q %q %d bytes", m.GroupID, m.DeduplicationID, m.Size())
+			}
+		}
+
+		queued, claimed := q.count(), claims.claims
+		again, _ := h.Handle(context.Background(), req)
+		check(again, queued, claimed)
+		if q.count() != queued {
+			t.Fatalf("the same request again queued %d more messages (first answer %d %s)", q.count()-queued, resp.StatusCode, resp.Body)
+		}
+
+		log := logs.String()
+		for name, cfg := range in.Providers {
+			for _, s := range cfg.Secrets {
+				if strings.Contains(log, s) {
+					t.Fatalf("log holds %s's secret: %s", name, log)
+				}
+			}
+		}
+		for _, s := range signature {
+			if strings.Contains(log, s) {
+				t.Fatalf("log holds signature %q: %s", s, log)
+			}
+		}
+		if len(body) >= 32 && strings.Contains(log, string(body)) {
+			t.Fatalf("log holds the body: %s", log)
+		}
+	})
+}
