@@ -187,10 +187,10 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	}
 	// The batch, delivered twice: the second time as SQS delivers the same
 	// events enqueued again (later SequenceNumbers), which the ledger skips.
-	batchAt := func(now time.Time) (events.SQSEvent, []byte) {
+	batchAt := func(now time.Time, sequence int64) (events.SQSEvent, []byte) {
 		t.Helper()
 		batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
-			Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: now,
+			Tenant: "demo", Providers: f.Tenants["demo"].Providers, Registry: provider.Registry(), Now: now, Sequence: sequence,
 			QueueARN: esm.ARNOf(stack.Queues["demo"].URL, awstest.Region),
 		})
 		if err != nil {
@@ -207,7 +207,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 		"TENANT_PARAMETER_PREFIX="+stack.Worker.ParameterPrefix,
 		"QUEUE_URL_TEMPLATE="+stack.Worker.QueueURLTemplate)
 	for round := 1; round <= 2; round++ {
-		batch, payload := batchAt(time.Now())
+		batch, payload := batchAt(time.Now(), int64(round-1))
 		var logs bytes.Buffer
 		res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: payload, Timeout: 30 * time.Second, Stdout: &logs, Stderr: &logs})
 		if err != nil || res.Error != nil {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -317,5 +319,49 @@ func TestEnvJSONMatchesTemplate(t *testing.T) {
 		if len(want) == 0 || !slices.Equal(got, want) {
 			t.Errorf("events/env.json %s declares %v, template.yaml %v", fn, got, want)
 		}
+	}
+}
+
+// TestCommittedWorkerEvent keeps events/worker/sqs-batch.json what
+// `go run ./scripts/events -committed` writes: the messages the ingest path
+// queues today for the samples (a stale key has the worker apply a delivery
+// that ingest later queues again under its current key a second time), each
+// with SequenceNumber 0, below every number SQS assigns.
+func TestCommittedWorkerEvent(t *testing.T) {
+	path := root + "/events/worker/sqs-batch.json"
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed events.SQSEvent
+	if err := json.Unmarshal(got, &committed); err != nil || len(committed.Records) == 0 {
+		t.Fatalf("%s is no SQS event with records: %v", path, err)
+	}
+	first, err := envelope.Decode([]byte(committed.Records[0].Body))
+	if err != nil {
+		t.Fatalf("%s: first record: %v", path, err)
+	}
+	all, err := samples.LoadSamples(samplesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := samples.WorkerBatch(all, samples.WorkerOptions{
+		Tenant: "demo", Providers: demo(t), Registry: provider.Registry(), Now: first.ReceivedAt,
+		QueueARN: "arn:aws:sqs:us-east-1:123456789012:" + devstack.QueueName(devstack.DefaultName, "demo") + ".fifo",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := samples.WriteWorker(t.TempDir(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := os.ReadFile(fresh); !bytes.Equal(got, want) {
+		for i := range min(len(batch.Records), len(committed.Records)) {
+			if g, w := committed.Records[i].Attributes["MessageDeduplicationId"], batch.Records[i].Attributes["MessageDeduplicationId"]; g != w {
+				t.Errorf("record %d: deduplication id %s, ingest queues it as %s", i, g, w)
+			}
+		}
+		t.Fatalf("%s is not the batch the samples make today: run go run ./scripts/events -committed", path)
 	}
 }

@@ -24,6 +24,12 @@ type WorkerOptions struct {
 	// QueueARN is the eventSourceARN of the records: the tenant's queue.
 	QueueARN string
 	Now      time.Time
+	// Sequence is every record's SequenceNumber. The default, 0, is below
+	// every number SQS assigns, so a sample batch invoked against a stack
+	// never fences off the real messages of its conversations (the ledger
+	// refuses a writer older than the conversation's last); a larger one
+	// plays the same events enqueued again.
+	Sequence int64
 }
 
 // WorkerBatch turns the samples' deliveries (handshakes excluded) into the
@@ -33,7 +39,6 @@ type WorkerOptions struct {
 // mapping delivers.
 func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
 	var ev events.SQSEvent
-	seq := o.Now.UnixNano()
 	for _, s := range samples {
 		p, ok := o.Registry.Lookup(s.Provider)
 		if !ok {
@@ -64,7 +69,6 @@ func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
 			if err != nil {
 				return ev, fmt.Errorf("%s/%s: %w", s.Provider, s.Name, err)
 			}
-			seq++
 			sum := sha256.Sum256(m.Body)
 			ms := strconv.FormatInt(o.Now.UnixMilli(), 10)
 			ev.Records = append(ev.Records, events.SQSMessage{
@@ -77,7 +81,7 @@ func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
 					"SentTimestamp":                    ms,
 					"SenderId":                         "AROAEXAMPLE:hookpack-ingest",
 					"ApproximateFirstReceiveTimestamp": ms,
-					"SequenceNumber":                   strconv.FormatInt(seq, 10),
+					"SequenceNumber":                   strconv.FormatInt(o.Sequence, 10),
 					"MessageGroupId":                   m.GroupID,
 					"MessageDeduplicationId":           m.DeduplicationID,
 				},
