@@ -177,7 +177,10 @@ func FuzzHandler(f *testing.F) {
 				t.Fatalf("log holds signature %q: %s", s, log)
 			}
 		}
-		if len(body) >= 32 && strings.Contains(log, string(body)) {
+		// (The log may name the path's provider and an event id from a
+		// header or the query: a body that is one of those is no leak.)
+		echoed := strings.Contains(prov, string(body)) || strings.Contains(hdrs, string(body)) || strings.Contains(query, string(body))
+		if len(body) >= 32 && !echoed && strings.Contains(log, string(body)) {
 			t.Fatalf("log holds the body: %s", log)
 		}
 	})

@@ -324,7 +324,7 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 			defer cancel()
 			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
 				h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",
-					slog.String("tenantId", res.tenant), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
+					slog.String("tenantId", clip(res.tenant)), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
 			}
 			st[i].out = outAccepted
 			return
@@ -476,8 +476,8 @@ func jsonResponse(status int, v any) events.APIGatewayV2HTTPResponse {
 // line (template.yaml), and the idempotency key is tenantId#provider#eventId.
 func (h *Handler) log(ctx context.Context, res *result, out outcome, status int, start time.Time) {
 	attrs := []any{
-		slog.String("tenantId", res.tenant),
-		slog.String("provider", res.provider),
+		slog.String("tenantId", clip(res.tenant)),
+		slog.String("provider", clip(res.provider)),
 		slog.String("outcome", string(out)),
 		slog.Int("status", status),
 		slog.Float64("durationMs", float64(h.cfg.Now().Sub(start).Microseconds())/1000),
@@ -509,6 +509,18 @@ func (h *Handler) log(ctx context.Context, res *result, out outcome, status int,
 		}
 	}
 	h.cfg.Logger.Log(ctx, level, "webhook", attrs...)
+}
+
+// maxPathValueBytes bounds the tenant and provider path segments as logged:
+// anyone can send a long one, and every byte logged is billed.
+const maxPathValueBytes = 64
+
+// clip returns s, cut to maxPathValueBytes with "…" when longer.
+func clip(s string) string {
+	if len(s) <= maxPathValueBytes {
+		return s
+	}
+	return s[:maxPathValueBytes] + "…"
 }
 
 // MaxLogLineBytes is the budget of the one log line of an accepted

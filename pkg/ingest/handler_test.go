@@ -477,6 +477,20 @@ func TestLogLineBudget(t *testing.T) {
 	}
 }
 
+// A rejected request's path segments are anyone's to choose: the log line
+// holds at most maxPathValueBytes of each.
+func TestLogLineClipsPathSegments(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	for _, path := range []string{"/webhooks/acme/" + long, "/webhooks/" + long + "/github"} {
+		f := newFixture(t)
+		resp := f.do(t, apiRequest("POST", path, nil, "{}"))
+		line := f.logs.String()
+		if resp.StatusCode/100 != 4 || len(line) > 2*MaxLogLineBytes || !strings.Contains(line, strings.Repeat("x", maxPathValueBytes)+"…") {
+			t.Errorf("POST %.40s… = %d, log line of %d bytes: %s", path, resp.StatusCode, len(line), line)
+		}
+	}
+}
+
 // fieldsHash is webhook.DedupID's content hash of one field.
 func fieldsHash(body string) string {
 	h := sha256.New()
