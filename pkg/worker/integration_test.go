@@ -182,8 +182,8 @@ func (s *stack) workerConfig(logs io.Writer, reg *worker.Registry) worker.Config
 		// short leaves a message invisible for the queue's 30 s, a
 		// FailedAttempt cut short miscounts: not what these tests test.
 		SafetyMargin: 10 * time.Second, FinishTimeout: 10 * time.Second,
-		Now:              s.clock.Now,
-		Logger:           slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:    s.clock.Now,
+		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 }
 
