@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,7 +66,16 @@ func FuzzRecord(f *testing.F) {
 		case ran == 0:
 			t.Fatal("the record was neither applied, retried nor dead-lettered: it is lost")
 		}
-		if len(body) >= 32 && strings.Contains(fx.logs.String(), body) {
+		// The log's values with JSON escapes undone: an escaped group id
+		// such as "\u0000…" must not look like a body of zeros.
+		var values strings.Builder
+		for _, line := range fx.logs.lines(t) {
+			for _, v := range line {
+				fmt.Fprintf(&values, "%v\x00", v)
+			}
+		}
+		echoed := strings.Contains(group, body) || strings.Contains(seq, body) || strings.Contains(receives, body)
+		if len(body) >= 32 && !echoed && strings.Contains(values.String(), body) {
 			t.Fatalf("log holds the body: %s", fx.logs.String())
 		}
 	})
