@@ -324,7 +324,7 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 			defer cancel()
 			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
 				h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",
-					slog.String("tenantId", clip(res.tenant)), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
+					slog.String("tenantId", res.tenant), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
 			}
 			st[i].out = outAccepted
 			return

@@ -260,7 +260,7 @@ func (s *stack) drain(h *worker.Handler) {
 	s.drainWithin(h, 100)
 }
 
-// drainWithin is drain giving up after batches receives.
+// drainWithin is drain giving up after batches receives that returned messages.
 func (s *stack) drainWithin(h *worker.Handler, batches int) {
 	s.t.Helper()
 	ctx := context.Background()

@@ -114,18 +114,17 @@ func scheme(cfg webhook.Config) (header string, h webhook.HashFunc, enc string, 
 // decodeSig decodes one signature; ok is false when it is not valid in enc
 // or is empty.
 func decodeSig(s, enc string) ([]byte, bool) {
-	var b []byte
-	var err error
 	switch enc {
 	case "hex":
-		b, err = hex.DecodeString(s)
+		b, err := hex.DecodeString(s)
+		return b, err == nil && len(b) > 0
 	case "base64":
 		if b, ok := webhook.DecodeBase64(base64.StdEncoding, s); ok {
 			return b, true
 		}
 		return webhook.DecodeBase64(base64.RawURLEncoding, strings.TrimRight(s, "="))
 	}
-	return b, err == nil && len(b) > 0
+	return nil, false
 }
 
 // splitParams parses "k=v<sep>k=v"; repeated keys keep every value.

@@ -51,8 +51,8 @@ func parseSignatures(h string) signatures {
 		if !ok || (version != "v1" && version != "v1a") {
 			continue
 		}
-		b, err := base64.StdEncoding.DecodeString(sig)
-		if err != nil || len(b) == 0 {
+		b, ok := webhook.DecodeBase64(base64.StdEncoding, sig)
+		if !ok {
 			s.bad++
 			continue
 		}
