@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"hash"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -63,13 +62,16 @@ func MatchMAC(h HashFunc, secrets []string, wants [][]byte, parts ...[]byte) boo
 // hubPrefix starts an X-Hub-Signature-256 value.
 const hubPrefix = "sha256="
 
-// VerifyHubSignature checks X-Hub-Signature-256, "sha256=" + hex
-// HMAC-SHA256(secret, raw body), the scheme GitHub and Meta (WhatsApp) share,
-// against every secret in constant time. It returns an error wrapping
-// ErrMissingSignature when the header is absent, ErrInvalidSignature when it
-// is malformed or no secret matches, and ErrMisconfigured when secrets is
-// empty.
-func VerifyHubSignature(req *Request, secrets []string) error {
+// HubSignature is X-Hub-Signature-256, "sha256=" + hex HMAC-SHA256(secret,
+// raw body): the scheme GitHub and Meta (WhatsApp) share. Their providers
+// embed it for Verify and Sign. Neither signs a timestamp, so now is unused.
+type HubSignature struct{}
+
+// Verify checks X-Hub-Signature-256 against every secret in constant time.
+// It returns an error wrapping ErrMissingSignature when the header is
+// absent, ErrInvalidSignature when it is malformed or no secret matches, and
+// ErrMisconfigured when the tenant has no secrets.
+func (HubSignature) Verify(req *Request, cfg Config, _ time.Time) error {
 	sig := strings.TrimSpace(req.Header.Get("X-Hub-Signature-256"))
 	if sig == "" {
 		return errorf(ErrMissingSignature, "X-Hub-Signature-256 header is required")
@@ -82,26 +84,23 @@ func VerifyHubSignature(req *Request, secrets []string) error {
 	if err != nil || len(got) == 0 {
 		return errorf(ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
 	}
-	if len(secrets) == 0 {
-		return errorf(ErrMisconfigured, "no secrets configured")
+	if err := cfg.CheckSecrets("X-Hub-Signature-256"); err != nil {
+		return err
 	}
-	if !MatchMAC(sha256.New, secrets, [][]byte{got}, req.Body) {
+	if !MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return errorf(ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
 	}
 	return nil
 }
 
-// SignHubSignature sets X-Hub-Signature-256 on req with secrets[0], as
-// VerifyHubSignature checks it. It returns an error wrapping ErrMisconfigured
-// when secrets is empty.
-func SignHubSignature(req *Request, secrets []string) error {
-	if len(secrets) == 0 {
-		return errorf(ErrMisconfigured, "no secrets configured")
+// Sign sets X-Hub-Signature-256 with cfg.Secrets[0], as Verify checks it
+// (Meta's GET handshake is unsigned: it carries a verify token instead). It
+// returns an error wrapping ErrMisconfigured when the tenant has no secrets.
+func (HubSignature) Sign(req *Request, cfg Config, _ time.Time) error {
+	if err := cfg.CheckSecrets("X-Hub-Signature-256"); err != nil {
+		return err
 	}
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
-	req.Header.Set("X-Hub-Signature-256", hubPrefix+hex.EncodeToString(MAC(sha256.New, []byte(secrets[0]), req.Body)))
+	req.SetHeader("X-Hub-Signature-256", hubPrefix+hex.EncodeToString(MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
 	return nil
 }
 

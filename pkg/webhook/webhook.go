@@ -43,6 +43,15 @@ type Request struct {
 	URL string
 }
 
+// SetHeader sets a header of r, creating r.Header when it is nil (Signers
+// write to requests built without one).
+func (r *Request) SetHeader(key, value string) {
+	if r.Header == nil {
+		r.Header = http.Header{}
+	}
+	r.Header.Set(key, value)
+}
+
 // Config is a tenant's configuration for one provider.
 type Config struct {
 	// Secrets are the inbound signing secrets. Any one of them verifies a
@@ -52,6 +61,15 @@ type Config struct {
 	// Settings holds provider-specific options (tolerances, header names,
 	// verify tokens, JSON paths). Each provider documents its keys.
 	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// CheckSecrets returns an error wrapping ErrMisconfigured, naming provider,
+// when c has no secrets: every Verify and Sign needs at least one.
+func (c Config) CheckSecrets(provider string) error {
+	if len(c.Secrets) == 0 {
+		return errorf(ErrMisconfigured, "%s: no secrets configured", provider)
+	}
+	return nil
 }
 
 // Setting returns Settings[key], or def when it is unset or empty.

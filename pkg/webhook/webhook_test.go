@@ -101,7 +101,7 @@ const (
 	hubDocSignature = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
 )
 
-func TestVerifyHubSignature(t *testing.T) {
+func TestHubSignatureVerify(t *testing.T) {
 	tests := []struct {
 		name    string
 		secrets []string
@@ -129,42 +129,43 @@ func TestVerifyHubSignature(t *testing.T) {
 			if tt.sig != "" {
 				req.Header.Set("X-Hub-Signature-256", tt.sig)
 			}
-			err := VerifyHubSignature(req, tt.secrets)
+			err := (HubSignature{}).Verify(req, Config{Secrets: tt.secrets}, time.Time{})
 			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
-				t.Errorf("VerifyHubSignature(%q) = %v, want %v", tt.sig, err, tt.want)
+				t.Errorf("Verify(%q) = %v, want %v", tt.sig, err, tt.want)
 			}
 		})
 	}
 }
 
-func TestSignHubSignature(t *testing.T) {
+func TestHubSignatureSign(t *testing.T) {
 	req := &Request{Body: []byte(hubDocPayload)}
-	if err := SignHubSignature(req, []string{hubDocSecret, "second"}); err != nil {
+	if err := (HubSignature{}).Sign(req, Config{Secrets: []string{hubDocSecret, "second"}}, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if got := req.Header.Get("X-Hub-Signature-256"); got != hubDocSignature {
-		t.Errorf("SignHubSignature(docs vector) = %q, want %q", got, hubDocSignature)
+		t.Errorf("Sign(docs vector) = %q, want %q", got, hubDocSignature)
 	}
-	if err := SignHubSignature(&Request{}, nil); !errors.Is(err, ErrMisconfigured) {
-		t.Errorf("SignHubSignature(no secrets) = %v, want %v", err, ErrMisconfigured)
+	if err := (HubSignature{}).Sign(&Request{}, Config{}, time.Time{}); !errors.Is(err, ErrMisconfigured) {
+		t.Errorf("Sign(no secrets) = %v, want %v", err, ErrMisconfigured)
 	}
 }
 
-// FuzzVerifyHubSignature: nothing but the MAC (hex in either case) verifies.
-func FuzzVerifyHubSignature(f *testing.F) {
+// FuzzHubSignature: nothing but the MAC (hex in either case) verifies.
+func FuzzHubSignature(f *testing.F) {
 	f.Add(hubDocSignature, []byte(hubDocPayload))
 	f.Add("sha256=", []byte(""))
 	f.Add("sha256=zz", []byte("{}"))
 	f.Add("", []byte("x"))
+	cfg := Config{Secrets: []string{"fuzz-secret"}}
 	f.Fuzz(func(t *testing.T, sig string, body []byte) {
 		req := &Request{Header: http.Header{"X-Hub-Signature-256": {sig}}, Body: body}
 		signed := &Request{Body: body}
-		if err := SignHubSignature(signed, []string{"fuzz-secret"}); err != nil {
+		if err := (HubSignature{}).Sign(signed, cfg, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
 		want := signed.Header.Get("X-Hub-Signature-256")
-		if err := VerifyHubSignature(req, []string{"fuzz-secret"}); err == nil && !strings.EqualFold(strings.TrimSpace(sig), want) {
-			t.Fatalf("VerifyHubSignature(%q) = nil for a signature that is not the MAC %q", sig, want)
+		if err := (HubSignature{}).Verify(req, cfg, time.Time{}); err == nil && !strings.EqualFold(strings.TrimSpace(sig), want) {
+			t.Fatalf("Verify(%q) = nil for a signature that is not the MAC %q", sig, want)
 		}
 	})
 }

@@ -8,7 +8,6 @@ package generic
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -195,8 +194,8 @@ func content(req *webhook.Request, cfg webhook.Config, ts string) ([][]byte, err
 			return nil, err
 		}
 	}
-	if len(cfg.Secrets) == 0 {
-		return nil, webhook.Errorf(webhook.ErrMisconfigured, "hmac: no secrets configured")
+	if err := cfg.CheckSecrets("hmac"); err != nil {
+		return nil, err
 	}
 	return signedParts(tmpl, req.Body, ts, u), nil
 }
@@ -354,10 +353,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 			sig = tsParam + "=" + ts + cfg.Setting("separator", ",") + sig
 		}
 	}
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
-	req.Header.Set(name, sig)
+	req.SetHeader(name, sig)
 	if tsHeader != "" {
 		req.Header.Set(tsHeader, ts)
 	}

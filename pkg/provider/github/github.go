@@ -9,29 +9,13 @@ import (
 	"mime"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// Provider implements webhook.Provider for GitHub.
-type Provider struct{}
-
-// Verify checks X-Hub-Signature-256 against every secret. It returns an
-// error wrapping webhook.ErrMissingSignature when the header is absent,
-// webhook.ErrInvalidSignature when it is malformed or no secret matches, and
-// webhook.ErrMisconfigured when the tenant has no secrets.
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	return webhook.VerifyHubSignature(req, cfg.Secrets)
-}
-
-// Sign sets X-Hub-Signature-256 to "sha256=" + hex HMAC-SHA256 of the body
-// with cfg.Secrets[0]. GitHub signs no timestamp, so now is unused. It
-// returns an error wrapping webhook.ErrMisconfigured when the tenant has no
-// secrets.
-func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	return webhook.SignHubSignature(req, cfg.Secrets)
-}
+// Provider implements webhook.Provider for GitHub; Verify and Sign are
+// webhook.HubSignature's.
+type Provider struct{ webhook.HubSignature }
 
 // payload holds the members the conversation key needs.
 type payload struct {

@@ -7,7 +7,6 @@ package shopify
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"net/http"
 	"strings"
 	"time"
 
@@ -39,8 +38,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Shopify-Hmac-Sha256 is not base64")
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "shopify: no secrets configured")
+	if err := cfg.CheckSecrets("shopify"); err != nil {
+		return err
 	}
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches X-Shopify-Hmac-Sha256")
@@ -121,11 +120,8 @@ func resource(doc any, topic, resourceID string) string {
 // It returns an error wrapping webhook.ErrMisconfigured when the tenant has
 // no secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "shopify: no secrets configured")
-	}
-	if req.Header == nil {
-		req.Header = http.Header{}
+	if err := cfg.CheckSecrets("shopify"); err != nil {
+		return err
 	}
 	name := "X-Shopify-Hmac-Sha256"
 	if req.Header.Get("X-Shopify-Topic") == "" && req.Header.Get("Shopify-Topic") != "" {
@@ -134,6 +130,6 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	// Verify prefers the X- spelling, so a stale one must not survive.
 	req.Header.Del("X-Shopify-Hmac-Sha256")
 	req.Header.Del("Shopify-Hmac-Sha256")
-	req.Header.Set(name, base64.StdEncoding.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
+	req.SetHeader(name, base64.StdEncoding.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
 	return nil
 }

@@ -57,8 +57,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "slack: no secrets configured")
+	if err := cfg.CheckSecrets("slack"); err != nil {
+		return err
 	}
 	// The signature first, so a forged request learns nothing about our
 	// clock; then staleness of a genuine one.
@@ -185,15 +185,12 @@ func join(team, channel, thread string) string {
 // under cfg.Secrets[0], the app's signing secret. It returns an error
 // wrapping webhook.ErrMisconfigured when the tenant has no secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "slack: no secrets configured")
-	}
-	if req.Header == nil {
-		req.Header = http.Header{}
+	if err := cfg.CheckSecrets("slack"); err != nil {
+		return err
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
 	mac := webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte("v0:"+ts+":"), req.Body)
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", prefix+hex.EncodeToString(mac))
+	req.SetHeader("X-Slack-Request-Timestamp", ts)
+	req.SetHeader("X-Slack-Signature", prefix+hex.EncodeToString(mac))
 	return nil
 }

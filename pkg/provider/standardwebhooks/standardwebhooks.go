@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -96,8 +95,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: no secrets configured")
+	if err := cfg.CheckSecrets("standardwebhooks"); err != nil {
+		return err
 	}
 	content := []byte(id + "." + ts + ".")
 	var signed []byte // content and body in one piece, for Ed25519; built once needed
@@ -181,15 +180,12 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 // no secrets or the first one is a "whpk_" public key, which can only
 // verify.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
 	id := header(req, "Id")
 	if id == "" {
 		return webhook.Errorf(webhook.ErrMalformed, "webhook-id header is required to sign")
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: no secrets configured")
+	if err := cfg.CheckSecrets("standardwebhooks"); err != nil {
+		return err
 	}
 	s := cfg.Secrets[0]
 	if strings.HasPrefix(s, "whpk_") {
@@ -208,7 +204,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
 	mac := webhook.MAC(sha256.New, key, []byte(id+"."+ts+"."), req.Body)
-	req.Header.Set(family+"Timestamp", ts)
-	req.Header.Set(family+"Signature", "v1,"+base64.StdEncoding.EncodeToString(mac))
+	req.SetHeader(family+"Timestamp", ts)
+	req.SetHeader(family+"Signature", "v1,"+base64.StdEncoding.EncodeToString(mac))
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -76,8 +75,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "stripe: no secrets configured")
+	if err := cfg.CheckSecrets("stripe"); err != nil {
+		return err
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	if err != nil {
@@ -184,14 +183,11 @@ func customer(raw json.RawMessage) string {
 // (no legacy v0). It returns an error wrapping webhook.ErrMisconfigured when
 // the tenant has no secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "stripe: no secrets configured")
-	}
-	if req.Header == nil {
-		req.Header = http.Header{}
+	if err := cfg.CheckSecrets("stripe"); err != nil {
+		return err
 	}
 	ts := strconv.FormatInt(now.Unix(), 10)
 	mac := webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte(ts+"."), req.Body)
-	req.Header.Set("Stripe-Signature", "t="+ts+",v1="+hex.EncodeToString(mac))
+	req.SetHeader("Stripe-Signature", "t="+ts+",v1="+hex.EncodeToString(mac))
 	return nil
 }

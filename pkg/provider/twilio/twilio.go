@@ -14,7 +14,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -51,8 +50,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) er
 	if err != nil {
 		return err
 	}
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
+	if err := cfg.CheckSecrets("twilio"); err != nil {
+		return err
 	}
 	params := []string{""} // nothing is appended to a URL with bodySHA256
 	if want, ok := bodyHash(u); ok {
@@ -301,8 +300,8 @@ func jsonEvents(body []byte, token string, headers map[string]string) ([]webhook
 // absolute or a form body is not URL-encoded, and webhook.ErrMisconfigured
 // when base_url is unusable or the tenant has no secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	if len(cfg.Secrets) == 0 {
-		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: no secrets configured")
+	if err := cfg.CheckSecrets("twilio"); err != nil {
+		return err
 	}
 	if !strings.Contains(req.URL, "://") {
 		return webhook.Errorf(webhook.ErrMalformed, "twilio: an absolute request URL is required to sign")
@@ -326,11 +325,8 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	if err != nil {
 		return err
 	}
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
 	mac := webhook.MAC(sha1.New, []byte(cfg.Secrets[0]), []byte(u), []byte(params))
-	req.Header.Set("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac))
+	req.SetHeader("X-Twilio-Signature", base64.StdEncoding.EncodeToString(mac))
 	return nil
 }
 

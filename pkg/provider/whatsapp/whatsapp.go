@@ -10,32 +10,14 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
-	"time"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Provider implements webhook.Provider and webhook.Handshaker for the
-// WhatsApp Cloud API.
-type Provider struct{}
-
-// Verify checks X-Hub-Signature-256 against every app secret. It returns an
-// error wrapping webhook.ErrMissingSignature when the header is absent,
-// webhook.ErrInvalidSignature when it is malformed or no secret matches, and
-// webhook.ErrMisconfigured when the tenant has no secrets.
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	return webhook.VerifyHubSignature(req, cfg.Secrets)
-}
-
-// Sign sets X-Hub-Signature-256 to "sha256=" + hex HMAC-SHA256 of the raw
-// body with cfg.Secrets[0] (the app secret), as Meta signs its POSTs. The
-// GET verification handshake is unsigned: it carries the verify_token
-// setting in its query instead. Meta signs no timestamp, so now is unused.
-// It returns an error wrapping webhook.ErrMisconfigured when the tenant has
-// no secrets.
-func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	return webhook.SignHubSignature(req, cfg.Secrets)
-}
+// WhatsApp Cloud API; Verify and Sign (of POSTs; the GET handshake is
+// unsigned) are webhook.HubSignature's.
+type Provider struct{ webhook.HubSignature }
 
 // Handshake answers Meta's GET verification request. ok is false for every
 // other request. It returns an error wrapping webhook.ErrForbidden when the
