@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
@@ -49,19 +49,6 @@ var adversaries = []adversary{
 	{"twilio", "sms-received", "X-Twilio-Signature", []string{"I-Twilio-Idempotency-Token"}, false, ""},
 	{"hmac", "paddle-transaction-paid", "Paddle-Signature", nil, true, ""},
 }
-
-// syncBuffer collects the log lines of handlers running on server goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestAdversarialDeliveriesThroughTheLocalAPI sends every provider's sample
 // delivery, broken in every way an attacker or a confused sender can break
@@ -107,7 +94,7 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 	}
 
 	counter := awscount.New()
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := NewAWS(counter.Install(base), Settings{IdempotencyTable: name, ParameterPrefix: "/" + name,
 		QueueURLTemplate: strings.Replace(pair.URL, "-acme.fifo", "-{tenant}.fifo", 1)}, logger)

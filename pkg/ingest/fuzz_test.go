@@ -1,11 +1,9 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
@@ -63,7 +62,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add("nope", false, "", "", []byte(`{}`), true, false)
 
 	f.Fuzz(func(t *testing.T, prov string, get bool, hdrs, query string, body []byte, sign, b64 bool) {
-		logs := &bytes.Buffer{}
+		logs := &logtest.Buffer{}
 		q := &fakeQueue{}
 		claims := &countingClaims{claimStore: idempotency.NewMemory(idempotency.Options{Now: func() time.Time { return fixedNow }})}
 		h := New(Config{
@@ -167,17 +166,8 @@ func FuzzHandler(f *testing.F) {
 
 		// The log's values as written, JSON escapes undone (an escape can
 		// both hide a secret and look like a body).
-		var log strings.Builder
-		for line := range strings.Lines(logs.String()) {
-			var fields map[string]any
-			if err := json.Unmarshal([]byte(line), &fields); err != nil {
-				t.Fatalf("log line is not JSON: %v: %s", err, line)
-			}
-			for _, v := range fields {
-				fmt.Fprintf(&log, "%v\x00", v)
-			}
-		}
-		leaks := func(s string) bool { return strings.Contains(log.String(), s) }
+		values := logs.Values(t)
+		leaks := func(s string) bool { return strings.Contains(values, s) }
 		for name, cfg := range in.Providers {
 			for _, s := range cfg.Secrets {
 				if leaks(s) {

@@ -1,9 +1,7 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -173,38 +172,10 @@ func failed(resp events.SQSEventResponse) []string {
 	return ids
 }
 
-// logBuffer collects JSON log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) lines(t testing.TB) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(l.buf.Bytes()))
-	for dec.More() {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			t.Fatalf("log line is not JSON: %v", err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // outcomes maps messageId → outcome of the "message" lines.
-func (l *logBuffer) outcomes(t testing.TB) map[string]string {
+func outcomes(t testing.TB, logs *logtest.Buffer) map[string]string {
 	out := map[string]string{}
-	for _, m := range l.lines(t) {
+	for _, m := range logs.Lines(t) {
 		if m["msg"] == "message" {
 			out[m["messageId"].(string)] = m["outcome"].(string)
 		}
@@ -213,9 +184,9 @@ func (l *logBuffer) outcomes(t testing.TB) map[string]string {
 }
 
 // sequence returns the outcomes of the "message" lines in order.
-func (l *logBuffer) sequence(t testing.TB) []string {
+func sequence(t testing.TB, logs *logtest.Buffer) []string {
 	var out []string
-	for _, m := range l.lines(t) {
+	for _, m := range logs.Lines(t) {
 		if m["msg"] == "message" {
 			out = append(out, m["outcome"].(string))
 		}
@@ -223,20 +194,18 @@ func (l *logBuffer) sequence(t testing.TB) []string {
 	return out
 }
 
-func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.String() }
-
 // fixture is a handler on fakes with an in-memory ledger.
 type fixture struct {
 	h      *worker.Handler
 	sqs    *fakeSQS
 	ledger *ledger.Memory
 	clock  *clock
-	logs   *logBuffer
+	logs   *logtest.Buffer
 	reg    *worker.Registry
 }
 
 func newFixture(t testing.TB, mod func(c *worker.Config)) *fixture {
-	f := &fixture{sqs: newFakeSQS(), clock: newClock(), logs: &logBuffer{}, reg: worker.NewRegistry()}
+	f := &fixture{sqs: newFakeSQS(), clock: newClock(), logs: &logtest.Buffer{}, reg: worker.NewRegistry()}
 	f.ledger = ledger.NewMemory(ledger.Options{Now: f.clock.Now})
 	cfg := worker.Config{
 		Ledger:     f.ledger,

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -342,7 +343,7 @@ func TestPoisonMessageIsDeadLetteredAndItsConversationContinuesOnMoto(t *testing
 		t.Fatal(err)
 	}
 	s.send(s.env("c2-e1", "c2"), "")
-	var logs logBuffer
+	var logs logtest.Buffer
 	s.drain(worker.New(s.workerConfig(&logs, s.forwardRegistry())))
 
 	_, applied, _, _, _ := s.target.snapshot()
@@ -374,7 +375,7 @@ func TestPoisonMessageIsDeadLetteredAndItsConversationContinuesOnMoto(t *testing
 				r.Attributes["MessageGroupId"], attr(worker.AttrFailedAt), w.reason, w.group)
 		}
 	}
-	outcomes := logs.outcomes(t)
+	outcomes := outcomes(t, &logs)
 	if outcomes[poisonID] != "dead_lettered" || outcomes[garbageID] != "dead_lettered" {
 		t.Errorf("outcomes = %v, want both poison messages dead_lettered", outcomes)
 	}
@@ -385,7 +386,7 @@ func TestPoisonMessageIsDeadLetteredAndItsConversationContinuesOnMoto(t *testing
 
 func TestRedeliveredAndReenqueuedMessagesOnMoto(t *testing.T) {
 	s := newStack(t)
-	var logs logBuffer
+	var logs logtest.Buffer
 	h := worker.New(s.workerConfig(&logs, s.forwardRegistry()))
 	ctx := context.Background()
 	e := s.env("c1-e1", "c1")
@@ -426,7 +427,7 @@ func TestRedeliveredAndReenqueuedMessagesOnMoto(t *testing.T) {
 		t.Errorf("posts = %v, applied %v, absorbed %d; want the redelivery's repeat absorbed by its Idempotency-Key and no third post",
 			posts["c1"], applied["c1"], absorbed)
 	}
-	outs := logs.sequence(t)
+	outs := sequence(t, &logs)
 	if !slices.Equal(outs, []string{"processed", "processed", "skipped_duplicate"}) {
 		t.Errorf("outcomes = %v, want processed, processed (redelivery), skipped_duplicate (enqueued again)", outs)
 	}
@@ -472,7 +473,7 @@ func TestStaleWorkerIsFencedOffOnMoto(t *testing.T) {
 		return reg
 	}
 	stuck := &blockingPoster{next: forward.New(nil, nil), started: make(chan struct{}), release: make(chan struct{})}
-	var logsA logBuffer
+	var logsA logtest.Buffer
 	workerA := worker.New(s.workerConfig(&logsA, handler("A", stuck)))
 	workerB := worker.New(s.workerConfig(nil, handler("B", forward.New(nil, nil))))
 
@@ -511,7 +512,7 @@ func TestStaleWorkerIsFencedOffOnMoto(t *testing.T) {
 	if got := failed(resp); !slices.Equal(got, []string{evA.Records[0].MessageId}) {
 		t.Errorf("worker A's failures = %v, want its message (it lost it)", got)
 	}
-	if outcomes := logsA.outcomes(t); outcomes[evA.Records[0].MessageId] != "fenced" {
+	if outcomes := outcomes(t, &logsA); outcomes[evA.Records[0].MessageId] != "fenced" {
 		t.Errorf("worker A's outcome = %v, want fenced", outcomes)
 	}
 	if err := <-staleApply; !errors.Is(err, ledger.ErrFenced) {

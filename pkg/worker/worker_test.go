@@ -20,6 +20,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -115,7 +116,7 @@ func TestPerGroupSkip(t *testing.T) {
 			if !slices.Equal(dlq, tt.wantDLQ) {
 				t.Errorf("dead letters = %v, want %v", dlq, tt.wantDLQ)
 			}
-			got := f.logs.outcomes(t)
+			got := outcomes(t, f.logs)
 			if len(got) != len(ev.Records) {
 				t.Errorf("%d log lines, want one per message (%d)", len(got), len(ev.Records))
 			}
@@ -208,7 +209,7 @@ func TestWorkDeadline(t *testing.T) {
 	if v, ok := f.sqs.visibility["rh-3"]; !ok || v != 0 {
 		t.Errorf("visibility of the unstarted message = %d (set %v), want 0 (redeliver at once)", v, ok)
 	}
-	if got := f.logs.outcomes(t); got["m-3"] != "deadline" || got["m-4"] != "blocked" {
+	if got := outcomes(t, f.logs); got["m-3"] != "deadline" || got["m-4"] != "blocked" {
 		t.Errorf("outcomes = %v, want m-3 deadline and m-4 blocked", got)
 	}
 
@@ -459,7 +460,7 @@ func TestOnce(t *testing.T) {
 		if len(keys) != 1 || keys[0] != wantKey {
 			t.Errorf("idempotency keys = %v, want [%s]", keys, wantKey)
 		}
-		outs := f.logs.sequence(t)
+		outs := sequence(t, f.logs)
 		if !slices.Equal(outs, []string{"processed", "skipped_duplicate"}) {
 			t.Errorf("outcomes = %v, want processed then skipped_duplicate", outs)
 		}
@@ -593,7 +594,7 @@ func TestOnce(t *testing.T) {
 			})
 		})
 		resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 1)}})
-		if got := f.logs.outcomes(t)["m-1"]; len(resp.BatchItemFailures) != 1 || got != "fenced" {
+		if got := outcomes(t, f.logs)["m-1"]; len(resp.BatchItemFailures) != 1 || got != "fenced" {
 			t.Errorf("failures %v, outcome %q; want the message failed as fenced", failed(resp), got)
 		}
 		if fails.n != 0 {
@@ -659,7 +660,7 @@ func TestLogLine(t *testing.T) {
 		})
 	})
 	f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, env("1", "A"), 3)}})
-	lines := f.logs.lines(t)
+	lines := f.logs.Lines(t)
 	if len(lines) != 2 {
 		t.Fatalf("%d log lines, want the message's (DEBUG) and the batch's:\n%s", len(lines), f.logs)
 	}
@@ -798,7 +799,7 @@ func TestBatchLogsOneInfoLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs := &logBuffer{}
+			logs := &logtest.Buffer{}
 			f := newFixture(t, func(c *worker.Config) {
 				c.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: tt.level}))
 			})
@@ -808,7 +809,7 @@ func TestBatchLogsOneInfoLine(t *testing.T) {
 			if resp, _ := f.h.Handle(context.Background(), batch(t, envs...)); len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("failures = %v", failed(resp))
 			}
-			lines := logs.lines(t)
+			lines := logs.Lines(t)
 			if len(lines) != tt.want {
 				t.Fatalf("%d lines, want %d:\n%s", len(lines), tt.want, logs)
 			}
