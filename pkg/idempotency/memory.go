@@ -53,9 +53,9 @@ func (m *Memory) Claim(_ context.Context, key, validation string) (Claim, error)
 func (m *Memory) Complete(_ context.Context, c Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.records[c.Key]
-	if !ok || r.token != c.Token || r.Status != StatusInProgress {
-		return fmt.Errorf("complete %s: %w", c.Key, ErrLeaseLost)
+	r, err := m.owned("complete", c)
+	if err != nil {
+		return err
 	}
 	r.Status = StatusCompleted
 	r.Expires = m.opts.Now().Add(m.opts.Retention)
@@ -68,10 +68,19 @@ func (m *Memory) Complete(_ context.Context, c Claim) error {
 func (m *Memory) Release(_ context.Context, c Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.records[c.Key]
-	if !ok || r.token != c.Token || r.Status != StatusInProgress {
-		return fmt.Errorf("release %s: %w", c.Key, ErrLeaseLost)
+	if _, err := m.owned("release", c); err != nil {
+		return err
 	}
 	delete(m.records, c.Key)
 	return nil
+}
+
+// owned returns the record c's lease still owns, or the error
+// (*DynamoDB).Complete and Release report. The caller holds m.mu.
+func (m *Memory) owned(op string, c Claim) (memRecord, error) {
+	r, ok := m.records[c.Key]
+	if !ok || r.token != c.Token || r.Status != StatusInProgress {
+		return r, fmt.Errorf("%s %s: %w", op, c.Key, ErrLeaseLost)
+	}
+	return r, nil
 }
