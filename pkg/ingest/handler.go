@@ -476,8 +476,8 @@ func jsonResponse(status int, v any) events.APIGatewayV2HTTPResponse {
 // line (template.yaml), and the idempotency key is tenantId#provider#eventId.
 func (h *Handler) log(ctx context.Context, res *result, out outcome, status int, start time.Time) {
 	attrs := []any{
-		slog.String("tenantId", clip(res.tenant)),
-		slog.String("provider", clip(res.provider)),
+		slog.String("tenantId", webhook.Truncate(res.tenant, maxPathValueBytes)),
+		slog.String("provider", webhook.Truncate(res.provider, maxPathValueBytes)),
 		slog.String("outcome", string(out)),
 		slog.Int("status", status),
 		slog.Float64("durationMs", float64(h.cfg.Now().Sub(start).Microseconds())/1000),
@@ -514,14 +514,6 @@ func (h *Handler) log(ctx context.Context, res *result, out outcome, status int,
 // maxPathValueBytes bounds the tenant and provider path segments as logged:
 // anyone can send a long one, and every byte logged is billed.
 const maxPathValueBytes = 64
-
-// clip returns s, cut to maxPathValueBytes with "…" when longer.
-func clip(s string) string {
-	if len(s) <= maxPathValueBytes {
-		return s
-	}
-	return s[:maxPathValueBytes] + "…"
-}
 
 // MaxLogLineBytes is the budget of the one log line of an accepted
 // single-event webhook with an event id of up to 64 bytes (CloudWatch Logs

@@ -110,7 +110,7 @@ func (HubSignature) Sign(req *Request, cfg Config, _ time.Time) error {
 func CheckTimestamp(raw string, now time.Time, tolerance time.Duration) (time.Time, error) {
 	sec, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 	if err != nil {
-		return time.Time{}, errorf(ErrMissingSignature, "timestamp %q is not Unix seconds", truncate(raw, 32))
+		return time.Time{}, errorf(ErrMissingSignature, "timestamp %q is not Unix seconds", Truncate(raw, 32))
 	}
 	ts := time.Unix(sec, 0)
 	if d := now.Sub(ts); d > tolerance || d < -tolerance {
@@ -140,7 +140,9 @@ func ParseTolerance(raw string, def time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-func truncate(s string, n int) string {
+// Truncate returns s cut to n bytes with "…" when longer: for untrusted
+// values quoted in errors and logs, whose every byte is shown and billed.
+func Truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n] + "…"
 	}

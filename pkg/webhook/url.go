@@ -22,7 +22,7 @@ func RebaseURL(raw, base string) (string, error) {
 	}
 	b, err := url.Parse(base)
 	if err != nil || (b.Scheme != "https" && b.Scheme != "http") || b.Host == "" || b.RawQuery != "" || b.Fragment != "" || b.User != nil {
-		return "", errorf(ErrMisconfigured, "base_url %q is not an absolute http(s) URL without query", truncate(base, 64))
+		return "", errorf(ErrMisconfigured, "base_url %q is not an absolute http(s) URL without query", Truncate(base, 64))
 	}
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {

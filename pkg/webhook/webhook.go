@@ -63,11 +63,12 @@ type Config struct {
 	Settings map[string]string `json:"settings,omitempty"`
 }
 
-// CheckSecrets returns an error wrapping ErrMisconfigured, naming provider,
-// when c has no secrets: every Verify and Sign needs at least one.
-func (c Config) CheckSecrets(provider string) error {
+// CheckSecrets returns an error wrapping ErrMisconfigured, naming the
+// provider or scheme, when c has no secrets: every Verify and Sign needs at
+// least one.
+func (c Config) CheckSecrets(name string) error {
 	if len(c.Secrets) == 0 {
-		return errorf(ErrMisconfigured, "%s: no secrets configured", provider)
+		return errorf(ErrMisconfigured, "%s: no secrets configured", name)
 	}
 	return nil
 }

@@ -355,7 +355,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	}
 	req.SetHeader(name, sig)
 	if tsHeader != "" {
-		req.Header.Set(tsHeader, ts)
+		req.SetHeader(tsHeader, ts)
 	}
 	return nil
 }
