@@ -138,7 +138,9 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 var leaseCondition = aws.String("#token = :token AND #status = :inprogress AND #fence = :fence")
 
 // Complete marks the effect completed and restarts its retention,
-// conditional on the lease: one UpdateItem. A worker calls it only when it
+// conditional on the lease: one UpdateItem. A record this lease already
+// completed is success: the SDK retries a request whose response was lost,
+// and the retry finds the record its first try wrote. A worker calls it only when it
 // reports the effect's message failed (retried, dead-lettered): a message
 // reported done is deleted from the queue, and that alone makes its
 // effects count as completed for every later message of the conversation
@@ -148,7 +150,7 @@ var leaseCondition = aws.String("#token = :token AND #status = :inprogress AND #
 // (it was completed or failed already, or taken over within the same
 // token), or a wrapped AWS error.
 func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
-	return d.leaseUpdate(ctx, "complete", l, "SET #status = :completed, #exp = :exp REMOVE #lexp, #reason",
+	return d.leaseUpdate(ctx, "complete", l, StatusCompleted, "SET #status = :completed, #exp = :exp REMOVE #lexp, #reason",
 		map[string]string{"#exp": attrExp, "#reason": attrReason},
 		map[string]types.AttributeValue{
 			":completed": str(string(StatusCompleted)),
@@ -160,7 +162,7 @@ func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
 // the effect at once, conditional on the lease: one UpdateItem. It returns
 // ErrFenced or ErrLeaseLost as Complete does, or a wrapped AWS error.
 func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
-	return d.leaseUpdate(ctx, "fail", l, "SET #status = :failed, #reason = :reason REMOVE #lexp",
+	return d.leaseUpdate(ctx, "fail", l, StatusFailed, "SET #status = :failed, #reason = :reason REMOVE #lexp",
 		map[string]string{"#reason": attrReason},
 		map[string]types.AttributeValue{
 			":failed": str(string(StatusFailed)),
@@ -168,9 +170,11 @@ func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
 		})
 }
 
-// leaseUpdate applies update to l's effect record under leaseCondition, with
-// names and values beside the ones every such update uses.
-func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, update string, names map[string]string, values map[string]types.AttributeValue) error {
+// leaseUpdate applies update, which sets the status to, to l's effect
+// record under leaseCondition, with names and values beside the ones every
+// such update uses. A record that already holds status under l's token and
+// fence is success (the update landed before; its response was lost).
+func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Status, update string, names map[string]string, values map[string]types.AttributeValue) error {
 	maps.Copy(names, map[string]string{"#status": attrStatus, "#lexp": attrLeaseMs, "#token": attrToken, "#fence": attrFence})
 	maps.Copy(values, map[string]types.AttributeValue{
 		":inprogress": str(string(StatusInProgress)),
@@ -191,6 +195,8 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, update s
 	case err != nil:
 		return fmt.Errorf("%s %s: %w", op, l.Key, err)
 	case old == nil:
+		return nil
+	case strAttr(old[attrToken]) == l.Token && strAttr(old[attrStatus]) == string(to) && strAttr(old[attrFence]) == l.Fence.Token():
 		return nil
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), l.Fence):
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)

@@ -80,16 +80,19 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 }
 
 // owned returns the effect record l still owns, or the error
-// (*DynamoDB).Complete and Fail report. The caller holds m.mu.
-func (m *Memory) owned(op string, l Lease) (memEffect, error) {
+// (*DynamoDB).Complete and Fail report: nil with already set when l's own
+// write to status landed before (a retried request). The caller holds m.mu.
+func (m *Memory) owned(op string, l Lease, status Status) (r memEffect, already bool, err error) {
 	r, ok := m.effects[effectPK(l.Key)]
 	switch {
 	case ok && r.token == l.Token && r.Status == StatusInProgress && r.Fence == l.Fence.Token():
-		return r, nil
+		return r, false, nil
+	case ok && r.token == l.Token && r.Status == status && r.Fence == l.Fence.Token():
+		return r, true, nil
 	case ok && newer(r.series, r.Fence, l.Fence):
-		return r, fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
+		return r, false, fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
 	default:
-		return r, fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
+		return r, false, fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
 	}
 }
 
@@ -97,8 +100,8 @@ func (m *Memory) owned(op string, l Lease) (memEffect, error) {
 func (m *Memory) Complete(_ context.Context, l Lease) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.owned("complete", l)
-	if err != nil {
+	r, already, err := m.owned("complete", l, StatusCompleted)
+	if err != nil || already {
 		return err
 	}
 	r.Status, r.Reason = StatusCompleted, ""
@@ -112,8 +115,8 @@ func (m *Memory) Complete(_ context.Context, l Lease) error {
 func (m *Memory) Fail(_ context.Context, l Lease, reason string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, err := m.owned("fail", l)
-	if err != nil {
+	r, already, err := m.owned("fail", l, StatusFailed)
+	if err != nil || already {
 		return err
 	}
 	r.Status, r.Reason = StatusFailed, reasonText(reason)

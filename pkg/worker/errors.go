@@ -17,6 +17,18 @@ var (
 	// ErrNoDLQ: the source queue's dead-letter queue cannot be derived
 	// (not a FIFO queue URL). The message is retried instead.
 	ErrNoDLQ = errors.New("no dead-letter queue")
+	// ErrNoTime: too little of the invocation is left to start an effect
+	// and finish it before the work deadline. The message is made visible
+	// at once for the next invocation; it is not a failed attempt.
+	ErrNoTime = errors.New("not enough time left in the invocation")
+	// ErrTimedOut: the message was still running when the batch reached its
+	// cut-off (an effect that ignores its context). The attempt counts; the
+	// message comes back after its effects' leases end.
+	ErrTimedOut = errors.New("timed out")
+	// ErrExpiring: the message would outlive its queue's retention before
+	// its next attempt. It is dead-lettered with this reason instead of
+	// being dropped by SQS without one.
+	ErrExpiring = errors.New("message near the end of its queue retention")
 )
 
 // Permanent marks err as permanent: retrying cannot succeed, so the worker

@@ -58,9 +58,14 @@ type Event struct {
 	now    func() time.Time
 	finish func(context.Context) (context.Context, context.CancelFunc)
 
-	// completeEach records each effect completed as soon as it ran
-	// (Config.CompleteEffects) instead of leaving it to the deletion.
+	// completeEach records the forward effect completed as soon as it
+	// ran too (Config.CompleteEffects) instead of leaving it to the
+	// deletion.
 	completeEach bool
+	// effectTimeout is a custom effect's budget (Config.EffectTimeout);
+	// workDeadline, when set, is the time every effect must end by.
+	effectTimeout time.Duration
+	workDeadline  time.Time
 	// fence is the message's fencing token (its SequenceNumber and receive
 	// count), or fenceErr why it has none.
 	fence    ledger.Fence
@@ -80,30 +85,45 @@ func (e *Event) EffectKey(name string) ledger.Key {
 
 // Once runs fn as the effect name of this event unless it already
 // completed: it claims the effect in the ledger (fenced by this message's
-// place in its conversation), calls fn with a context ending at the work
-// deadline and the effect's idempotency key — pass it to the downstream call
-// (for example as the Idempotency-Key header) so that a repeat after a lost
-// completion is absorbed there — and records the outcome: a failure at once;
-// a success by the message's deletion when the handler reports it done (the
-// ledger counts a claim of a deleted message as completed: one write per
-// effect), or explicitly when the message fails later or the effect outran
-// its lease.
+// place in its conversation), calls fn with the effect's idempotency key —
+// pass it to the downstream call (for example as the Idempotency-Key header)
+// — and a context that ends after Config.EffectTimeout or at the work
+// deadline, whichever comes first, and records the outcome: a failure at
+// once, and a success at once too (one write more than the claim), so that
+// no later fault — a lost deletion, a duplicate invocation, a whole batch
+// that timed out, a redrive from the DLQ — runs a completed effect again.
+// Only an effect interrupted while it runs (a crash, the invocation's
+// timeout, a completion write that failed for good) may run again, with
+// the same idempotency key. An effect starts only when EffectTimeout is left
+// before the work deadline; otherwise the message ends with outcome
+// "deadline" and the next invocation takes it, without using up an attempt.
 //
 // It returns nil when fn succeeded or the effect had completed before;
 // fn's error (after recording the failure, so the next attempt may claim
 // the effect at once); an error wrapping ledger.ErrFenced or
 // ledger.ErrLeaseLost when a newer worker took the effect or the message
-// over (stop: do not write anything else); a transient error carrying RetryAfter when another
-// worker holds a live lease on the effect; a permanent error for an
-// invalid effect name or a message without a FIFO sequence number; or a
-// wrapped ledger error.
+// over (stop: do not write anything else); a transient error carrying
+// RetryAfter and wrapping ledger.ErrInFlight when another worker holds a
+// live lease on the effect (this does not count as an attempt); an error
+// wrapping ErrNoTime when too little time is left to start it; a permanent
+// error for an invalid effect name or a message without a FIFO sequence
+// number; or a wrapped ledger error.
 func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Context, idempotencyKey string) error) error {
+	return e.once(ctx, name, e.effectTimeout, false, fn)
+}
+
+// once is Once with the effect's time budget and, when deferred, the
+// completion of a success left to the message's deletion (the forward
+// effect: its receiver deduplicates by Idempotency-Key and webhook-id, so
+// the rare repeat costs it nothing, and the pack saves a write per event).
+func (e *Event) once(ctx context.Context, name string, budget time.Duration, deferred bool, fn func(ctx context.Context, idempotencyKey string) error) error {
 	if err := ledger.ValidEffect(name); err != nil {
 		return Permanent(err)
 	}
 	if e.fenceErr != nil {
 		return Permanent(e.fenceErr)
 	}
+	deferred = deferred && !e.completeEach
 	k := e.EffectKey(name)
 	for _, l := range e.held {
 		if l.Key == k { // ran earlier in this message
@@ -111,7 +131,17 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 			return nil
 		}
 	}
-	l, err := e.ledger.Claim(ctx, e.fence, k, e.lease)
+	if !e.workDeadline.IsZero() && e.now().Add(budget).After(e.workDeadline) {
+		return fmt.Errorf("effect %s needs %s: %w", name, budget, ErrNoTime)
+	}
+	f := e.fence
+	if !deferred {
+		// A record of this effect left INPROGRESS by an earlier message was
+		// interrupted (its success would have been completed at once), so
+		// it never counts as done: it is taken over when its lease ends.
+		f.Replay = true
+	}
+	l, err := e.ledger.Claim(ctx, f, k, e.lease)
 	var ce *ledger.ConflictError
 	switch {
 	case errors.Is(err, ledger.ErrCompleted):
@@ -126,7 +156,9 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 	}
 
 	start := e.now()
-	ferr := fn(ctx, k.IdempotencyKey())
+	fnctx, fncancel := context.WithTimeout(ctx, budget)
+	ferr := fn(fnctx, k.IdempotencyKey())
+	fncancel()
 	e.effectDur += e.now().Sub(start)
 
 	// Record the outcome even when ctx has ended: the effect ran.
@@ -138,15 +170,15 @@ func (e *Event) Once(ctx context.Context, name string, fn func(ctx context.Conte
 		}
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
-	if e.now().Before(l.Expires) && !e.completeEach {
+	if deferred && e.now().Before(l.Expires) {
 		// Nobody can have taken the effect over: leave the completion to
 		// the message's deletion.
 		e.held = append(e.held, l)
 		e.ran++
 		return nil
 	}
-	// Complete it now: the deployment asked for it, or the lease ran out
-	// while the effect ran (the conditional Complete tells whether a newer
+	// Complete it now: a custom effect always, a deferred one whose lease
+	// ran out while it ran (the conditional Complete tells whether a newer
 	// worker took it over).
 	if err := e.complete(fctx, l); err != nil {
 		return err

@@ -30,8 +30,12 @@ type poster interface {
 // Webhooks secrets, with webhook-id forward.MessageID(event key) and the
 // effect's Idempotency-Key, within the tenant's timeout (forward's default
 // when unset) and the work deadline. It also sends the unsigned headers
-// Hookpack-Tenant, Hookpack-Provider, Hookpack-Event-Type and
-// Hookpack-Event-Id for routing.
+// Hookpack-Tenant, Hookpack-Provider, Hookpack-Event-Type, Hookpack-Event-Id
+// and Hookpack-Conversation for routing. Unlike Event.Once, a successful
+// forward is recorded completed by its message's deletion (no write of its
+// own) unless Config.CompleteEffects is set: a forward repeated after a
+// lost deletion, a duplicate invocation or a redrive carries the same
+// Idempotency-Key and webhook-id, which the receiver deduplicates.
 //
 // A tenant without outbound configuration or target URL, an unusable
 // timeout, and forward's permanent errors (a 4xx answer other than
@@ -58,7 +62,11 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		if err != nil {
 			return Permanent(err)
 		}
-		return ev.Once(ctx, ForwardEffect, func(ctx context.Context, idempotencyKey string) error {
+		budget := timeout
+		if budget == 0 {
+			budget = forward.DefaultTimeout
+		}
+		return ev.once(ctx, ForwardEffect, budget, true, func(ctx context.Context, idempotencyKey string) error {
 			return client.Post(ctx, forward.Request{
 				URL:            out.TargetURL,
 				ID:             forward.MessageID(ev.Key),

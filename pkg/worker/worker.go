@@ -41,6 +41,14 @@ type visibilityAPI interface {
 const (
 	DefaultSafetyMargin  = 5 * time.Second
 	DefaultFinishTimeout = 2 * time.Second
+	// DefaultEffectTimeout matches forward.DefaultTimeout.
+	DefaultEffectTimeout = 10 * time.Second
+	// DefaultQueueRetention is SQS's maximum, the tenant queues' setting.
+	DefaultQueueRetention = 14 * 24 * time.Hour
+	// DefaultExpiryMargin is longer than a message can wait as its
+	// conversation's head (15 attempts take at most 23 h), so a backlog
+	// behind a failing head is dead-lettered before any of it expires.
+	DefaultExpiryMargin = 48 * time.Hour
 )
 
 // Config holds the handler's dependencies. Ledger, Handlers, DLQ and
@@ -80,6 +88,16 @@ type Config struct {
 	// keys (docs/ledger.md). With it, only an effect whose completion write
 	// itself is lost can run again.
 	CompleteEffects bool
+	// EffectTimeout bounds each custom effect (Event.Once): its context
+	// ends then, and an effect starts only while that much is left before
+	// the work deadline, so none is cut off by the invocation's end.
+	EffectTimeout time.Duration
+	// QueueRetention is the source queues' MessageRetentionPeriod, and
+	// ExpiryMargin how long before its end a message that is still
+	// failing or waiting is dead-lettered with ErrExpiring (SQS would
+	// delete it without a trace).
+	QueueRetention time.Duration
+	ExpiryMargin   time.Duration
 	// Lease is the effect lease when the context has no deadline (a local
 	// poller); under Lambda a lease lasts until the invocation's deadline.
 	Lease  time.Duration
@@ -103,6 +121,15 @@ func New(cfg Config) *Handler {
 	if cfg.Lease <= 0 {
 		cfg.Lease = ledger.DefaultLease
 	}
+	if cfg.EffectTimeout <= 0 {
+		cfg.EffectTimeout = DefaultEffectTimeout
+	}
+	if cfg.QueueRetention <= 0 {
+		cfg.QueueRetention = DefaultQueueRetention
+	}
+	if cfg.ExpiryMargin <= 0 {
+		cfg.ExpiryMargin = DefaultExpiryMargin
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -123,6 +150,7 @@ const (
 	outBlocked      outcome = "blocked"
 	outDeadline     outcome = "deadline"
 	outFenced       outcome = "fenced"
+	outTimedOut     outcome = "timed_out"
 )
 
 // result is what happened to one message.
@@ -150,36 +178,46 @@ type result struct {
 
 // Handle processes one batch and reports the messages to leave on the
 // queue. It never returns an error: that would make the mapping retry the
-// whole batch, repeating the work of groups that succeeded.
+// whole batch, repeating the work of groups that succeeded. Under a
+// deadline it never outlives its effects either: it waits for the groups
+// until the cut-off (the deadline less the clean-up budget), reports every
+// message that finished as it finished (so SQS deletes the done ones), and
+// reports the rest failed — a group still running then (an effect that
+// ignores its context) is left behind, and whatever it writes later is
+// fenced by its lease or discarded.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	results := make([]result, len(ev.Records))
-	workDeadline, hasDeadline := ctx.Deadline()
+	start := h.cfg.Now()
+	t := newTracker(len(ev.Records))
+	deadline, hasDeadline := ctx.Deadline()
+	var workDeadline, cutoff time.Time
 	if hasDeadline {
-		workDeadline = workDeadline.Add(-h.cfg.SafetyMargin)
+		workDeadline = deadline.Add(-h.cfg.SafetyMargin)
+		cutoff = deadline.Add(-2 * h.cfg.FinishTimeout)
+		if cutoff.Before(workDeadline) {
+			cutoff = workDeadline
+		}
 	}
-
+	grouped := groups(ev.Records)
+	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for _, group := range groups(ev.Records) {
-		wg.Go(func() {
-			var blocker *result
-			for _, i := range group {
-				r := &results[i]
-				switch {
-				case blocker != nil:
-					*r = h.blocked(&ev.Records[i], blocker)
-				case hasDeadline && !h.cfg.Now().Before(workDeadline):
-					*r = h.expired(&ev.Records[i])
-				default:
-					*r = h.process(ctx, &ev.Records[i], workDeadline, hasDeadline)
-				}
-				if r.failed && blocker == nil {
-					blocker = r
-				}
-			}
-		})
+	for _, group := range grouped {
+		wg.Go(func() { h.runGroup(ctx, t, ev.Records, group, workDeadline) })
 	}
-	wg.Wait()
+	go func() { wg.Wait(); close(done) }()
+	if hasDeadline {
+		cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), cutoff)
+		select {
+		case <-done:
+		case <-cctx.Done():
+		}
+		cancel()
+	} else {
+		<-done
+	}
+	results, finished, started := t.close()
+	h.leftBehind(ctx, ev.Records, grouped, results, finished, started, deadline)
 
+	h.limitVisibility(results, start)
 	h.changeVisibility(ctx, ev.Records, results)
 	var resp events.SQSEventResponse
 	for i := range ev.Records {
@@ -190,6 +228,77 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	}
 	h.logBatch(ctx, results)
 	return resp, nil
+}
+
+// runGroup processes one conversation's messages in order: a message
+// behind a failed one waits with it; one not started before the work
+// deadline is handed to the next invocation; one near the end of its
+// queue retention is dead-lettered rather than left to expire.
+func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMessage, group []int, workDeadline time.Time) {
+	var blocker *result
+	for _, i := range group {
+		if !t.start(i) {
+			return
+		}
+		rec := &recs[i]
+		var r result
+		switch {
+		case blocker != nil:
+			r = h.blocked(rec, blocker)
+			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
+				r = h.expiring(ctx, t, i, rec, r)
+			}
+		case !workDeadline.IsZero() && !h.cfg.Now().Before(workDeadline):
+			r = h.expired(rec)
+		default:
+			r = h.process(ctx, t, i, rec, workDeadline)
+		}
+		if !t.publish(i, r) {
+			return
+		}
+		if r.failed && blocker == nil {
+			blocker = &r
+		}
+	}
+}
+
+// leftBehind settles the messages the cut-off found unfinished: in each
+// group, the one that was running is a failed attempt (counted, so an
+// effect that hangs every time ends in the DLQ with a reason) and comes
+// back once its effects' leases have ended; the ones after it wait with it.
+func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grouped [][]int, results []result, finished, started []bool, deadline time.Time) {
+	for _, group := range grouped {
+		var blocker *result
+		for _, i := range group {
+			if finished[i] {
+				continue
+			}
+			rec := &recs[i]
+			if blocker != nil || !started[i] {
+				if blocker == nil {
+					results[i] = h.expired(rec)
+				} else {
+					results[i] = h.blocked(rec, blocker)
+				}
+				continue
+			}
+			r := h.newResult(rec)
+			r.env, _ = envelope.Decode([]byte(rec.Body))
+			fctx, cancel := h.finish(ctx)
+			n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
+			cancel()
+			if cerr == nil {
+				r.attempt = n
+			}
+			// The leases of its effects last until the deadline (see
+			// process): a retry before then would wait on them.
+			lease := deadline.Add(time.Second).Sub(h.cfg.Now())
+			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), lease))
+			r.outcome = outTimedOut
+			results[i] = r
+			blocker = &results[i]
+		}
+	}
 }
 
 // groups returns the record indices per message group, groups in order of
@@ -265,18 +374,19 @@ func (h *Handler) expired(rec *events.SQSMessage) result {
 	return r
 }
 
-// process runs one message's handler and routes its failure.
-func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadline time.Time, hasDeadline bool) (r result) {
+// process runs message i's handler and routes its failure.
+func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, workDeadline time.Time) (r result) {
 	r = h.newResult(rec)
 	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
+	hasDeadline := !workDeadline.IsZero()
 
 	body, err := h.body(ctx, rec, workDeadline, hasDeadline)
 	if err != nil {
-		return h.failure(ctx, rec, r, err)
+		return h.failure(ctx, t, i, rec, r, err)
 	}
 	env, err := envelope.Decode(body)
 	if err != nil {
-		return h.failure(ctx, rec, r, Permanent(err))
+		return h.failure(ctx, t, i, rec, r, Permanent(err))
 	}
 	r.env = env
 	if r.groupID == "" {
@@ -284,7 +394,7 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	}
 	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
 	if !ok {
-		return h.failure(ctx, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
+		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
 	}
 
 	lease := h.cfg.Lease
@@ -298,9 +408,9 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish, completeEach: h.cfg.CompleteEffects,
+		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline,
 	}
-	_, replayed := rec.MessageAttributes[AttrReplayOf]
-	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, replayed)
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec, env))
 	err = h.run(hctx, handle, ev)
 	cancel()
 	if err != nil && !lost(err) {
@@ -323,10 +433,50 @@ func (h *Handler) process(ctx context.Context, rec *events.SQSMessage, workDeadl
 	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
 		// A newer worker owns the message now; leave its visibility alone.
 		r.outcome, r.failed, r.err = outFenced, true, err
+	case errors.Is(err, ErrNoTime) && !IsPermanent(err):
+		// Not an attempt: the next invocation starts it with time to finish.
+		r = h.expired(rec)
+		r.err, r.env = err, env
 	default:
-		r = h.failure(ctx, rec, r, err)
+		r = h.failure(ctx, t, i, rec, r, err)
 	}
 	return r
+}
+
+// redriveGap bounds the time between the ingest accepting a delivery
+// (the envelope's receivedAt) and SQS accepting its message (SentTimestamp):
+// the ingest function's timeout is 10 s. A message sent later than that was
+// not sent by the ingest: it was moved back from the DLQ.
+const redriveGap = time.Minute
+
+// redriven reports whether rec was moved back from the DLQ: by
+// scripts/replay (AttrReplayOf), or by AWS's own redrive (StartMessageMoveTask,
+// the console's "Start DLQ redrive"), which sends it as a new message with a
+// new id, SequenceNumber and SentTimestamp and keeps its attributes and
+// body: a dead letter the worker wrote carries AttrMessageID, and one SQS
+// moved itself after maxReceiveCount is recognised by its SentTimestamp,
+// long after the envelope's receivedAt. The claims of a redriven message
+// never count an earlier message's unfinished claim as done
+// (ledger.Fence.Replay): that message may have crashed into the DLQ.
+func redriven(rec *events.SQSMessage, env *envelope.Envelope) bool {
+	if _, ok := rec.MessageAttributes[AttrReplayOf]; ok {
+		return true
+	}
+	if _, ok := rec.MessageAttributes[AttrMessageID]; ok {
+		return true
+	}
+	sent, ok := sentAt(rec)
+	return ok && !env.ReceivedAt.IsZero() && sent.Sub(env.ReceivedAt) > redriveGap
+}
+
+// sentAt returns the message's SentTimestamp (when SQS accepted it; a
+// redrive resets it, and with it the message's retention).
+func sentAt(rec *events.SQSMessage) (time.Time, bool) {
+	ms, err := strconv.ParseInt(rec.Attributes["SentTimestamp"], 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
 }
 
 // body returns the envelope a message carries: its body, or for a pointer
@@ -356,7 +506,20 @@ func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, workDeadline
 // backoff of its attempt. When the count cannot be recorded, a transient
 // failure is retried as if it were the first (the worker never gives up on
 // a count it does not know; the queue's maxReceiveCount bounds that).
-func (h *Handler) failure(ctx context.Context, rec *events.SQSMessage, r result, err error) result {
+//
+// Waiting on another worker's live lease (ledger.ErrInFlight) is not an
+// attempt: the message retries once the lease ends, and counts nothing. A
+// message whose retry would come back after its queue retention ends is
+// dead-lettered with ErrExpiring instead.
+func (h *Handler) failure(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, err error) result {
+	if !t.open() {
+		// Left behind at the cut-off: Handle already counted and routed it.
+		r.outcome, r.failed, r.err = outTimedOut, true, err
+		return r
+	}
+	if !IsPermanent(err) && errors.Is(err, ledger.ErrInFlight) {
+		return h.retry(r, err)
+	}
 	fctx, cancel := h.finish(ctx)
 	n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
 	cancel()
@@ -365,14 +528,57 @@ func (h *Handler) failure(ctx context.Context, rec *events.SQSMessage, r result,
 	}
 	switch {
 	case IsPermanent(err):
-		return h.deadLetter(ctx, rec, r, err)
+		return h.deadLetter(ctx, t, i, rec, r, err)
 	case cerr != nil:
-		return h.retry(r, errors.Join(err, cerr))
+		r = h.retry(r, errors.Join(err, cerr))
 	case h.cfg.MaxAttempts > 0 && n >= h.cfg.MaxAttempts:
-		return h.deadLetter(ctx, rec, r, fmt.Errorf("gave up after %d attempts: %w", n, err))
+		return h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("gave up after %d attempts: %w", n, err))
 	default:
-		return h.retry(r, err)
+		r = h.retry(r, err)
 	}
+	if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
+		return h.expiring(ctx, t, i, rec, r)
+	}
+	return r
+}
+
+// expiresBefore reports whether rec's queue retention (counted from its
+// SentTimestamp, or the envelope's receivedAt when absent) ends, less
+// Config.ExpiryMargin, before at.
+func (h *Handler) expiresBefore(rec *events.SQSMessage, at time.Time) bool {
+	end, ok := h.retentionEnd(rec)
+	return ok && !at.Before(end.Add(-h.cfg.ExpiryMargin))
+}
+
+// retentionEnd is when SQS would delete rec without sending it anywhere.
+func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
+	sent, ok := sentAt(rec)
+	if !ok {
+		env, err := envelope.Decode([]byte(rec.Body))
+		if err != nil || env.ReceivedAt.IsZero() {
+			return time.Time{}, false
+		}
+		sent = env.ReceivedAt
+	}
+	return sent.Add(h.cfg.QueueRetention), true
+}
+
+// expiring dead-letters a message that would otherwise wait past its
+// queue's retention (a conversation blocked for days), with its age and
+// why it was waiting as the reason.
+func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result) result {
+	end, _ := h.retentionEnd(rec)
+	reason := fmt.Sprintf("%v: SQS deletes it at %s", ErrExpiring, end.UTC().Format(time.RFC3339))
+	if sent, ok := sentAt(rec); ok {
+		reason += fmt.Sprintf("; queued %s ago", h.cfg.Now().Sub(sent).Round(time.Minute))
+	}
+	if env, err := envelope.Decode([]byte(rec.Body)); err == nil && !env.ReceivedAt.IsZero() {
+		reason += fmt.Sprintf("; received %s ago", h.cfg.Now().Sub(env.ReceivedAt).Round(time.Minute))
+	}
+	if r.err != nil {
+		reason += "; waiting on: " + r.err.Error()
+	}
+	return h.deadLetter(ctx, t, i, rec, r, errors.New(reason))
 }
 
 // run calls the handler, turning a panic into a transient error: a bug
@@ -403,8 +609,14 @@ func (h *Handler) retry(r result, err error) result {
 // reports it done, so the mapping deletes it and its conversation
 // continues. When the DLQ cannot be reached it retries the message
 // instead: nothing is dropped.
-func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r result, cause error) result {
+func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, cause error) result {
 	r.err = cause
+	if !t.reserve(i) {
+		// The batch was cut off: the message is reported failed, so it must
+		// not reach the DLQ as well.
+		r.outcome, r.failed = outTimedOut, true
+		return r
+	}
 	source, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
 	if err != nil {
 		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
@@ -450,9 +662,36 @@ func (h *Handler) deadLetter(ctx context.Context, rec *events.SQSMessage, r resu
 }
 
 // finish returns a context for the bookkeeping after the work deadline: it
-// survives ctx's cancellation, bounded by FinishTimeout.
+// survives ctx's cancellation, bounded by FinishTimeout and by ctx's own
+// deadline (the invocation's end), which every clean-up call shares.
 func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		var cancel2 context.CancelFunc
+		fctx, cancel2 = context.WithDeadline(fctx, d.Add(-finishSlack))
+		return fctx, func() { cancel2(); cancel() }
+	}
+	return fctx, cancel
+}
+
+// finishSlack is kept free before the deadline to return the batch's answer.
+const finishSlack = 100 * time.Millisecond
+
+// visibilitySlack covers the time between SQS's receive and the handler's
+// start, which counts toward SQS's 12-hour visibility limit.
+const visibilitySlack = time.Minute
+
+// limitVisibility keeps each new visibility timeout inside SQS's limit:
+// at most 12 hours from the receive (the batch's start), or SQS rejects the
+// change and the message comes back after the queue's default. A longer
+// Retry-After is honoured up to the limit; the next attempt asks again.
+func (h *Handler) limitVisibility(results []result, start time.Time) {
+	limit := (MaxDelay - h.cfg.Now().Sub(start) - visibilitySlack).Truncate(time.Second)
+	for i := range results {
+		if r := &results[i]; r.setVisibility && r.visibility > limit {
+			r.visibility = max(limit, 0)
+		}
+	}
 }
 
 // changeVisibility applies the new visibility timeouts, ten per request

@@ -21,6 +21,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/logtest"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -385,32 +386,42 @@ func TestDeadLetter(t *testing.T) {
 }
 
 // A message whose handler succeeded but whose deletion was lost comes back
-// with the same SequenceNumber after its visibility timeout. By default the
-// deletion was to complete its effects, so they run again under the same
-// idempotency key (the downstream absorbs it); with CompleteEffects each
-// effect's completion is written as it runs, and the redelivery skips it.
+// with the same SequenceNumber after its visibility timeout. A custom effect
+// (Event.Once) wrote its completion as it ran, so the redelivery skips it;
+// the forward leaves its completion to the deletion, so it is sent again
+// with the same Idempotency-Key (its receiver absorbs it) unless
+// CompleteEffects asks for the write.
 func TestLostDeletion(t *testing.T) {
 	tests := []struct {
 		name            string
+		forward         bool
 		completeEffects bool
 		wantRuns        int
 		wantStatus      ledger.Status
 	}{
-		{"completion by deletion (default): the effect runs again, same key", false, 2, ledger.StatusInProgress},
-		{"CompleteEffects: the redelivery skips it", true, 1, ledger.StatusCompleted},
+		{"custom effect: the redelivery skips it", false, false, 1, ledger.StatusCompleted},
+		{"forward (default): sent again, same key", true, false, 2, ledger.StatusInProgress},
+		{"forward with CompleteEffects: the redelivery skips it", true, true, 1, ledger.StatusCompleted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(c *worker.Config) { c.CompleteEffects = tt.completeEffects })
 			var keys []string
-			f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-				return ev.Once(ctx, "charge", func(_ context.Context, key string) error {
-					keys = append(keys, key)
-					return nil
+			effect := "charge"
+			p := &fakePoster{}
+			if tt.forward {
+				effect = worker.ForwardEffect
+				f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
+			} else {
+				f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+					return ev.Once(ctx, effect, func(_ context.Context, key string) error {
+						keys = append(keys, key)
+						return nil
+					})
 				})
-			})
-			e := env("lost-delete-"+strconv.FormatBool(tt.completeEffects), "A")
-			k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
+			}
+			e := env(fmt.Sprintf("lost-delete-%v-%v", tt.forward, tt.completeEffects), "A")
+			k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}
 			for receive := 1; receive <= 2; receive++ {
 				resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, receive)}})
 				if len(resp.BatchItemFailures) != 0 {
@@ -422,6 +433,9 @@ func TestLostDeletion(t *testing.T) {
 					}
 				}
 				f.clock.Advance(time.Hour) // the deletion is lost: back after the visibility timeout
+			}
+			for _, r := range p.reqs {
+				keys = append(keys, r.IdempotencyKey)
 			}
 			if len(keys) != tt.wantRuns || (len(keys) == 2 && keys[0] != keys[1]) {
 				t.Errorf("effect ran %d times with keys %v, want %d with one key", len(keys), keys, tt.wantRuns)
@@ -466,36 +480,55 @@ func TestOnce(t *testing.T) {
 		}
 	})
 
-	t.Run("a replay runs an effect whose message crashed into the DLQ", func(t *testing.T) {
+	t.Run("a redrive runs the effects its message did not complete", func(t *testing.T) {
 		// The first message claimed the effect and its worker crashed, until
 		// SQS moved the message to the DLQ: its claim is all that is left.
-		// Replayed (marked by package replay), the event's effect runs; a
-		// plain later message would count the claim as done.
+		// However it comes back — scripts/replay, AWS's move task (a new
+		// message, SentTimestamp long after the envelope's receivedAt), or a
+		// dead letter the worker wrote moved back — the effect runs: a custom
+		// effect always (its success would have been completed at once); the
+		// forward whenever the message is recognisably redriven. Only the
+		// forward of a plain later message (ingest enqueued the event again)
+		// counts the earlier message's claim as done by its deletion.
 		tests := []struct {
-			name   string
-			replay bool
-			want   int
-		}{{"replay", true, 1}, {"not marked as a replay", false, 0}}
+			name    string
+			forward bool
+			redrive func(r *events.SQSMessage, e *envelope.Envelope)
+			want    int
+		}{
+			{"custom effect, scripts/replay", false, markReplay, 1},
+			{"custom effect, AWS move task", false, moveTask, 1},
+			{"custom effect, plain later message", false, plain, 1},
+			{"forward, scripts/replay", true, markReplay, 1},
+			{"forward, AWS move task", true, moveTask, 1},
+			{"forward, the worker's dead letter moved back", true, workerDeadLetter, 1},
+			{"forward, plain later message", true, plain, 0},
+		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				f := newFixture(t, nil)
-				e := env("crash-"+tt.name, "A")
+				e := env("crash-"+strings.ReplaceAll(tt.name, " ", "-"), "A")
 				calls := 0
-				f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-					return ev.Once(ctx, "charge", func(context.Context, string) error { calls++; return nil })
-				})
-				if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}, 0); err != nil {
+				effect := "charge"
+				p := &fakePoster{}
+				if tt.forward {
+					effect = worker.ForwardEffect
+					f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
+				} else {
+					f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+						return ev.Once(ctx, effect, func(context.Context, string) error { calls++; return nil })
+					})
+				}
+				if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}, 0); err != nil {
 					t.Fatal(err)
 				}
 				f.clock.Advance(time.Hour)
-				r := recAs(t, "m-replayed-"+e.EventID, e, 1)
-				if tt.replay {
-					r.MessageAttributes = map[string]events.SQSMessageAttribute{worker.AttrReplayOf: {StringValue: aws.String("dlq-1"), DataType: "String"}}
-				}
+				r := recAs(t, "m-redriven-"+e.EventID, e, 1)
+				tt.redrive(&r, e)
 				if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}}); len(resp.BatchItemFailures) != 0 {
 					t.Fatalf("failures %v", failed(resp))
 				}
-				if calls != tt.want {
+				if calls += len(p.reqs); calls != tt.want {
 					t.Errorf("effect ran %d times, want %d", calls, tt.want)
 				}
 			})
@@ -612,6 +645,24 @@ func TestOnce(t *testing.T) {
 			t.Errorf("%d dead letters, want 1", len(f.sqs.sent))
 		}
 	})
+}
+
+// The ways a dead letter comes back to its queue.
+func markReplay(r *events.SQSMessage, _ *envelope.Envelope) {
+	r.MessageAttributes = map[string]events.SQSMessageAttribute{worker.AttrReplayOf: {StringValue: aws.String("dlq-1"), DataType: "String"}}
+}
+
+func moveTask(r *events.SQSMessage, e *envelope.Envelope) {
+	r.Attributes["SentTimestamp"] = strconv.FormatInt(e.ReceivedAt.Add(3*time.Hour).UnixMilli(), 10)
+}
+
+func workerDeadLetter(r *events.SQSMessage, e *envelope.Envelope) {
+	r.MessageAttributes = map[string]events.SQSMessageAttribute{worker.AttrMessageID: {StringValue: aws.String("m-1"), DataType: "String"}}
+	r.Attributes["SentTimestamp"] = strconv.FormatInt(e.ReceivedAt.Add(time.Second).UnixMilli(), 10)
+}
+
+func plain(r *events.SQSMessage, e *envelope.Envelope) {
+	r.Attributes["SentTimestamp"] = strconv.FormatInt(e.ReceivedAt.Add(2*time.Second).UnixMilli(), 10)
 }
 
 func TestApplyIfNewer(t *testing.T) {

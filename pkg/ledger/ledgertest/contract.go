@@ -96,8 +96,16 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if err != nil || r.Status != ledger.StatusCompleted {
 			t.Errorf("Record() = %+v, %v; want COMPLETED", r, err)
 		}
-		if err := s.Complete(ctx, l); !errors.Is(err, ledger.ErrLeaseLost) {
-			t.Errorf("Complete() twice = %v, want ErrLeaseLost", err)
+		// The SDK retries a request whose response was lost: the retry of
+		// a Complete that landed finds its own record, and succeeds.
+		if err := s.Complete(ctx, l); err != nil {
+			t.Errorf("Complete() again with the same lease = %v, want nil (the retry of a write that landed)", err)
+		}
+		if err := s.Fail(ctx, l, "x"); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("Fail() after Complete = %v, want ErrLeaseLost", err)
+		}
+		if err := s.Complete(ctx, ledger.Lease{Key: k, Fence: f, Token: "not-mine"}); !errors.Is(err, ledger.ErrLeaseLost) {
+			t.Errorf("Complete(another token) of a completed record = %v, want ErrLeaseLost", err)
 		}
 	})
 

@@ -1,0 +1,230 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// The faults past a single message's retry: a whole invocation that fails
+// (a hung effect, a duplicate invocation), a conversation blocked for days,
+// visibility changes SQS would reject.
+
+// One effect that ignores its context must not take the batch down: Handle
+// answers before the invocation's deadline, the other conversations'
+// messages are reported done (so SQS deletes them and their effects never
+// run again), and the hung message is a failed attempt that comes back
+// after its lease. Its late completion changes nothing.
+func TestHungEffectDoesNotRepeatTheBatch(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) {
+		c.SafetyMargin, c.FinishTimeout, c.EffectTimeout = 400*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+	})
+	release := make(chan struct{})
+	hungReturned := make(chan struct{})
+	runs := map[string]int{}
+	var mu = make(chan struct{}, 1)
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "email", func(context.Context, string) error {
+			mu <- struct{}{}
+			runs[ev.EventID]++
+			<-mu
+			if ev.Conversation == "hung" {
+				<-release // net/smtp takes no context
+				close(hungReturned)
+			}
+			return nil
+		})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	ev := batch(t, env("h1", "hung"), env("h2", "hung"), env("a1", "A"), env("b1", "B"))
+	type answer struct {
+		resp events.SQSEventResponse
+		at   time.Time
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, _ := f.h.Handle(ctx, ev)
+		got <- answer{resp, time.Now()}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Handle waited for an effect that ignores its context")
+	}
+	if !a.at.Before(deadline) {
+		t.Errorf("Handle answered at %s, after the invocation's deadline %s", a.at.Format(time.StampMilli), deadline.Format(time.StampMilli))
+	}
+	if got, want := failed(a.resp), []string{"m-h1", "m-h2"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("batchItemFailures = %v, want %v (the finished conversations reported done)", got, want)
+	}
+	outs := outcomes(t, f.logs)
+	if outs["m-h1"] != "timed_out" || outs["m-h2"] != "blocked" || outs["m-a1"] != "processed" {
+		t.Errorf("outcomes = %v, want m-h1 timed_out, m-h2 blocked, the others processed", outs)
+	}
+	if v := f.sqs.visibility["rh-h1"]; v < 1 {
+		t.Errorf("visibility of the hung message = %d s, want it hidden until its effect's lease ends", v)
+	}
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-h1"); n != 2 {
+		t.Errorf("failed attempts of the hung message = %d after this count, want 2 (the cut-off counted one)", n)
+	}
+	close(release)
+	<-hungReturned
+	time.Sleep(50 * time.Millisecond) // let the straggler finish its bookkeeping
+	if len(f.sqs.sent) != 0 {
+		t.Errorf("the straggler dead-lettered %d messages, want none (its message was reported failed)", len(f.sqs.sent))
+	}
+
+	// The mapping deletes m-a1 and m-b1; m-h1 comes back. The completed
+	// effects run no more, whatever else comes back with them.
+	f.clock.Advance(time.Hour)
+	again := events.SQSEvent{Records: []events.SQSMessage{rec(t, env("h1", "hung"), 2), rec(t, env("a1", "A"), 2)}}
+	if resp, _ := f.h.Handle(context.Background(), again); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("redelivery failed: %v", failed(resp))
+	}
+	if runs["a1"] != 1 || runs["b1"] != 1 || runs["h2"] != 0 {
+		t.Errorf("runs = %v, want a1 and b1 once, h2 not yet", runs)
+	}
+	if runs["h1"] != 1 {
+		t.Errorf("h1 ran %d times, want 1: its late success completed it", runs["h1"])
+	}
+}
+
+// A custom effect that returned success never runs again: not after a
+// duplicate invocation of the same batch past the first one's lease, nor a
+// lost deletion (TestLostDeletion), nor a redrive (TestOnce).
+func TestDuplicateInvocationSkipsCompletedEffects(t *testing.T) {
+	f := newFixture(t, nil)
+	runs := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		if err := ev.Once(ctx, "sms", func(context.Context, string) error { runs++; return nil }); err != nil {
+			return err
+		}
+		return errors.New("the handler fails after its effect")
+	})
+	e := env("dup", "A")
+	for receive := 1; receive <= 3; receive++ {
+		f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, receive)}})
+		f.clock.Advance(time.Hour)
+	}
+	if runs != 1 {
+		t.Errorf("the effect ran %d times over 3 invocations, want 1", runs)
+	}
+}
+
+// An effect starts only when its whole budget fits before the work
+// deadline: one that could be cut off mid-call (the target applies it, the
+// reply is lost) waits for the next invocation, and that is no attempt.
+func TestNoEffectStartsWithoutTimeToFinish(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, 10*time.Second })
+	ran := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
+	})
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second)) // 6 s of work left
+	defer cancel()
+	resp, _ := f.h.Handle(ctx, batch(t, env("late", "A")))
+	if ran != 0 || len(resp.BatchItemFailures) != 1 {
+		t.Errorf("ran %d, failures %v; want the effect not started and the message returned", ran, failed(resp))
+	}
+	if got := outcomes(t, f.logs)["m-late"]; got != "deadline" {
+		t.Errorf("outcome = %q, want deadline", got)
+	}
+	if v, ok := f.sqs.visibility["rh-late"]; !ok || v != 0 {
+		t.Errorf("visibility = %d (set %v), want 0: the next invocation takes it at once", v, ok)
+	}
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-late"); n != 1 {
+		t.Errorf("attempts = %d after this count, want 1: running out of time is no attempt", n)
+	}
+}
+
+// Waiting on another worker's live lease is no attempt either.
+func TestInFlightIsNoAttempt(t *testing.T) {
+	f := newFixture(t, nil)
+	e := env("inflight", "A")
+	if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error { return nil })
+	})
+	f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 2)}})
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-inflight"); n != 1 {
+		t.Errorf("attempts = %d after this count, want 1: the wait was not counted", n)
+	}
+}
+
+// sentDaysAgo sets a record's SentTimestamp.
+func sentDaysAgo(r events.SQSMessage, now time.Time, days float64) events.SQSMessage {
+	r.Attributes["SentTimestamp"] = strconv.FormatInt(now.Add(-time.Duration(days*24)*time.Hour).UnixMilli(), 10)
+	return r
+}
+
+// Nothing expires silently: a message that would still be failing or
+// waiting when SQS's retention ends is dead-lettered with the reason first.
+func TestExpiringMessagesAreDeadLettered(t *testing.T) {
+	tests := []struct {
+		name      string
+		headAge   float64 // days since SentTimestamp
+		tailAge   float64
+		wantDLQ   []string
+		wantRetry []string
+	}{
+		{"young: retried", 1, 1, nil, []string{"m-x1", "m-x2"}},
+		{"failing head near its end: dead-lettered, the tail waits", 12.5, 1, []string{"m-x1"}, []string{"m-x2"}},
+		{"waiting tail near its end: dead-lettered behind the head", 1, 12.5, []string{"m-x2"}, []string{"m-x1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *worker.Config) { c.Retry = worker.Retry{Base: time.Hour, Jitter: fixedJitter(0)} })
+			f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error { return errors.New("target answered 503") })
+			now := f.clock.Now()
+			ev := events.SQSEvent{Records: []events.SQSMessage{
+				sentDaysAgo(rec(t, env("x1", "A"), 1), now, tt.headAge),
+				sentDaysAgo(rec(t, env("x2", "A"), 1), now, tt.tailAge),
+			}}
+			resp, _ := f.h.Handle(context.Background(), ev)
+			if got := failed(resp); strings.Join(got, ",") != strings.Join(tt.wantRetry, ",") {
+				t.Errorf("failures = %v, want %v", got, tt.wantRetry)
+			}
+			var dlq []string
+			for _, s := range f.sqs.sent {
+				dlq = append(dlq, s.msg.Attributes[worker.AttrMessageID])
+				reason := s.msg.Attributes[worker.AttrReason]
+				if !strings.Contains(reason, "retention") || !strings.Contains(reason, "SQS deletes it at") {
+					t.Errorf("reason = %q, want the retention and when SQS would delete it", reason)
+				}
+			}
+			if strings.Join(dlq, ",") != strings.Join(tt.wantDLQ, ",") {
+				t.Errorf("dead letters = %v, want %v", dlq, tt.wantDLQ)
+			}
+		})
+	}
+}
+
+// SQS rejects a visibility timeout beyond 12 hours from the receive (the
+// message would come back after the queue's default instead, using up an
+// attempt early): a longer Retry-After is honoured up to that limit.
+func TestLongRetryAfterStaysInsideSQSLimit(t *testing.T) {
+	f := newFixture(t, nil)
+	f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error {
+		f.clock.Advance(30 * time.Second) // the handler takes a while
+		return worker.RetryAfter(errors.New("429"), 13*time.Hour)
+	})
+	f.h.Handle(context.Background(), batch(t, env("ra", "A")))
+	v := f.sqs.visibility["rh-ra"]
+	if limit := int32((12*time.Hour - 30*time.Second) / time.Second); v <= 0 || v > limit || v < limit-120 {
+		t.Errorf("visibility = %d s, want just under the %d s SQS still allows", v, limit)
+	}
+}
