@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/sha1" //nolint:gosec // Intercom signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -33,8 +34,16 @@ const (
 	acmeGitHubSecret   = "acme-github-secret"
 	acmeStripeSecret   = "whsec_acme_stripe"
 	acmeWhatsAppSecret = "acme-meta-app-secret"
+	acmeIntercomSecret = "acme-intercom-client-secret"
 	globexSecret       = "globex-github-secret"
 )
+
+// intercomSettings is the Intercom configuration of docs/providers/hmac.md.
+var intercomSettings = map[string]string{
+	"header": "X-Hub-Signature", "algorithm": "sha1", "prefix": "sha1=",
+	"id": "json:id", "type": "json:topic", "conversation": "json:data.item.id",
+	"defining": "id,topic,app_id,created_at,data",
+}
 
 var fixedNow = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
@@ -160,6 +169,7 @@ func newFixture(t *testing.T) *fixture {
 				"github":   {Secrets: []string{"old-secret", acmeGitHubSecret}},
 				"stripe":   {Secrets: []string{acmeStripeSecret}},
 				"whatsapp": {Secrets: []string{acmeWhatsAppSecret}},
+				"hmac":     {Secrets: []string{acmeIntercomSecret}, Settings: intercomSettings},
 			}},
 			"globex": {Providers: map[string]webhook.Config{"github": {Secrets: []string{globexSecret}}}},
 		}},
@@ -192,6 +202,17 @@ func stripeRequest(secret string, ts time.Time, body string) events.APIGatewayV2
 	return apiRequest("POST", "/webhooks/acme/stripe", map[string]string{
 		"content-type":     "application/json",
 		"stripe-signature": "t=" + t + ",v1=" + hex.EncodeToString(mac.Sum(nil)),
+	}, body)
+}
+
+// intercomRequest is an Intercom notification to acme's hmac provider,
+// signed as Intercom signs: X-Hub-Signature "sha1=" + hex HMAC-SHA1 of the body.
+func intercomRequest(body string) events.APIGatewayV2HTTPRequest {
+	mac := hmac.New(sha1.New, []byte(acmeIntercomSecret))
+	mac.Write([]byte(body))
+	return apiRequest("POST", "/webhooks/acme/hmac", map[string]string{
+		"content-type":    "application/json",
+		"x-hub-signature": "sha1=" + hex.EncodeToString(mac.Sum(nil)),
 	}, body)
 }
 
@@ -520,50 +541,79 @@ func TestReplayWithFreshIDHeaderIsADuplicate(t *testing.T) {
 	}
 }
 
+// TestReusedIDWithAnotherPayloadIsRejected: a signed id seen again with
+// other content is answered 409, while the sender's own retry — rendered
+// again with new delivery metadata — is a duplicate, for a named adapter
+// (Stripe's pending_webhooks) and for the generic one configured for a
+// sender that does the same (Intercom's delivery_attempts, first_sent_at).
 func TestReusedIDWithAnotherPayloadIsRejected(t *testing.T) {
-	first := `{"id":"evt_reuse","type":"invoice.paid","pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":100}}}`
-	second := `{"id":"evt_reuse","type":"invoice.paid","pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":999}}}`
-	// Stripe renders each attempt again; pending_webhooks is delivery metadata.
-	rerendered := strings.Replace(first, `"pending_webhooks":2`, `"pending_webhooks":1`, 1)
-	f := newFixture(t)
-	steps := []struct {
-		name     string
-		body     string
-		status   int
-		contains string
-		queued   int
+	const stripeFirst = `{"id":"evt_reuse","type":"invoice.paid","pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_1","amount_paid":100}}}`
+	const notif = `{"type":"notification_event","app_id":"a1","data":{"type":"notification_event_data","item":{"type":"conversation","id":"147","state":"%s"}},` +
+		`"id":"notif_1","topic":"conversation.admin.closed","delivery_status":"%s","delivery_attempts":%d,"first_sent_at":%d,"created_at":1700000000}`
+	senders := []struct {
+		name, provider string
+		cfg            webhook.Config // what Events needs to compute the logged digests
+		request        func(body string) events.APIGatewayV2HTTPRequest
+		// second reuses the first's id with other content; rerendered is
+		// the sender's retry of the first.
+		first, second, rerendered string
+		member                    string // a body member the logs must not show
 	}{
-		{"first delivery", first, 200, `"status":"accepted"`, 1},
-		{"same id, another body", second, 409, "id reused with a different payload", 1},
-		{"the provider's own retry", first, 200, `"status":"duplicate"`, 1},
-		{"the provider's retry, rendered again", rerendered, 200, `"status":"duplicate"`, 1},
+		{"stripe", "stripe", webhook.Config{},
+			func(b string) events.APIGatewayV2HTTPRequest { return stripeRequest(acmeStripeSecret, fixedNow, b) },
+			stripeFirst,
+			strings.Replace(stripeFirst, `"amount_paid":100`, `"amount_paid":999`, 1),
+			strings.Replace(stripeFirst, `"pending_webhooks":2`, `"pending_webhooks":1`, 1),
+			"amount_paid"},
+		{"intercom through hmac", "hmac", webhook.Config{Settings: intercomSettings}, intercomRequest,
+			fmt.Sprintf(notif, "closed", "pending", 1, 1700000001),
+			fmt.Sprintf(notif, "open", "pending", 1, 1700000001),
+			fmt.Sprintf(notif, "closed", "retry", 2, 1700000061),
+			"first_sent_at"},
 	}
-	for _, st := range steps {
-		resp := f.do(t, stripeRequest(acmeStripeSecret, fixedNow, st.body))
-		if resp.StatusCode != st.status || !strings.Contains(resp.Body, st.contains) || resp.Headers["retry-after"] != "" {
-			t.Errorf("%s: Handle() = %d %v %s, want %d containing %q without Retry-After", st.name, resp.StatusCode, resp.Headers, resp.Body, st.status, st.contains)
-		}
-		if f.q.count() != st.queued {
-			t.Errorf("%s: queued %d, want %d", st.name, f.q.count(), st.queued)
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(f.logs.String()), "\n")
-	var rec map[string]any
-	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
-		t.Fatal(err)
-	}
-	digest := func(b string) string {
-		p, _ := f.h.cfg.Providers.Lookup("stripe")
-		evs, err := p.Events(&webhook.Request{Body: []byte(b), Header: http.Header{}}, webhook.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return webhook.Digest(evs[0])
-	}
-	if rec["tenantId"] != "acme" || rec["outcome"] != "id_reused" || rec["payloadDigest"] != digest(second) || rec["storedDigest"] != digest(first) || rec["level"] != "WARN" {
-		t.Errorf("log line = %s, want tenant, outcome id_reused and both digests", lines[1])
-	}
-	if strings.Contains(f.logs.String(), "amount_paid") {
-		t.Errorf("logs contain the body:\n%s", f.logs.String())
+	for _, s := range senders {
+		t.Run(s.name, func(t *testing.T) {
+			f := newFixture(t)
+			steps := []struct {
+				name     string
+				body     string
+				status   int
+				contains string
+				queued   int
+			}{
+				{"first delivery", s.first, 200, `"status":"accepted"`, 1},
+				{"same id, another body", s.second, 409, "id reused with a different payload", 1},
+				{"the provider's own retry", s.first, 200, `"status":"duplicate"`, 1},
+				{"the provider's retry, rendered again", s.rerendered, 200, `"status":"duplicate"`, 1},
+			}
+			for _, st := range steps {
+				resp := f.do(t, s.request(st.body))
+				if resp.StatusCode != st.status || !strings.Contains(resp.Body, st.contains) || resp.Headers["retry-after"] != "" {
+					t.Errorf("%s: Handle() = %d %v %s, want %d containing %q without Retry-After", st.name, resp.StatusCode, resp.Headers, resp.Body, st.status, st.contains)
+				}
+				if f.q.count() != st.queued {
+					t.Errorf("%s: queued %d, want %d", st.name, f.q.count(), st.queued)
+				}
+			}
+			lines := strings.Split(strings.TrimSpace(f.logs.String()), "\n")
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
+				t.Fatal(err)
+			}
+			digest := func(b string) string {
+				p, _ := f.h.cfg.Providers.Lookup(s.provider)
+				evs, err := p.Events(&webhook.Request{Body: []byte(b), Header: http.Header{}}, s.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return webhook.Digest(evs[0])
+			}
+			if rec["tenantId"] != "acme" || rec["outcome"] != "id_reused" || rec["payloadDigest"] != digest(s.second) || rec["storedDigest"] != digest(s.first) || rec["level"] != "WARN" {
+				t.Errorf("log line = %s, want tenant, outcome id_reused and both digests", lines[1])
+			}
+			if strings.Contains(f.logs.String(), s.member) {
+				t.Errorf("logs contain the body:\n%s", f.logs.String())
+			}
+		})
 	}
 }

@@ -103,9 +103,10 @@ type Event struct {
 	// Body is the event payload handed to the worker: the raw body for
 	// single-event deliveries, the item's JSON for split batches.
 	Body []byte
-	// Defining lists the fields that define the event for the content-hash
-	// fallback. Delivery metadata (timestamps, attempt counters) never
-	// belongs here.
+	// Defining lists the fields that define the event: the content-hash
+	// fallback of the key, and the payload digest (see Digest) whether or
+	// not ID is set. Delivery metadata (timestamps, attempt counters) never
+	// belongs here, so that a provider's re-rendered retry is a duplicate.
 	Defining [][]byte
 	// Headers are the delivery headers the worker needs (lower-case names).
 	Headers map[string]string

@@ -236,7 +236,8 @@ func signedParts(tmpl string, body []byte, ts, u string) [][]byte {
 }
 
 // Events returns the single event of a delivery, with id, type and
-// conversation taken from where the settings say. It returns an error
+// conversation taken from where the settings say, and the "defining" fields
+// (the key without a signed id, and the payload digest). It returns an error
 // wrapping webhook.ErrMalformed when a JSON source is configured and the body
 // is not JSON, or the configured id is missing, and webhook.ErrMisconfigured
 // when a source has no "header:" or "json:" kind.
@@ -270,7 +271,11 @@ func (Provider) Events(req *webhook.Request, cfg webhook.Config) ([]webhook.Even
 	if ev.Conversation, _, err = extract(req, doc, cfg.Settings["conversation"], "conversation"); err != nil {
 		return nil, err
 	}
-	if d := cfg.Settings["defining"]; d != "" && ev.ID == "" {
+	// The defining fields make the key when the id is not signed, and the
+	// payload digest whenever they are set: a sender that renders every
+	// attempt again (Intercom's delivery_attempts, first_sent_at) would
+	// otherwise have its own retry of a json: id answered 409 "id reused".
+	if d := cfg.Settings["defining"]; d != "" {
 		for path := range strings.SplitSeq(d, ",") {
 			ev.Defining = append(ev.Defining, []byte(jsonpath.Text(doc, strings.TrimSpace(path))))
 		}

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash"
 	"net/http"
 	"os"
@@ -76,10 +77,14 @@ var (
 		"id":       "json:event_id", "type": "json:type", "conversation": "json:data.id",
 	}
 	// Intercom: X-Hub-Signature "sha1=" + hex HMAC-SHA1 of the body
-	// (https://developers.intercom.com/docs/webhooks).
+	// (https://developers.intercom.com/docs/webhooks). A notification
+	// carries delivery_status, delivery_attempts, delivered_at and
+	// first_sent_at next to what happened (Intercom's webhook notification
+	// object): the defining fields leave them out of the payload digest.
 	intercomCfg = map[string]string{
 		"header": "X-Hub-Signature", "algorithm": "sha1", "prefix": "sha1=",
 		"id": "json:id", "type": "json:topic", "conversation": "json:data.item.id",
+		"defining": "id,topic,app_id,created_at,data",
 	}
 	// Linear: Linear-Signature hex HMAC-SHA256 of the body; the signed
 	// body's webhookTimestamp (ms) bounds replays (Linear's SDK allows 60 s).
@@ -149,10 +154,16 @@ func TestContract(t *testing.T) {
 		samples.Vector(t, "hmac", "paddle-transaction-paid", "Paddle-Signature"),
 	}
 	body := `{"id":"1","event_id":"evt_1","type":"x","topic":"t","subject":"s","data":{"id":"d1","customer_id":"c1","item":{"id":"i1"}},` +
-		`"webhookTimestamp":` + strconv.FormatInt(providertest.Now.UnixMilli(), 10) + `}`
+		`"delivery_attempts":1,"first_sent_at":1699999990,"webhookTimestamp":` + strconv.FormatInt(providertest.Now.UnixMilli(), 10) + `}`
 	replace := func(old, new string) func(*webhook.Request) {
 		return func(r *webhook.Request) { r.Body = []byte(strings.Replace(string(r.Body), old, new, 1)) }
 	}
+	// Intercom renders each attempt again: the attempt counter and the
+	// send times change, the notification's id and data do not.
+	rerendered := replace(`"delivery_attempts":1,"first_sent_at":1699999990`, `"delivery_attempts":2,"first_sent_at":1700000025`)
+	// The same signed id over other data: a reused id, answered 409.
+	otherData := replace(`"c1"`, `"c9"`)
+	resent := providertest.Resent
 	// Configurations that read the id from the body turn a body without it,
 	// or a body that is not exactly one JSON value, into a 400.
 	jsonID := []providertest.Change{
@@ -165,18 +176,20 @@ func TestContract(t *testing.T) {
 		settings  map[string]string
 		tolerance time.Duration // of a signed timestamp; zero without one
 		malformed []providertest.Change
+		retry     func(*webhook.Request) // the sender's retry
+		reused    func(*webhook.Request) // nil where the key is a content hash
 	}{
-		{"github-style prefix", githubCfg, 0, nil},
-		{"slack-style timestamp header", slackCfg, DefaultTolerance, nil},
-		{"stripe-style param list", stripeCfg, DefaultTolerance, nil},
-		{"paddle", paddleCfg, time.Minute, jsonID},
-		{"zendesk base64", zendeskCfg, DefaultTolerance, jsonID},
-		{"square url", squareCfg, 0, jsonID},
-		{"intercom sha1", intercomCfg, 0, jsonID},
-		{"linear body timestamp", linearCfg, time.Minute, nil},
-		{"sha512 base64 with prefix", map[string]string{"header": "X-Sig", "algorithm": "sha512", "encoding": "base64", "prefix": "sha512="}, 0, nil},
-		{"param without timestamp", map[string]string{"header": "X-Sig", "param": "v1"}, 0, nil},
-		{"timestamp header and param list", map[string]string{"header": "X-Sig", "param": "s", "timestamp_header": "X-Ts", "signed": "{timestamp}.{url}.{body}"}, DefaultTolerance, nil},
+		{"github-style prefix", githubCfg, 0, nil, resent, nil},
+		{"slack-style timestamp header", slackCfg, DefaultTolerance, nil, resent, nil},
+		{"stripe-style param list", stripeCfg, DefaultTolerance, nil, resent, nil},
+		{"paddle", paddleCfg, time.Minute, jsonID, resent, otherData},
+		{"zendesk base64", zendeskCfg, DefaultTolerance, jsonID, resent, otherData},
+		{"square url", squareCfg, 0, jsonID, resent, otherData},
+		{"intercom sha1", intercomCfg, 0, jsonID, rerendered, otherData},
+		{"linear body timestamp", linearCfg, time.Minute, nil, resent, nil},
+		{"sha512 base64 with prefix", map[string]string{"header": "X-Sig", "algorithm": "sha512", "encoding": "base64", "prefix": "sha512="}, 0, nil, resent, nil},
+		{"param without timestamp", map[string]string{"header": "X-Sig", "param": "v1"}, 0, nil, resent, nil},
+		{"timestamp header and param list", map[string]string{"header": "X-Sig", "param": "s", "timestamp_header": "X-Ts", "signed": "{timestamp}.{url}.{body}"}, DefaultTolerance, nil, resent, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,6 +207,8 @@ func TestContract(t *testing.T) {
 					r.Body = []byte(strings.NewReplacer(`"1"`, `"2"`, "evt_1", "evt_2", "d1", "d2").Replace(string(r.Body)))
 					r.Header.Set("Linear-Delivery", "ld2")
 				},
+				Retry:  tt.retry,
+				Reused: tt.reused,
 				// linearCfg reads its id from this header, which nothing signs.
 				Unsigned:  []string{"Linear-Delivery"},
 				Vectors:   vectors,
@@ -380,7 +395,7 @@ func TestEvents(t *testing.T) {
 		{"linear comment joins its issue", linearCfg, map[string]string{"Linear-Delivery": "d-1"}, `{"action":"create","type":"Comment","data":{"id":"c1","issueId":"i1"},"webhookId":"w","webhookTimestamp":1}`, "d-1", "Comment", "i1", 0, nil},
 		{"linear issue", linearCfg, map[string]string{"Linear-Delivery": "d-2"}, `{"action":"update","type":"Issue","data":{"id":"i1"},"webhookId":"w","webhookTimestamp":1}`, "d-2", "Issue", "i1", 0, nil},
 		{"square", squareCfg, nil, `{"merchant_id":"M","type":"payment.updated","event_id":"e-1","data":{"type":"payment","id":"P1"}}`, "e-1", "payment.updated", "P1", 0, nil},
-		{"intercom", intercomCfg, nil, `{"type":"notification_event","id":"notif_1","topic":"conversation.user.replied","data":{"item":{"type":"conversation","id":"147"}}}`, "notif_1", "conversation.user.replied", "147", 0, nil},
+		{"intercom", intercomCfg, nil, `{"type":"notification_event","id":"notif_1","topic":"conversation.user.replied","data":{"item":{"type":"conversation","id":"147"}}}`, "notif_1", "conversation.user.replied", "147", 5, nil},
 		{"zendesk", zendeskCfg, nil, `{"type":"zen:event-type:ticket.created","id":"cbe4028c","subject":"zen:ticket:123","detail":{}}`, "cbe4028c", "zen:event-type:ticket.created", "zen:ticket:123", 0, nil},
 	}
 	for _, tt := range tests {
@@ -406,12 +421,45 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// TestDefiningIgnoresDeliveryMetadata: the "defining" fields make the key
+// when no id is signed, and the payload digest whenever they are set, so a
+// sender's retry rendered again is a duplicate while other content under the
+// same id is still a 409.
 func TestDefiningIgnoresDeliveryMetadata(t *testing.T) {
-	set := map[string]string{"defining": "type,data.id"}
-	a, _ := Provider{}.Events(req(nil, `{"type":"x","data":{"id":"1"},"attempt":1}`), webhook.Config{Settings: set})
-	b, _ := Provider{}.Events(req(nil, `{"type":"x","data":{"id":"1"},"attempt":2}`), webhook.Config{Settings: set})
-	if webhook.EventID(a[0]) != webhook.EventID(b[0]) {
-		t.Error("retries that differ only in delivery metadata got different ids")
+	const notif = `{"type":"notification_event","app_id":"a1","data":{"type":"notification_event_data","item":{"type":"conversation","id":"147","state":"%s"}},` +
+		`"links":{},"id":"notif_1","topic":"conversation.admin.closed","delivery_status":"%s","delivery_attempts":%d,"first_sent_at":%d,"created_at":1700000000,"self":null}`
+	tests := []struct {
+		name          string
+		set           map[string]string
+		first, second string
+		sameDigest    bool // same key in every case: a duplicate, or else 409
+	}{
+		{"no id: another attempt", map[string]string{"defining": "type,data.id"},
+			`{"type":"x","data":{"id":"1"},"attempt":1}`, `{"type":"x","data":{"id":"1"},"attempt":2}`, true},
+		{"json id: Intercom's retry rendered again", intercomCfg,
+			fmt.Sprintf(notif, "closed", "pending", 1, 1700000001), fmt.Sprintf(notif, "closed", "retry", 2, 1700000061), true},
+		{"json id: other data under the same id", intercomCfg,
+			fmt.Sprintf(notif, "closed", "pending", 1, 1700000001), fmt.Sprintf(notif, "open", "pending", 1, 1700000001), false},
+		{"json id without defining: the whole body", map[string]string{"id": "json:id"},
+			fmt.Sprintf(notif, "closed", "pending", 1, 1700000001), fmt.Sprintf(notif, "closed", "retry", 2, 1700000061), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var keys, digests [2]string
+			for i, body := range []string{tt.first, tt.second} {
+				evs, err := Provider{}.Events(req(nil, body), webhook.Config{Settings: tt.set})
+				if err != nil || len(evs) != 1 {
+					t.Fatalf("Events(%s) = %d events, %v; want 1", body, len(evs), err)
+				}
+				keys[i], digests[i] = webhook.IdempotencyKey("t", "hmac", evs[0]), webhook.Digest(evs[0])
+			}
+			if keys[0] != keys[1] {
+				t.Errorf("keys %q and %q differ, want one key", keys[0], keys[1])
+			}
+			if got := digests[0] == digests[1]; got != tt.sameDigest {
+				t.Errorf("same digest = %v, want %v (true: duplicate, false: 409 id reused)", got, tt.sameDigest)
+			}
+		})
 	}
 }
 

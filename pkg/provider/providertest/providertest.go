@@ -1,8 +1,9 @@
 // Package providertest is the contract suite every provider adapter runs
 // from its tests: Run checks the provider's published vectors, the signing
 // round trip, tampering, missing signatures, the replay window, secret
-// rotation, idempotency key derivation, malformed bodies and handshakes, so
-// that each adapter states only what is particular to it (a Case).
+// rotation, idempotency key and payload digest derivation (the provider's
+// own retry is a duplicate), malformed bodies and handshakes, so that each
+// adapter states only what is particular to it (a Case).
 package providertest
 
 import (
@@ -47,6 +48,17 @@ type Case struct {
 	// OtherEvent turns a delivery into a different event (another event
 	// id, or other content where keys are content hashes).
 	OtherEvent func(*webhook.Request)
+	// Retry turns a delivery into the provider's own retry of it, as the
+	// provider's documentation says it sends one (re-rendered delivery
+	// counters or timestamps, retry headers; Resent when it sends the same
+	// bytes again). The suite signs it again, later: it must have the
+	// first delivery's idempotency keys and payload digests, so that it is
+	// answered "duplicate", never 409 "id reused". Required.
+	Retry func(*webhook.Request)
+	// Reused, when set, gives a delivery other content under the same
+	// signed event id (the key is the id, not a content hash): it must keep
+	// the keys and change a payload digest, so that it is answered 409.
+	Reused func(*webhook.Request)
 	// Unsigned are the headers the adapter reads that the signature does
 	// not cover (delivery ids, topics). A captured delivery re-sent with
 	// fresh values in them must still verify — and have the same
@@ -253,30 +265,64 @@ func Run(t *testing.T, c Case) {
 	})
 
 	t.Run("idempotency key", func(t *testing.T) {
-		first := keys(t, c.Provider, signed(t), cfg(s1))
-		// A retry is signed again, later; it is the same delivery.
-		retry := keys(t, c.Provider, sign(t, c.Request(), cfg(s1), Now.Add(30*time.Second)), cfg(s1))
-		if !maps.Equal(first, retry) {
-			t.Errorf("keys of a re-signed delivery %v, want %v", retry, first)
+		first := claims(t, c.Provider, signed(t), cfg(s1))
+		// A re-signed delivery, later, is the same delivery.
+		again := claims(t, c.Provider, sign(t, c.Request(), cfg(s1), Now.Add(30*time.Second)), cfg(s1))
+		if !maps.Equal(first, again) {
+			t.Errorf("keys and digests of a re-signed delivery %v, want %v", again, first)
 		}
 		other := c.Request()
 		c.OtherEvent(other)
-		for k := range keys(t, c.Provider, sign(t, other, cfg(s1), Now), cfg(s1)) {
-			if first[k] {
+		for k := range claims(t, c.Provider, sign(t, other, cfg(s1), Now), cfg(s1)) {
+			if _, ok := first[k]; ok {
 				t.Errorf("another event has the key %q of the first", k)
 			}
 		}
 	})
 
+	t.Run("the provider's own retry is a duplicate", func(t *testing.T) {
+		if c.Retry == nil {
+			t.Fatal("Case.Retry is required: the provider's retry as its documentation describes it (Resent when it sends the same bytes)")
+		}
+		first := claims(t, c.Provider, signed(t), cfg(s1))
+		retry := c.Request()
+		c.Retry(retry)
+		got := claims(t, c.Provider, sign(t, retry, cfg(s1), Now.Add(30*time.Second)), cfg(s1))
+		if !maps.Equal(got, first) {
+			t.Errorf("keys and digests of the provider's retry %v, want the first delivery's %v: the retry would be answered 409 id reused, not duplicate", got, first)
+		}
+	})
+
+	t.Run("reused id with other content", func(t *testing.T) {
+		if c.Reused == nil {
+			return
+		}
+		first := claims(t, c.Provider, signed(t), cfg(s1))
+		reused := c.Request()
+		c.Reused(reused)
+		got := claims(t, c.Provider, sign(t, reused, cfg(s1), Now), cfg(s1))
+		changed := false
+		for k, d := range got {
+			want, ok := first[k]
+			if !ok {
+				t.Errorf("key %q of the reused id is not a key of the first delivery %v", k, first)
+			}
+			changed = changed || ok && d != want
+		}
+		if !changed {
+			t.Errorf("keys and digests of other content under the same id %v equal the first delivery's %v: the reuse would go unnoticed", got, first)
+		}
+	})
+
 	t.Run("replay with fresh unsigned headers", func(t *testing.T) {
 		captured := signed(t)
-		first := keys(t, c.Provider, captured, cfg(s1))
+		first := claims(t, c.Provider, captured, cfg(s1))
 		for _, h := range c.Unsigned {
 			t.Run(h, func(t *testing.T) {
 				replay := signed(t)
 				replay.Header.Set(h, "replayed-"+h)
-				if got := keys(t, c.Provider, replay, cfg(s1)); !maps.Equal(got, first) {
-					t.Errorf("keys after changing %s = %v, want the captured delivery's %v: the replay must be a duplicate", h, got, first)
+				if got := claims(t, c.Provider, replay, cfg(s1)); !maps.Equal(got, first) {
+					t.Errorf("keys and digests after changing %s = %v, want the captured delivery's %v: the replay must be a duplicate", h, got, first)
 				}
 			})
 		}
@@ -348,8 +394,14 @@ func Request(header map[string]string, body string) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
-// keys returns the idempotency keys of a verified delivery's events.
-func keys(t *testing.T, p webhook.Provider, req *webhook.Request, conf webhook.Config) map[string]bool {
+// Resent is the Retry of a provider that sends the very same request again
+// (only what Sign sets, such as a signed timestamp, changes).
+func Resent(*webhook.Request) {}
+
+// claims returns what the ingest path claims for a verified delivery: each
+// event's idempotency key with the payload digest stored under it. A key
+// seen again with the same digest is a duplicate, with another one a 409.
+func claims(t *testing.T, p webhook.Provider, req *webhook.Request, conf webhook.Config) map[string]string {
 	t.Helper()
 	if err := p.Verify(req, conf, Now); err != nil {
 		t.Fatalf("Verify() = %v", err)
@@ -358,9 +410,9 @@ func keys(t *testing.T, p webhook.Provider, req *webhook.Request, conf webhook.C
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("Events() = %d events, %v; want at least one", len(evs), err)
 	}
-	out := map[string]bool{}
+	out := map[string]string{}
 	for _, ev := range evs {
-		out[webhook.IdempotencyKey("tenant", "provider", ev)] = true
+		out[webhook.IdempotencyKey("tenant", "provider", ev)] = webhook.Digest(ev)
 	}
 	return out
 }

@@ -59,6 +59,15 @@ func TestContract(t *testing.T) {
 		Signature:  "X-Slack-Signature",
 		Tolerance:  DefaultTolerance,
 		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(callback, "Ev1", "Ev2", 1)) },
+		// Slack retries an Events API callback with the same event_id and
+		// X-Slack-Retry-Num / X-Slack-Retry-Reason added
+		// (https://api.slack.com/events-api, "Graceful retries"), signed
+		// again with a new timestamp.
+		Retry: func(r *webhook.Request) {
+			r.Header.Set("X-Slack-Retry-Num", "1")
+			r.Header.Set("X-Slack-Retry-Reason", "http_timeout")
+		},
+		Reused: func(r *webhook.Request) { r.Body = []byte(strings.Replace(callback, `"ts":"1.2"`, `"ts":"1.3"`, 1)) },
 		Vectors: []providertest.Vector{
 			{Name: "Slack docs", Request: func() *webhook.Request { return request(docSig, docTS, form, docBody) },
 				Config: webhook.Config{Secrets: []string{docSecret}}, At: docAt, Headers: signed},
