@@ -40,8 +40,11 @@ var motoServer string
 // a later message of a group first when several in-flight ones become
 // visible together, and lets concurrent receives race): a group yields
 // nothing while any message of it is in flight, then yields from its head,
-// in order; a message moves to its DLQ after maxReceiveCount receives; FIFO
-// SequenceNumbers increase in queue order, as AWS's do within a group. It
+// in order; a message moves to its DLQ after maxReceiveCount receives (a
+// FIFO one with its MessageId as deduplication id, as AWS does); FIFO
+// SequenceNumbers increase in queue order, as AWS's do within a group; and
+// StartMessageMoveTask (DLQ redrive, missing from moto 5.2.1) moves a DLQ's
+// messages back as new messages, completing before it answers. It
 // runs moto_server's own Python interpreter with the launcher in
 // moto_server.py, so every user of this package — make run, the tests,
 // make chaos — gets the same SQS.

@@ -18,20 +18,32 @@
 #     long poll wakes when a message is sent, deleted or made visible.
 # Standard queues keep moto's own receive.
 #
+# A message SQS moves to a FIFO DLQ takes its MessageId as deduplication id,
+# as AWS documents, and remembers its source queue (ReceiveMessage's
+# DeadLetterQueueSourceArn). StartMessageMoveTask, ListMessageMoveTasks and
+# CancelMessageMoveTask (DLQ redrive, absent from moto 5.2.1) move a DLQ's
+# messages back as new messages; see start_message_move_task below.
+#
 # It also numbers FIFO messages as AWS does: moto gives each one 20 random
 # digits as its SequenceNumber, where AWS's increase within a message group
 # (the worker's fencing tokens, package ledger, rely on that). Here they
 # increase in the order messages enter their queue (sends are serialised),
 # 20 digits like AWS's.
+import base64
 import faulthandler
+import json
 import signal
 import sys
 import threading
+import uuid
 from copy import deepcopy
 
+from moto.core.responses import ActionResult
 from moto.core.utils import unix_time, unix_time_millis
 from moto.server import main
 from moto.sqs import models
+from moto.sqs.exceptions import SQSException
+from moto.sqs.responses import SQSResponse
 
 _lock = threading.RLock()
 _waiting = {}  # queue name -> Condition on _lock, for long polls on it
@@ -127,8 +139,26 @@ def _scan(queue, count, visibility_timeout, attribute_names):
             break
     for message in to_dlq:
         queue._messages.remove(message)
-        queue.dead_letter_queue.add_message(message)
+        _dead_letter(queue, message)
     return result, wake
+
+
+# Message id -> ARN of the queue whose RedrivePolicy moved it to its DLQ:
+# ReceiveMessage's DeadLetterQueueSourceArn, and where StartMessageMoveTask
+# without a DestinationArn returns it. A client's own SendMessage to a DLQ
+# has none.
+_dlq_sources = {}
+
+
+def _dead_letter(queue, message):
+    """Moves message (already out of queue) to queue's DLQ, as SQS does."""
+    _dlq_sources[message.id] = queue.queue_arn
+    if queue.dead_letter_queue.fifo_queue:
+        # AWS: "the original message's deduplication ID will be replaced with
+        # the original message's ID", so two dead letters that shared a
+        # deduplication ID are both kept.
+        message.deduplication_id = message.id
+    queue.dead_letter_queue.add_message(message)
 
 
 def receive_message(
@@ -141,9 +171,15 @@ def receive_message(
 ):
     queue = self.get_queue(queue_name)
     if not queue.fifo_queue:
-        return _original_receive(
+        before = set(map(id, queue._messages)) if queue.dead_letter_queue is not None else ()
+        result = _original_receive(
             self, queue_name, count, wait_seconds_timeout, visibility_timeout, message_attribute_names
         )
+        if before:  # moto's own receive moved these to the DLQ
+            for message in list(queue.dead_letter_queue._messages):
+                if id(message) in before:
+                    _dlq_sources[message.id] = queue.queue_arn
+        return result
     attribute_names = message_attribute_names or []
     polling_end = unix_time() + wait_seconds_timeout
     with _lock:
@@ -175,6 +211,167 @@ def _set_sequence_number(message, value):
 models.Message.sequence_number = property(
     lambda message: message.__dict__.get("_hookpack_sequence_number"), _set_sequence_number
 )
+
+
+# DLQ redrive: StartMessageMoveTask, ListMessageMoveTasks and
+# CancelMessageMoveTask, which moto 5.2.1 lacks. A task runs to completion
+# inside StartMessageMoveTask (MaxNumberOfMessagesPerSecond is validated,
+# not honoured), so a task is never RUNNING and cancelling one finds none.
+_move_tasks = {}  # source ARN -> its tasks, oldest first
+
+
+class _NotFound(SQSException):
+    code = "ResourceNotFoundException"
+
+
+def _invalid(message):
+    return SQSException("InvalidParameterValue", message)
+
+
+def _queue_by_arn(arn, parameter):
+    parts = (arn or "").split(":")
+    queue = None
+    if len(parts) == 6 and parts[2] == "sqs":
+        queue = models.sqs_backends[parts[4]][parts[3]].queues.get(parts[5])
+    if queue is None:
+        raise _NotFound(f"The resource that you specified for the {parameter} parameter doesn't exist.")
+    return queue
+
+
+def _backend_of(queue):
+    return models.sqs_backends[queue.account_id][queue.region]
+
+
+def _redrive(source, destination, task):
+    """Moves the messages in source, oldest first, as new messages.
+
+    A message goes to destination or, when that is None, back to the queue
+    that moved it to the DLQ. In-flight messages stay (and, in a FIFO DLQ,
+    the rest of their group behind them). Sets task's Status,
+    ApproximateNumberOfMessagesMoved and FailureReason.
+    """
+    now_ms = unix_time_millis()
+    retention_ms = int(source.message_retention_period) * 1000
+    locked = {m.group_id for m in source._messages if m.visible_at >= now_ms} if source.fifo_queue else set()
+    moved = 0
+    for message in list(source._messages):
+        if message.group_id in locked or message.visible_at >= now_ms or message.delayed:
+            continue
+        if message.sent_timestamp + retention_ms <= now_ms:
+            continue  # expired: SQS no longer returns it
+        target = destination
+        if target is None:
+            arn = _dlq_sources.get(message.id)
+            if arn is None:
+                # A client sent it to the DLQ itself: it has no source queue
+                # to go back to, and AWS documents no default. Fail the task
+                # there, as AWS fails one whose destination is gone.
+                task.update(
+                    Status="FAILED",
+                    FailureReason=f"message {message.id} was not moved to the DLQ by SQS: it has no source queue; give a DestinationArn",
+                )
+                break
+            try:
+                target = _queue_by_arn(arn, "DestinationArn")
+            except _NotFound:
+                task.update(Status="FAILED", FailureReason="AWS.SimpleQueueService.NonExistentQueue")
+                break
+        # A new message: new MessageId, SentTimestamp, SequenceNumber and
+        # retention; ApproximateReceiveCount 0. The deduplication ID is the
+        # DLQ message's ID, never the original one: a redrive within five
+        # minutes of the original send must not be dropped as its duplicate.
+        _backend_of(target).send_message(
+            target.name,
+            message.body,
+            message_attributes=deepcopy(message.message_attributes),
+            deduplication_id=message.id if target.fifo_queue else None,
+            group_id=message.group_id if target.fifo_queue else None,
+            system_attributes=deepcopy(message.system_attributes),
+        )
+        source._messages.remove(message)
+        source.pending_messages.discard(message)
+        _dlq_sources.pop(message.id, None)
+        moved += 1
+    task["ApproximateNumberOfMessagesMoved"] = moved
+    if task["Status"] == "RUNNING":
+        task["Status"] = "COMPLETED"
+
+
+def start_message_move_task(self):
+    source = _queue_by_arn(self._get_param("SourceArn"), "SourceArn")
+    destination_arn = self._get_param("DestinationArn")
+    destination = _queue_by_arn(destination_arn, "DestinationArn") if destination_arn else None
+    rate = self._get_param("MaxNumberOfMessagesPerSecond")
+    if rate is not None and not 1 <= int(rate) <= 500:
+        raise _invalid(
+            "Value for parameter MaxNumberOfMessagesPerSecond is invalid. "
+            "Reason: You must enter a number that's between 1 and 500."
+        )
+    with _lock:
+        if not _backend_of(source).list_dead_letter_source_queues(source.name):
+            raise _invalid("Source queue must be configured as a Dead Letter Queue.")
+        if destination is not None and destination.fifo_queue != source.fifo_queue:
+            raise _invalid("The destination queue must be of the same type as the source queue.")
+        task_id = str(uuid.uuid4())
+        handle = base64.b64encode(json.dumps({"taskId": task_id, "sourceArn": source.queue_arn}).encode()).decode()
+        task = {
+            "TaskHandle": handle,
+            "Status": "RUNNING",
+            "SourceArn": source.queue_arn,
+            "ApproximateNumberOfMessagesToMove": source.approximate_number_of_messages,
+            "StartedTimestamp": int(unix_time_millis()),
+        }
+        if destination is not None:
+            task["DestinationArn"] = destination.queue_arn
+        if rate is not None:
+            task["MaxNumberOfMessagesPerSecond"] = int(rate)
+        _move_tasks.setdefault(source.queue_arn, []).append(task)
+        _redrive(source, destination, task)
+    return ActionResult({"TaskHandle": handle})
+
+
+def list_message_move_tasks(self):
+    source = _queue_by_arn(self._get_param("SourceArn"), "SourceArn")
+    limit = self._get_param("MaxResults")
+    limit = 1 if limit is None else int(limit)
+    if not 1 <= limit <= 10:
+        raise _invalid("Value for parameter MaxResults is invalid. Reason: You must enter a number that's between 1 and 10.")
+    with _lock:
+        tasks = list(reversed(_move_tasks.get(source.queue_arn, [])))[:limit]
+        # AWS gives a task's handle only while it runs.
+        results = [{k: v for k, v in t.items() if k != "TaskHandle" or t["Status"] == "RUNNING"} for t in tasks]
+    return ActionResult({"Results": results})
+
+
+def cancel_message_move_task(self):
+    try:
+        handle = json.loads(base64.b64decode(self._get_param("TaskHandle") or "", validate=True))
+        source_arn = handle["sourceArn"]
+    except (ValueError, TypeError, KeyError):
+        raise _invalid("Value for parameter TaskHandle is invalid.")
+    _queue_by_arn(source_arn, "SourceArn")
+    raise _NotFound("Task does not exist.")  # every task has completed
+
+
+def _receive_with_dlq_source(original):
+    def receive(self):
+        result = original(self)
+        names = set(self._get_param("AttributeNames", []) + self._get_param("MessageSystemAttributeNames", []))
+        if "All" in names or "DeadLetterQueueSourceArn" in names:
+            for msg in result.result.get("Messages", []):
+                arn = _dlq_sources.get(msg["MessageId"])
+                if arn is not None:
+                    msg.setdefault("Attributes", {})["DeadLetterQueueSourceArn"] = arn
+        return result
+
+    return receive
+
+
+SQSResponse.start_message_move_task = start_message_move_task
+SQSResponse.list_message_move_tasks = list_message_move_tasks
+SQSResponse.cancel_message_move_task = cancel_message_move_task
+SQSResponse.receive_message = _receive_with_dlq_source(SQSResponse.receive_message)
+
 
 if __name__ == "__main__":
     # kill -USR1 <pid> writes every thread's stack to the emulator's log.

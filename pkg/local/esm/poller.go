@@ -22,13 +22,18 @@ type pollAPI interface {
 // (no batching window), invoke the function with a deadline of its timeout,
 // delete only the messages not reported in batchItemFailures, and leave the
 // rest to their visibility timeout (SQS then redelivers them, and moves them
-// to the DLQ after maxReceiveCount). A function error fails the whole batch.
+// to the DLQ after maxReceiveCount). A function error, or a function still
+// running at its timeout, fails the whole batch: nothing is deleted.
+//
+// Client is any ReceiveMessage/DeleteMessageBatch implementation, so a test
+// or the chaos run can wrap an *sqs.Client to lose the mapping's deletes.
 type Poller struct {
 	Client   pollAPI
 	QueueURL string
 	Region   string
 	Handler  SQSHandler
-	// Timeout is the function timeout (the invocation deadline).
+	// Timeout is the function timeout: the invocation's deadline, after
+	// which the batch is failed whole, whatever the handler later returns.
 	Timeout time.Duration
 	// Wait is the long-poll wait in seconds (default 1: snappy locally).
 	Wait   int32
@@ -56,18 +61,49 @@ func (p *Poller) Run(ctx context.Context) {
 	}
 }
 
-// invoke runs one batch and deletes what succeeded.
+// invoke runs one batch and deletes what succeeded. Like Lambda, it gives
+// the handler until Timeout and no longer: a handler that has not returned
+// by then is abandoned (its goroutine runs on, as a timed-out instance's
+// goroutines may) and nothing of the batch is deleted, so the whole batch
+// returns after its visibility timeout, as it does in AWS.
 func (p *Poller) invoke(ctx context.Context, ev events.SQSEvent) {
-	ictx, cancel := context.WithTimeout(ctx, p.Timeout)
-	resp, err := p.Handler(ictx, ev)
-	cancel()
-	if err != nil {
-		p.Logger.Error("worker invocation failed; the whole batch returns to the queue", slog.String("error", err.Error()))
+	deadline := time.Now().Add(p.Timeout)
+	ictx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	type result struct {
+		resp events.SQSEventResponse
+		err  error
+		late bool
+	}
+	done := make(chan result, 1) // the abandoned handler must not block on it
+	go func() {
+		resp, err := p.Handler(ictx, ev)
+		done <- result{resp, err, !time.Now().Before(deadline)}
+	}()
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	var r result
+	select {
+	case r = <-done:
+	case <-timer.C:
+		select {
+		case r = <-done: // returned just before the deadline; late says whether it made it
+		default:
+			r.late = true
+		}
+	}
+	if r.late {
+		p.Logger.Error("worker invocation timed out; nothing is deleted, the whole batch returns after its visibility timeout",
+			slog.String("queueUrl", p.QueueURL), slog.Int("messages", len(ev.Records)), slog.Int64("timeoutMs", p.Timeout.Milliseconds()))
+		return
+	}
+	if r.err != nil {
+		p.Logger.Error("worker invocation failed; the whole batch returns to the queue", slog.String("error", r.err.Error()))
 		return
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	if err := Settle(dctx, p.Client, p.QueueURL, ev, resp); err != nil {
+	if err := Settle(dctx, p.Client, p.QueueURL, ev, r.resp); err != nil {
 		p.Logger.Error("poller delete failed; messages will be redelivered", slog.String("error", err.Error()))
 	}
 }
