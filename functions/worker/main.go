@@ -26,6 +26,9 @@ func main() {
 		SafetyMargin:     env.Duration("WORK_SAFETY_MARGIN"),
 		MaxAttempts:      env.Count("MAX_ATTEMPTS"),
 		CompleteEffects:  env.Bool("COMPLETE_EFFECTS"),
+		EffectTimeout:    env.Duration("EFFECT_TIMEOUT"),
+		QueueRetention:   env.Duration("QUEUE_RETENTION"), // the tenant queues' MessageRetentionPeriod
+		ExpiryMargin:     env.Duration("EXPIRY_MARGIN"),
 	}
 	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return worker.NewAWS(cfg, s, logger).Handle })
 }

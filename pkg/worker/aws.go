@@ -35,8 +35,12 @@ type Settings struct {
 	// MaxAttempts dead-letters transient failures at this receive count
 	// (0: leave it to the queue's maxReceiveCount).
 	MaxAttempts int
-	// CompleteEffects writes each effect's completion (Config.CompleteEffects).
+	// CompleteEffects writes the forward's completion too (Config.CompleteEffects).
 	CompleteEffects bool
+	// EffectTimeout bounds each custom effect (Config.EffectTimeout).
+	EffectTimeout time.Duration
+	// QueueRetention and ExpiryMargin: see Config.
+	QueueRetention, ExpiryMargin time.Duration
 }
 
 // NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
@@ -71,6 +75,9 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		SafetyMargin:     s.SafetyMargin,
 		MaxAttempts:      s.MaxAttempts,
 		CompleteEffects:  s.CompleteEffects,
+		EffectTimeout:    s.EffectTimeout,
+		QueueRetention:   s.QueueRetention,
+		ExpiryMargin:     s.ExpiryMargin,
 		Logger:           logger,
 	})
 }

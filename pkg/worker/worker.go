@@ -45,9 +45,11 @@ const (
 	DefaultEffectTimeout = 10 * time.Second
 	// DefaultQueueRetention is SQS's maximum, the tenant queues' setting.
 	DefaultQueueRetention = 14 * 24 * time.Hour
-	// DefaultExpiryMargin is longer than a message can wait as its
-	// conversation's head (15 attempts take at most 23 h), so a backlog
-	// behind a failing head is dead-lettered before any of it expires.
+	// DefaultExpiryMargin is longer than a message can spend as its
+	// conversation's head (15 attempts span at most 23 h), so the messages
+	// behind a failing head, which SQS hands out only after it, reach the
+	// worker before their retention ends, and are dead-lettered if they
+	// are that old.
 	DefaultExpiryMargin = 48 * time.Hour
 )
 
@@ -81,12 +83,12 @@ type Config struct {
 	SafetyMargin time.Duration
 	// FinishTimeout bounds each of those calls (≤ SafetyMargin).
 	FinishTimeout time.Duration
-	// CompleteEffects writes each effect's completion as soon as it ran
-	// (one more write per effect). Without it the message's deletion
-	// completes its effects, and a message whose handler succeeded but
-	// whose deletion was lost runs them again under the same idempotency
-	// keys (docs/ledger.md). With it, only an effect whose completion write
-	// itself is lost can run again.
+	// CompleteEffects writes the forward effect's completion as soon as it
+	// ran too (one more write per event); custom effects (Event.Once)
+	// always do. Without it the forward's message deletion completes it,
+	// and a message whose deletion was lost, or a batch invoked twice,
+	// forwards again under the same Idempotency-Key and webhook-id, which
+	// the receiver deduplicates (docs/ledger.md).
 	CompleteEffects bool
 	// EffectTimeout bounds each custom effect (Event.Once): its context
 	// ends then, and an effect starts only while that much is left before

@@ -350,9 +350,9 @@ func TestTenantGuarantees(t *testing.T) {
 	c, tn := render(t, "template.yaml"), render(t, "template-tenant.yaml")
 	rs := tn.Resources
 
-	t.Run("plain CloudFormation, five resources", func(t *testing.T) {
-		if tn.Transform != nil || len(rs) != 5 {
-			t.Errorf("transform %v, %d resources; want none and 5 (queue, DLQ, mapping, 2 alarms)", tn.Transform, len(rs))
+	t.Run("plain CloudFormation, six resources", func(t *testing.T) {
+		if tn.Transform != nil || len(rs) != 6 {
+			t.Errorf("transform %v, %d resources; want none and 6 (queue, DLQ, mapping, 3 alarms)", tn.Transform, len(rs))
 		}
 	})
 
@@ -395,14 +395,29 @@ func TestTenantGuarantees(t *testing.T) {
 		}
 	})
 
-	t.Run("both alarms notify the core alarm topic", func(t *testing.T) {
+	t.Run("every alarm notifies the core alarm topic", func(t *testing.T) {
 		for id, a := range ofType(rs, "AWS::CloudWatch::Alarm") {
 			if importName(list(a.Properties["AlarmActions"])[0]) != "${CoreStack}-AlarmTopicArn" {
 				t.Errorf("%s AlarmActions = %v", id, a.Properties["AlarmActions"])
 			}
 		}
-		if len(ofType(rs, "AWS::CloudWatch::Alarm")) != 2 {
-			t.Error("want an oldest-message alarm and a dead-letter alarm")
+		if len(ofType(rs, "AWS::CloudWatch::Alarm")) != 3 {
+			t.Error("want an oldest-message alarm, a dead-letter alarm and a dead-letter expiry alarm")
+		}
+	})
+
+	t.Run("dead letters live as long as SQS allows and alarm days before they expire", func(t *testing.T) {
+		retention := num(t, rs["DeadLetterQueue"].Properties["MessageRetentionPeriod"])
+		if retention != 1209600 {
+			t.Errorf("DLQ MessageRetentionPeriod = %v, want 1209600 (14 days, SQS's maximum)", retention)
+		}
+		a := rs["DeadLetterExpiryAlarm"].Properties
+		dims := list(a["Dimensions"])
+		if a["MetricName"] != "ApproximateAgeOfOldestMessage" || len(dims) != 1 || getAtt(dims[0].(map[string]any)["Value"]) != "DeadLetterQueue" {
+			t.Errorf("DeadLetterExpiryAlarm = %v, want the DLQ's ApproximateAgeOfOldestMessage", a)
+		}
+		if left := retention - num(t, a["Threshold"]); left < 2*86400 {
+			t.Errorf("DeadLetterExpiryAlarm fires %v s before the dead letter expires, want days", left)
 		}
 	})
 

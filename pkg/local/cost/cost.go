@@ -112,7 +112,7 @@ func Total(lines []Line) float64 {
 
 // Tenant is the fixed monthly cost of one idle tenant.
 type Tenant struct {
-	// Alarms per tenant (DLQ depth, oldest message age).
+	// Alarms per tenant (DLQ depth, oldest message age, oldest dead letter age).
 	Alarms int
 	// IdlePollRequestsMonth are the event source mapping's empty long
 	// polls on the tenant queue per month.
@@ -123,7 +123,7 @@ type Tenant struct {
 
 // DefaultTenant assumes Lambda's SQS poller keeps a handful of 20 s long
 // polls open on an idle queue: 5 pollers × 3 per minute × 43,200 minutes.
-var DefaultTenant = Tenant{Alarms: 2, IdlePollRequestsMonth: 5 * 3 * 43200, Parameters: 2}
+var DefaultTenant = Tenant{Alarms: 3, IdlePollRequestsMonth: 5 * 3 * 43200, Parameters: 2}
 
 // PerTenantMonth prices t.
 func PerTenantMonth(p Prices, t Tenant) []Line {
