@@ -92,7 +92,11 @@ func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, er
 }
 
 // Complete marks the claim done and restarts its retention window. It
-// returns ErrLeaseLost when the claim's token no longer owns the record.
+// returns ErrLeaseLost when the claim's token no longer owns the record. A
+// record this token already completed is success: when DynamoDB's response
+// to a completion that landed is lost, the SDK's retry fails the condition,
+// and the record it returns (ReturnValuesOnConditionCheckFailure=ALL_OLD,
+// no extra request) shows the write was this one's.
 func (d *DynamoDB) Complete(ctx context.Context, c Claim) error {
 	now := d.opts.Now()
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -109,8 +113,20 @@ func (d *DynamoDB) Complete(ctx context.Context, c Claim) error {
 			":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
 			":token":      &types.AttributeValueMemberS{Value: c.Token},
 		},
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && completedBy(ccf.Item, c.Token) {
+		return nil
+	}
 	return d.leaseErr("complete", c.Key, err)
+}
+
+// completedBy reports whether item is a completed record of token.
+func completedBy(item map[string]types.AttributeValue, token string) bool {
+	t, _ := item[attrToken].(*types.AttributeValueMemberS)
+	s, _ := item[attrStatus].(*types.AttributeValueMemberS)
+	return t != nil && s != nil && t.Value == token && Status(s.Value) == StatusCompleted
 }
 
 // Release deletes an in-progress claim so the sender's retry can claim the

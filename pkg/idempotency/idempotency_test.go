@@ -2,14 +2,21 @@ package idempotency_test
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/idempotency/idempotencytest"
+	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
@@ -40,4 +47,72 @@ func runDynamo(t *testing.T, endpoint string, q idempotencytest.Quirks) {
 		}
 		return idempotency.NewDynamoDB(client, table, opts(c))
 	}, q)
+}
+
+// losingClient sends every request but drops the response of the first
+// request to each operation in lose, as a connection reset after DynamoDB
+// wrote would: the SDK's retryer sends the request again.
+type losingClient struct {
+	aws.HTTPClient
+	mu   sync.Mutex
+	lose map[string]bool // DynamoDB operations, e.g. "UpdateItem"
+}
+
+func (c *losingClient) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.HTTPClient.Do(req)
+	op := strings.TrimPrefix(req.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	c.mu.Lock()
+	lose := c.lose[op]
+	delete(c.lose, op)
+	c.mu.Unlock()
+	if err != nil || !lose {
+		return resp, err
+	}
+	resp.Body.Close()
+	return nil, errors.New("read tcp: connection reset by peer")
+}
+
+// A completion whose response is lost is retried by the SDK, and the retry
+// fails the condition the first attempt satisfied: Complete must still
+// succeed, from the record the failed condition returns (no extra read).
+func TestDynamoDBCompleteSurvivesALostResponse(t *testing.T) {
+	tests := []struct {
+		name     string
+		endpoint func(t testing.TB) string
+	}{
+		{"DynamoDB Local", awstest.DynamoDBLocal},
+		{"moto", awstest.Moto},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := awstest.Config(t, tt.endpoint(t))
+			table := awstest.Name(t)
+			if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+				t.Fatalf("CreateTable: %v", err)
+			}
+			client := &losingClient{HTTPClient: cfg.HTTPClient, lose: map[string]bool{"UpdateItem": true}}
+			cfg.HTTPClient = client
+			counter := awscount.New()
+			s := idempotency.NewDynamoDB(dynamodb.NewFromConfig(counter.Install(cfg)), table, idempotency.Options{})
+
+			c, err := s.Claim(ctx, "tenant#provider#lost-response", "")
+			if err != nil {
+				t.Fatalf("Claim() = %v", err)
+			}
+			if err := s.Complete(ctx, c); err != nil {
+				t.Fatalf("Complete() with its response lost = %v, want success", err)
+			}
+			if len(client.lose) != 0 {
+				t.Fatal("no UpdateItem response was lost: the test tested nothing")
+			}
+			want := map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}
+			if got := counter.Take(); !maps.Equal(got, want) {
+				t.Errorf("requests = %v, want %v (the lost one and the SDK's retry, no read)", got, want)
+			}
+			if _, err := s.Claim(ctx, c.Key, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+				t.Errorf("Claim() after Complete() = %v, want ErrDuplicate", err)
+			}
+		})
+	}
 }

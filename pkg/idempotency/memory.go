@@ -53,6 +53,9 @@ func (m *Memory) Claim(_ context.Context, key, validation string) (Claim, error)
 func (m *Memory) Complete(_ context.Context, c Claim) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if r, ok := m.records[c.Key]; ok && r.token == c.Token && r.Status == StatusCompleted {
+		return nil // the completion already landed
+	}
 	r, err := m.owned("complete", c)
 	if err != nil {
 		return err

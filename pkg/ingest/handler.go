@@ -267,25 +267,20 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 
 // enqueue claims every event, sends the claimed ones with SendMessageBatch
 // in delivery order (sending again only the entries SQS failed), completes
-// the claims of those queued and releases the others. Events queued stay
+// the claims of those queued and releases the others. A conversation's
+// events after one not claimed are held back (holdBack). Events queued stay
 // queued whatever happens to the rest: when some event is not queued, the
-// sender gets a retryable 503, and its retry finds the queued ones
+// sender gets a retryable 503 (or 409), and its retry finds the queued ones
 // duplicates and claims only the others.
 func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
-	type state struct {
-		claim  idempotency.Claim
-		out    outcome // "" until the event is reused, duplicate, in flight or accepted
-		stored string  // the payload digest a reused id was claimed with
-		err    error
-	}
-	st := make([]state, len(msgs))
+	st := make([]claimState, len(msgs))
 	h.each(len(msgs), func(i int) {
 		cctx, cancel := callContext(ctx)
 		defer cancel()
 		st[i].claim, st[i].err = h.cfg.Claims.Claim(cctx, msgs[i].key, msgs[i].validation)
 	})
 
-	var send []int
+	var claimed []int
 	for i := range msgs {
 		var ce *idempotency.ConflictError
 		switch err := st[i].err; {
@@ -301,10 +296,12 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 		case err != nil:
 			st[i].err = fmt.Errorf("%w: %w", errUnavailable, err)
 		default:
-			send = append(send, i)
+			st[i].claimed = true
+			claimed = append(claimed, i)
 		}
 	}
 
+	send := holdBack(msgs, st)
 	sendErrs := h.send(ctx, queue.URL(h.cfg.QueueURLTemplate, res.tenant), msgs, send)
 	for _, i := range send {
 		st[i].err = sendErrs[i]
@@ -317,9 +314,9 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 	// duplicate may be enqueued again after the lease, which SQS
 	// deduplication (5 minutes) and the worker's effect ledger absorb, so
 	// the sender still gets its 2xx for a queued event.
-	h.each(len(send), func(j int) {
-		i := send[j]
-		if st[i].err == nil {
+	h.each(len(claimed), func(j int) {
+		i := claimed[j]
+		if st[i].err == nil && st[i].out == "" {
 			cctx, cancel := callContext(ctx)
 			defer cancel()
 			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
@@ -410,8 +407,10 @@ func (h *Handler) each(n int, f func(i int)) {
 }
 
 // rank orders event outcomes by which one decides a delivery's answer: a
-// reused id outranks an in-flight one, which outranks an accepted one.
-var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outInFlight: 2, outReused: 3}
+// reused id outranks an in-flight one, which outranks a held-back one
+// (never the answer: the event that held it back is in the same delivery),
+// which outranks an accepted one.
+var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outHeldBack: 2, outInFlight: 3, outReused: 4}
 
 // respond turns a result into the HTTP response.
 func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome) {

@@ -26,6 +26,7 @@ const (
 	outDuplicate   outcome = "duplicate"
 	outInFlight    outcome = "in_flight"
 	outReused      outcome = "id_reused"
+	outHeldBack    outcome = "held_back"
 	outHandshake   outcome = "handshake"
 	outSignature   outcome = "rejected_signature"
 	outStale       outcome = "rejected_stale"

@@ -183,7 +183,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
-	t.Run("CompletedCannotBeReleasedOrRecompleted", func(t *testing.T) {
+	t.Run("CompletedCannotBeReleased", func(t *testing.T) {
 		clock, s, k := setup(t)
 		c := mustClaim(t, s, k)
 		if err := s.Complete(ctx, c); err != nil {
@@ -192,12 +192,51 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if err := s.Release(ctx, c); !errors.Is(err, idempotency.ErrLeaseLost) {
 			t.Errorf("Release(completed) = %v, want ErrLeaseLost", err)
 		}
-		if err := s.Complete(ctx, c); !errors.Is(err, idempotency.ErrLeaseLost) {
-			t.Errorf("Complete(completed) = %v, want ErrLeaseLost", err)
-		}
 		clock.Advance(Lease * 10) // a completed record has no lease to take over
 		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
 			t.Errorf("Claim() = %v, want ErrDuplicate", err)
+		}
+	})
+
+	// A completion whose response was lost is sent again by the SDK's
+	// retry: it fails the condition, yet the record is done by this lease.
+	// Only that lease's token may complete a done record again.
+	t.Run("CompleteAgainByItsLeaseSucceeds", func(t *testing.T) {
+		tests := []struct {
+			name string
+			// complete returns the claim that completes the record and the
+			// one that completes it again.
+			complete func(t *testing.T, clock *Clock, s Store, k string) (first, again idempotency.Claim)
+			want     error
+		}{
+			{"same lease", func(t *testing.T, _ *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
+				c := mustClaim(t, s, k)
+				return c, c
+			}, nil},
+			{"another token", func(t *testing.T, _ *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
+				c := mustClaim(t, s, k)
+				return c, idempotency.Claim{Key: k, Token: "not-mine", LeaseExpires: c.LeaseExpires}
+			}, idempotency.ErrLeaseLost},
+			{"a stale lease, taken over by the one that completed", func(t *testing.T, clock *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
+				stale := mustClaim(t, s, k)
+				clock.Advance(Lease + time.Second)
+				return mustClaim(t, s, k), stale
+			}, idempotency.ErrLeaseLost},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				clock, s, k := setup(t)
+				first, again := tt.complete(t, clock, s, k)
+				if err := s.Complete(ctx, first); err != nil {
+					t.Fatalf("Complete() = %v", err)
+				}
+				if err := s.Complete(ctx, again); !errors.Is(err, tt.want) {
+					t.Errorf("Complete() again = %v, want %v", err, tt.want)
+				}
+				if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+					t.Errorf("Claim() after the second Complete() = %v, want ErrDuplicate", err)
+				}
+			})
 		}
 	})
 
