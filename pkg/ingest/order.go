@@ -14,13 +14,16 @@ type claimState struct {
 // holdBack keeps each conversation in delivery order at the claim stage,
 // as queue.SQS.SendBatch does at the send stage, and returns the indexes of
 // the events to send, in delivery order. After the first event of a
-// conversation that is neither claimed by this delivery nor a duplicate
-// (its claim failed, another delivery holds its lease, or its id was
-// reused), the later events of that conversation that this delivery
+// conversation that is not claimed by this delivery but will be queued
+// later (its claim failed, or another delivery holds its lease), the later
+// events of that conversation that this delivery
 // claimed are marked outHeldBack: they are not sent and their claims are
 // released, so the sender's retry, which the first event's answer (503 or
 // 409) asks for, claims and queues the conversation in order. Sent, they
-// would overtake that event.
+// would overtake that event. A reused id (another payload under a signed
+// id) is no stop: it is never queued in this form, so holding its
+// conversation behind it would block the conversation for as long as the
+// sender retries.
 //
 // Claims run concurrently (one round trip for the whole delivery on the
 // happy path), so a held-back event was claimed and costs a release; an
@@ -41,7 +44,7 @@ func holdBack(msgs []pending, st []claimState) []int {
 			st[i].out = outHeldBack
 		case s.claimed:
 			send = append(send, i)
-		case s.out == outDuplicate, s.out == outInFlight && ours[msgs[i].key]:
+		case s.out == outDuplicate, s.out == outReused, s.out == outInFlight && ours[msgs[i].key]:
 		default:
 			stopped[g] = true
 		}
