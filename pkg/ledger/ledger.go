@@ -101,6 +101,12 @@ type Fence struct {
 	// worker crashed until SQS moved it to the DLQ), so its claims never
 	// count an earlier message's INPROGRESS record as done.
 	Replay bool
+	// Queue names the incarnation of the queue the message came from (its
+	// creation time): SequenceNumbers compare only within one queue, and a
+	// queue deleted and created again under the same name may number from
+	// the start, so tokens of another incarnation never fence (see series).
+	// Empty means unknown: tokens then compare across incarnations.
+	Queue string
 }
 
 // NewFence returns the fence of a message from its SQS attributes. It
@@ -125,10 +131,15 @@ func pad(digits string, width int) string {
 	return strings.Repeat("0", max(0, width-len(digits))) + digits
 }
 
-// series names the conversation on stored items, so that tokens of other
-// conversations (an entity written from several) never fence a write.
+// series names the conversation (and the queue incarnation, when known)
+// on stored items, so that tokens of other conversations (an entity written
+// from several) or of a recreated queue never fence a write.
 func (f Fence) series() string {
-	sum := sha256.Sum256([]byte(f.Tenant + "|" + f.Conversation))
+	s := f.Tenant + "|" + f.Conversation
+	if f.Queue != "" {
+		s += "|" + f.Queue
+	}
+	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
 }
 

@@ -70,6 +70,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),
 		Visibility:       sqsClient,
+		Queues:           sqsClient,
 		QueueURLTemplate: s.QueueURLTemplate,
 		Retry:            Retry{Base: s.RetryBase, Max: s.RetryMax},
 		SafetyMargin:     s.SafetyMargin,

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -226,5 +228,53 @@ func TestLongRetryAfterStaysInsideSQSLimit(t *testing.T) {
 	v := f.sqs.visibility["rh-ra"]
 	if limit := int32((12*time.Hour - 30*time.Second) / time.Second); v <= 0 || v > limit || v < limit-120 {
 		t.Errorf("visibility = %d s, want just under the %d s SQS still allows", v, limit)
+	}
+}
+
+// fakeQueues answers GetQueueAttributes with a queue's CreatedTimestamp.
+type fakeQueues struct {
+	created string
+	calls   int
+}
+
+func (q *fakeQueues) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	q.calls++
+	if aws.ToString(in.QueueUrl) != testURL {
+		return nil, errors.New("unexpected queue " + aws.ToString(in.QueueUrl))
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"CreatedTimestamp": q.created}}, nil
+}
+
+// A tenant queue deleted and created again under its name may number its
+// messages from the start: the ledger records its old incarnation wrote, with
+// higher SequenceNumbers, must not fence the new queue's messages (they
+// would fail as "fenced" forever).
+func TestRecreatedQueueIsNotFencedByTheOldOne(t *testing.T) {
+	f := newFixture(t, nil)
+	q := &fakeQueues{created: "1700000000"}
+	apply := func(ctx context.Context, ev *worker.Event) error {
+		_, err := ev.ApplyIfNewer(ctx, "order:1", ev.ReceivedAt.UnixMilli(), []byte(ev.EventID))
+		return err
+	}
+	cfg := func(c *worker.Config) { c.Queues = q; c.Ledger = f.ledger }
+	old := newFixture(t, cfg)
+	old.reg.Handle(worker.Any, worker.Any, apply)
+	late := rec(t, env("old-900", "A"), 1)
+	late.Attributes["SequenceNumber"] = "900"
+	if resp, _ := old.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{late}}); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("old queue's message failed: %v", failed(resp))
+	}
+
+	q.created = "1800000000" // deleted and created again; a new instance reads it
+	renewed := newFixture(t, cfg)
+	renewed.reg.Handle(worker.Any, worker.Any, apply)
+	first := rec(t, env("new-1", "A"), 1)
+	first.Attributes["SequenceNumber"] = "1"
+	resp, _ := renewed.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first}})
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("the recreated queue's first message: failures %v, outcomes %v; want applied", failed(resp), outcomes(t, renewed.logs))
+	}
+	if q.calls != 2 {
+		t.Errorf("GetQueueAttributes calls = %d, want 1 per instance and queue", q.calls)
 	}
 }

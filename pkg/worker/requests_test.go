@@ -168,7 +168,9 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 
 	send("e1")
 	ev := receive()
-	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1})
+	// Cold, an instance reads the tenant's outbound credentials and its
+	// queue's creation time (the fence's queue incarnation) once.
+	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.PutItem": 1})
 	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +201,10 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 		t.Errorf("target got %d posts, want 2 (the duplicate skipped)", *posts)
 	}
 
-	// WorkerCompleteEffects: each effect's completion is one more write.
+	// WorkerCompleteEffects: the forward's completion is one more write.
 	h = worker.NewAWS(cfg, worker.Settings{LedgerTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL, CompleteEffects: true}, slog.New(slog.DiscardHandler))
 	send("e3")
-	handle("cold message, CompleteEffects", receive(), map[string]int{"SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1})
+	handle("cold message, CompleteEffects", receive(), map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1})
 }
 
 // TestLedgerWriteUnitsPerMessage holds the write capacity behind those

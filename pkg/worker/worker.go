@@ -37,6 +37,11 @@ type visibilityAPI interface {
 	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
 }
 
+// queueAttributes reads a queue's attributes (the SQS client).
+type queueAttributes interface {
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, opts ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
 // Defaults of Config.
 const (
 	DefaultSafetyMargin  = 5 * time.Second
@@ -62,6 +67,11 @@ type Config struct {
 	DLQ sender
 	// Visibility changes the visibility of retried messages (the SQS client).
 	Visibility visibilityAPI
+	// Queues reads each source queue's CreatedTimestamp once per instance
+	// (the SQS client), so that fencing tokens of a queue deleted and
+	// created again under the same name never fence the new one
+	// (ledger.Fence.Queue). Without it tokens compare across incarnations.
+	Queues queueAttributes
 	// Payloads reads the bodies ingest offloaded to S3 (messages carrying
 	// queue.SizeAttribute); without it such a message is dead-lettered.
 	Payloads payloadReader
@@ -110,6 +120,8 @@ type Config struct {
 // Handler consumes SQS batches. It is safe for concurrent use.
 type Handler struct {
 	cfg Config
+	// created caches each source queue's CreatedTimestamp by URL.
+	created sync.Map
 }
 
 // New returns a handler; missing optional fields take defaults.
@@ -413,6 +425,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline,
 	}
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec, env))
+	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
+		cancel()
+		return h.failure(ctx, t, i, rec, r, err)
+	}
 	err = h.run(hctx, handle, ev)
 	cancel()
 	if err != nil && !lost(err) {
@@ -443,6 +459,33 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		r = h.failure(ctx, t, i, rec, r, err)
 	}
 	return r
+}
+
+// incarnation returns the CreatedTimestamp of rec's queue (one
+// GetQueueAttributes per queue and instance), or "" without Config.Queues.
+func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (string, error) {
+	if h.cfg.Queues == nil {
+		return "", nil
+	}
+	url, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
+	if err != nil {
+		return "", Permanent(err)
+	}
+	if v, ok := h.created.Load(url); ok {
+		return v.(string), nil
+	}
+	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameCreatedTimestamp},
+	})
+	if err != nil {
+		return "", fmt.Errorf("queue %s creation time: %w", url, err)
+	}
+	created := out.Attributes[string(types.QueueAttributeNameCreatedTimestamp)]
+	if created == "" {
+		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
+	}
+	h.created.Store(url, created)
+	return created, nil
 }
 
 // redriveGap bounds the time between the ingest accepting a delivery

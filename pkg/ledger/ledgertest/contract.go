@@ -398,6 +398,39 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("RecreatedQueueIsNotFencedByTheOldOne", func(t *testing.T) {
+		// The queue was deleted and created again under its name: its
+		// SequenceNumbers start over, below everything the old one wrote.
+		s := newStore(t, lease.NewClock())
+		conv, id := "conv-"+uniq(t), "order:"+uniq(t)
+		old := fence(t, conv, 900, 1)
+		old.Queue = "1700000000"
+		renewed := fence(t, conv, 1, 1)
+		renewed.Queue = "1800000000"
+		k := key(t, "forward")
+		mustClaim(t, s, old, k)
+		if err := s.Apply(ctx, old, ledger.Update{Entity: id, Version: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(ctx, renewed, ledger.Update{Entity: id, Version: 2}); err != nil {
+			t.Errorf("Apply() by the recreated queue's first message = %v, want applied (the old queue's tokens do not compare)", err)
+		}
+		other := k
+		other.Effect = "email"
+		mustClaim(t, s, old, other)
+		if _, err := s.Claim(ctx, renewed, other, 0); errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("Claim() by the recreated queue's message = %v, want no fence from the old queue", err)
+		}
+		early := fence(t, conv, 899, 1)
+		early.Queue = old.Queue
+		if err := s.Apply(ctx, early, ledger.Update{Entity: "order:x-" + uniq(t), Version: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Claim(ctx, early, k, 0); !errors.Is(err, ledger.ErrFenced) {
+			t.Errorf("Claim() by an earlier message of the old queue = %v, want ErrFenced (within a queue, tokens still fence)", err)
+		}
+	})
+
 	t.Run("InvalidKeysAreRejected", func(t *testing.T) {
 		s := newStore(t, lease.NewClock())
 		f := fence(t, "conv-"+uniq(t), 1, 1)
