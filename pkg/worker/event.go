@@ -67,7 +67,9 @@ type Event struct {
 	effectTimeout time.Duration
 	workDeadline  time.Time
 	// window is the invocation's whole working time (start to work
-	// deadline): an effect whose budget exceeds it needs only all of it.
+	// deadline). An effect whose budget exceeds half of it (a deployment
+	// whose effect timeouts are too long for its function timeout) starts
+	// only in the first half, so it gets at least that much.
 	window time.Duration
 	// fence is the message's fencing token (its SequenceNumber and receive
 	// count), or fenceErr why it has none.
@@ -98,8 +100,8 @@ func (e *Event) EffectKey(name string) ledger.Key {
 // Only an effect interrupted while it runs (a crash, the invocation's
 // timeout, a completion write that failed for good) may run again, with
 // the same idempotency key. An effect starts only when EffectTimeout (or
-// the invocation's whole working time, if shorter) is left before the work
-// deadline; otherwise the message ends with outcome
+// half the invocation's working time, if that is shorter) is left before
+// the work deadline; otherwise the message ends with outcome
 // "deadline" and the next invocation takes it, without using up an attempt.
 //
 // It returns nil when fn succeeded or the effect had completed before;
@@ -135,7 +137,7 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 			return nil
 		}
 	}
-	if need := min(budget, e.window); !e.workDeadline.IsZero() && e.now().Add(need).After(e.workDeadline) {
+	if need := min(budget, e.window/2); !e.workDeadline.IsZero() && e.now().Add(need).After(e.workDeadline) {
 		return fmt.Errorf("effect %s needs %s: %w", name, need, ErrNoTime)
 	}
 	f := e.fence
