@@ -66,6 +66,9 @@ type Event struct {
 	// workDeadline, when set, is the time every effect must end by.
 	effectTimeout time.Duration
 	workDeadline  time.Time
+	// window is the invocation's whole working time (start to work
+	// deadline): an effect whose budget exceeds it needs only all of it.
+	window time.Duration
 	// fence is the message's fencing token (its SequenceNumber and receive
 	// count), or fenceErr why it has none.
 	fence    ledger.Fence
@@ -94,8 +97,9 @@ func (e *Event) EffectKey(name string) ledger.Key {
 // that timed out, a redrive from the DLQ — runs a completed effect again.
 // Only an effect interrupted while it runs (a crash, the invocation's
 // timeout, a completion write that failed for good) may run again, with
-// the same idempotency key. An effect starts only when EffectTimeout is left
-// before the work deadline; otherwise the message ends with outcome
+// the same idempotency key. An effect starts only when EffectTimeout (or
+// the invocation's whole working time, if shorter) is left before the work
+// deadline; otherwise the message ends with outcome
 // "deadline" and the next invocation takes it, without using up an attempt.
 //
 // It returns nil when fn succeeded or the effect had completed before;
@@ -131,8 +135,8 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 			return nil
 		}
 	}
-	if !e.workDeadline.IsZero() && e.now().Add(budget).After(e.workDeadline) {
-		return fmt.Errorf("effect %s needs %s: %w", name, budget, ErrNoTime)
+	if need := min(budget, e.window); !e.workDeadline.IsZero() && e.now().Add(need).After(e.workDeadline) {
+		return fmt.Errorf("effect %s needs %s: %w", name, need, ErrNoTime)
 	}
 	f := e.fence
 	if !deferred {

@@ -129,16 +129,20 @@ func TestDuplicateInvocationSkipsCompletedEffects(t *testing.T) {
 // deadline: one that could be cut off mid-call (the target applies it, the
 // reply is lost) waits for the next invocation, and that is no attempt.
 func TestNoEffectStartsWithoutTimeToFinish(t *testing.T) {
-	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, 10*time.Second })
-	ran := 0
+	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, 3*time.Second })
+	ran := map[string]int{}
 	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
+		return ev.Once(ctx, "charge", func(context.Context, string) error {
+			ran[ev.EventID]++
+			f.clock.Advance(4 * time.Second) // the first effect takes 4 of the 6 s
+			return nil
+		})
 	})
-	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second)) // 6 s of work left
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second)) // 6 s of work
 	defer cancel()
-	resp, _ := f.h.Handle(ctx, batch(t, env("late", "A")))
-	if ran != 0 || len(resp.BatchItemFailures) != 1 {
-		t.Errorf("ran %d, failures %v; want the effect not started and the message returned", ran, failed(resp))
+	resp, _ := f.h.Handle(ctx, batch(t, env("early", "A"), env("late", "A")))
+	if ran["early"] != 1 || ran["late"] != 0 || strings.Join(failed(resp), ",") != "m-late" {
+		t.Errorf("ran %v, failures %v; want the second effect not started (2 s left, it may take 3) and its message returned", ran, failed(resp))
 	}
 	if got := outcomes(t, f.logs)["m-late"]; got != "deadline" {
 		t.Errorf("outcome = %q, want deadline", got)
@@ -276,5 +280,22 @@ func TestRecreatedQueueIsNotFencedByTheOldOne(t *testing.T) {
 	}
 	if q.calls != 2 {
 		t.Errorf("GetQueueAttributes calls = %d, want 1 per instance and queue", q.calls)
+	}
+}
+
+// An effect budget longer than the invocation's whole working time (a
+// tenant's 60 s forward timeout under a 30 s function) must not stop every
+// effect from ever starting: it needs the whole window, which a batch's
+// first message has.
+func TestEffectLongerThanTheInvocationStillRuns(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, time.Minute })
+	ran := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
+	})
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second))
+	defer cancel()
+	if resp, _ := f.h.Handle(ctx, batch(t, env("long", "A"))); len(resp.BatchItemFailures) != 0 || ran != 1 {
+		t.Errorf("failures %v, ran %d; want the effect run", failed(resp), ran)
 	}
 }
