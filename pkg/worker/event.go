@@ -193,24 +193,42 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	return nil
 }
 
-// complete records l's effect completed.
+// complete records l's effect completed. The effect ran, so the write is
+// retried (a repeat of a Complete that landed succeeds) until ctx, the
+// clean-up budget, ends.
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
-	err := e.ledger.Complete(ctx, l)
-	if err == nil || lost(err) {
-		// Lost: a newer worker took the effect over; nothing of ours to
-		// give up.
-		return err
+	var err error
+	for wait := completeRetryBase; ; wait *= 2 {
+		err = e.ledger.Complete(ctx, l)
+		if err == nil || lost(err) {
+			// Lost: a newer worker took the effect over; nothing of ours to
+			// give up.
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			continue
+		}
+		break
 	}
-	// The effect ran but its completion is not recorded (the write was
-	// lost). Give the lease up so the next attempt need not wait for it to
-	// run out; that attempt runs the effect again with the same idempotency
-	// key, and the downstream absorbs the repeat. If this write is lost
-	// too, the lease's expiry does the same.
-	if ferr := e.ledger.Fail(ctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
+	// The effect ran but its completion is not recorded. Give the lease up
+	// so the next attempt need not wait for it to run out; that attempt runs
+	// the effect again with the same idempotency key, and the downstream
+	// absorbs the repeat. If this write is lost too, the lease's expiry does
+	// the same.
+	fctx, cancel := e.finish(context.WithoutCancel(ctx))
+	defer cancel()
+	if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
 		return errors.Join(err, ferr)
 	}
 	return err
 }
+
+// completeRetryBase is the first wait between completion writes.
+const completeRetryBase = 50 * time.Millisecond
 
 // settle records the effects that ran in this message completed. The
 // worker calls it when it will not report the message done (it retries or

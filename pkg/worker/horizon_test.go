@@ -305,3 +305,44 @@ func TestEffectLongerThanTheInvocationStillRuns(t *testing.T) {
 		t.Errorf("ran %v, failures %v; want the effects started in the first 2 s run and the third returned", ran, failed(resp))
 	}
 }
+
+// flakyComplete fails the first n Complete writes (after applying the
+// first, as a lost response does) with a transient error.
+type flakyComplete struct {
+	*ledger.Memory
+	n, calls int
+}
+
+func (c *flakyComplete) Complete(ctx context.Context, l ledger.Lease) error {
+	c.calls++
+	if c.calls == 1 {
+		if err := c.Memory.Complete(ctx, l); err != nil {
+			return err
+		}
+	}
+	if c.calls <= c.n {
+		return errors.New("ThrottlingException: retry quota exceeded")
+	}
+	return c.Memory.Complete(ctx, l)
+}
+
+// A completion write that fails is retried within the clean-up budget: the
+// effect ran, and a completion not recorded would run it again.
+func TestCompletionWriteIsRetried(t *testing.T) {
+	flaky := &flakyComplete{n: 3}
+	f := newFixture(t, func(c *worker.Config) { flaky.Memory = c.Ledger.(*ledger.Memory); c.Ledger = flaky })
+	runs := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "sms", func(context.Context, string) error { runs++; return nil })
+	})
+	e := env("flaky-complete", "A")
+	for receive := 1; receive <= 2; receive++ {
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, receive)}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("receive %d failed: %v", receive, outcomes(t, f.logs))
+		}
+		f.clock.Advance(time.Hour)
+	}
+	if runs != 1 || flaky.calls != 4 {
+		t.Errorf("effect ran %d times, %d Complete calls; want 1 run, completed on the 4th write", runs, flaky.calls)
+	}
+}
