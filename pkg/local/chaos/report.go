@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -122,6 +123,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 	for _, d := range dead {
 		// One line per reason: the worker's joins its errors with newlines.
 		reason := strings.Join(strings.Fields(strings.ReplaceAll(d.reason, "\n", " ; ")), " ")
+		reason = variable.ReplaceAllString(reason, "…") // one row per kind of reason
 		if reason == "" {
 			r.NoReason++
 			reason = "(no reason: SQS redrive at maxReceiveCount)"
@@ -155,6 +157,10 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 		sort.Strings(l)
 	}
 }
+
+// variable matches the parts of a reason that differ between messages:
+// times, ages, ids.
+var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a-f]{8}-[0-9a-f-]{27}`)
 
 // Failed reports whether the pack broke a promise: anything lost, doubled
 // or out of order, an event never accepted, a dead letter without a reason
