@@ -219,7 +219,7 @@ func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 	// the effect again with the same idempotency key, and the downstream
 	// absorbs the repeat. If this write is lost too, the lease's expiry does
 	// the same.
-	fctx, cancel := e.finish(context.WithoutCancel(ctx))
+	fctx, cancel := e.finish(ctx)
 	defer cancel()
 	if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
 		return errors.Join(err, ferr)

@@ -20,13 +20,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
-	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
@@ -231,12 +228,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	ws := dep.Worker
 	ws.SafetyMargin, ws.RetryBase, ws.RetryMax, ws.MaxAttempts = workerMargin, time.Second, 4*time.Second, maxAttempts
+	ws.EffectTimeout = effectTimeout
 	wcfg := withFaults(roleWorker)
-	reg := worker.NewRegistry()
-	reg.Handle(worker.Any, worker.Any, worker.Forward(tenant.NewCache(tenant.NewSSM(ssm.NewFromConfig(wcfg), ws.ParameterPrefix).Outbound, ws.TenantCacheTTL, 0, nil), forward.New(nil, nil)))
-	reg.Handle(providerName, customType, custom.handle)
-	wh := newWorker(wcfg, ws, reg, 0, 0, o.Logger)
-	outageWorker := newWorker(wcfg, ws, reg, outageRetention, outageMargin, o.Logger)
+	// The production wiring (the forward for every event) plus the custom
+	// tenant's effects; the outage tenant's worker sees a short retention.
+	register := func(r *worker.Registry) { r.Handle(providerName, customType, custom.handle) }
+	wh := worker.NewAWS(wcfg, ws, o.Logger, register)
+	outage := ws
+	outage.QueueRetention, outage.ExpiryMargin = outageRetention, outageMargin
+	outageWorker := worker.NewAWS(wcfg, outage, o.Logger, register)
 	esmClient := sqs.NewFromConfig(withFaults(roleESM))
 	payloads := queue.NewPayloads(queue.NewS3(cfg), dep.Worker.PayloadBucket)
 	expired := &eventSet{ids: map[string]bool{}}
@@ -434,29 +434,6 @@ func (s *eventSet) list() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Collect(maps.Keys(s.ids))
-}
-
-// newWorker is worker.NewAWS with the run's effect timeout and, when
-// retention is set, the queue retention and expiry margin of the outage
-// tenant (Settings carries neither).
-func newWorker(cfg aws.Config, s worker.Settings, reg *worker.Registry, retention, margin time.Duration, logger *slog.Logger) *worker.Handler {
-	sqsClient := sqs.NewFromConfig(cfg)
-	return worker.New(worker.Config{
-		Payloads:         queue.NewPayloads(queue.NewS3(cfg), s.PayloadBucket),
-		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
-		Handlers:         reg,
-		DLQ:              queue.NewSQS(sqsClient),
-		Visibility:       sqsClient,
-		QueueURLTemplate: s.QueueURLTemplate,
-		Retry:            worker.Retry{Base: s.RetryBase, Max: s.RetryMax},
-		SafetyMargin:     s.SafetyMargin,
-		MaxAttempts:      s.MaxAttempts,
-		CompleteEffects:  s.CompleteEffects,
-		EffectTimeout:    effectTimeout,
-		QueueRetention:   retention,
-		ExpiryMargin:     margin,
-		Logger:           logger,
-	})
 }
 
 // setMaxReceiveCount changes the redrive policy of q's source queue.
