@@ -195,11 +195,17 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 
 // complete records l's effect completed. The effect ran, so the write is
 // retried (a repeat of a Complete that landed succeeds) until ctx, the
-// clean-up budget, ends.
+// clean-up budget, ends; each try gets half of what is left, so a request
+// that hangs (a connection that never answers) leaves time for another.
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 	var err error
 	for wait := completeRetryBase; ; wait *= 2 {
-		err = e.ledger.Complete(ctx, l)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if d, ok := ctx.Deadline(); ok {
+			actx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+		}
+		err = e.ledger.Complete(actx, l)
+		cancel()
 		if err == nil || lost(err) {
 			// Lost: a newer worker took the effect over; nothing of ours to
 			// give up.

@@ -27,9 +27,12 @@ var errPoison = errors.New("poison event: the effect can never apply it")
 // and, for odd sequence numbers, "notify". A run of an effect after an
 // earlier run of it returned nil is doubled, whatever was acked: Once
 // promises that a completed effect never runs again. The one exception is
-// counted apart (rerun): every instance whose run returned nil died before
-// the ledger stored the completion — the window between an effect and
-// its record that no ledger closes, which the idempotency key is for.
+// counted apart (rerun): every run that returned nil was interrupted before
+// the ledger stored its completion — its instance died, or it returned
+// after its context had ended (a hung effect the worker had given up on,
+// whose lease another attempt may have taken over) — the window between an
+// effect and its record that no ledger closes, which the idempotency key is
+// for.
 //
 // Its faults: an effect that hangs past the function timeout without
 // looking at its context (then applies and returns nil), and, for the
@@ -60,8 +63,10 @@ type customRun struct {
 	doubled               int  // runs that started after that
 	rerun                 int  // of them, after every such run's instance died unrecorded
 	applied               bool
-	// doneBy are the invocations of the runs that returned nil.
+	// doneBy are the invocations of the runs that returned nil, and late
+	// whether each returned after its context had ended.
 	doneBy []*invocation
+	late   []bool
 	// history lists the runs: message id, receive count, how it ended.
 	history []string
 }
@@ -121,7 +126,7 @@ func (c *customEffects) run(ctx context.Context, ev *worker.Event, b body, name,
 		c.byKey[key] = r
 	}
 	if r.done {
-		if _, recorded := c.faults.completedAt(key); !recorded && allDead(r.doneBy) {
+		if _, recorded := c.faults.completedAt(key); !recorded && interrupted(r.doneBy, r.late) {
 			r.rerun++
 		} else {
 			r.doubled++
@@ -159,15 +164,17 @@ func (c *customEffects) run(ctx context.Context, ev *worker.Event, b body, name,
 	c.mu.Lock()
 	r.done = true
 	r.doneBy = append(r.doneBy, invocationOf(ctx))
+	r.late = append(r.late, ctx.Err() != nil)
 	c.mu.Unlock()
 	ended("returned nil")
 	return nil
 }
 
-// allDead reports whether every invocation of invs died.
-func allDead(invs []*invocation) bool {
-	for _, inv := range invs {
-		if inv == nil || !inv.dead.Load() {
+// interrupted reports whether every run that returned nil was cut off
+// before it could be recorded: its invocation died, or it returned late.
+func interrupted(invs []*invocation, late []bool) bool {
+	for i, inv := range invs {
+		if !late[i] && (inv == nil || !inv.dead.Load()) {
 			return false
 		}
 	}
