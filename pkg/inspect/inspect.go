@@ -265,9 +265,35 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 		return scanned, nil
 	}
 	keys, err := in.resolve(ctx, q, dead, scan)
+	if errors.Is(err, ErrUnknownEvent) {
+		// A provider's own id may look like a hash (a Standard Webhooks
+		// msg_… id): try it as one before giving up.
+		if js, jerr := in.journeys(ctx, q, in.bareKeys(q, dead), depth, dead, notes, scan); jerr == nil {
+			return js, nil
+		}
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
+	out, err := in.journeys(ctx, q, keys, depth, dead, notes, scan)
+	if errors.Is(err, ErrUnknownEvent) {
+		tried := strings.Join(keys, ", ")
+		if len(keys) > 3 {
+			tried = fmt.Sprintf("%s#<provider>#%s (%d providers)", q.Tenant, q.Event, len(keys))
+		}
+		return out, fmt.Errorf("%w %q of tenant %s: no idempotency claim (kept %s), effect record (kept %s) or dead letter under %s. "+
+			"Either it was never verified and queued (a refused delivery is only in the ingest log), or it is older than that, "+
+			"or its provider's id is an unsigned header (GitHub, Shopify, Twilio, hmac without a signed id) and its key is "+
+			"%s#<provider>#sha256:…: pass the idempotencyKey of the worker's log line with that eventId",
+			ErrUnknownEvent, q.Event, q.Tenant, days(in.cfg.Deployment.DedupRetention), days(ledger.DefaultRetention), tried, q.Tenant)
+	}
+	return out, err
+}
+
+// journeys returns the journeys of keys that left a trace (all of them
+// when there is one key), or ErrUnknownEvent when none did.
+func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
 	var out []Journey
 	for _, key := range keys {
 		j, err := in.journey(ctx, q, key, depth, dead, scan)
@@ -281,15 +307,7 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 		out = append(out, j)
 	}
 	if len(out) == 0 || len(out) == 1 && out[0].State == StateUnknown {
-		tried := strings.Join(keys, ", ")
-		if len(keys) > 3 {
-			tried = fmt.Sprintf("%s#<provider>#%s (%d providers)", q.Tenant, q.Event, len(keys))
-		}
-		return out, fmt.Errorf("%w %q of tenant %s: no idempotency claim (kept %s), effect record (kept %s) or dead letter under %s. "+
-			"Either it was never verified and queued (a refused delivery is only in the ingest log), or it is older than that, "+
-			"or its provider's id is an unsigned header (GitHub, Shopify, Twilio, hmac without a signed id) and its key is "+
-			"%s#<provider>#sha256:…: pass the idempotencyKey of the worker's log line with that eventId",
-			ErrUnknownEvent, q.Event, q.Tenant, days(in.cfg.Deployment.DedupRetention), days(ledger.DefaultRetention), tried, q.Tenant)
+		return out, ErrUnknownEvent
 	}
 	return out, nil
 }
@@ -310,22 +328,7 @@ func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, s
 	case webhookIDRE.MatchString(ref):
 		match = func(eventKey string, _ ledger.Key) bool { return forward.MessageID(eventKey) == ref }
 	default:
-		providers := in.cfg.Providers
-		if q.Provider != "" {
-			providers = []string{q.Provider}
-		}
-		var keys []string
-		for _, p := range providers {
-			keys = append(keys, q.Tenant+"#"+p+"#"+ref)
-		}
-		// An id from an unsigned header (GitHub's X-GitHub-Delivery, …) is
-		// not in the key; a dead letter's envelope pairs the two.
-		for _, it := range dead {
-			if it.EventID == ref && it.EventKey != "" && !slices.Contains(keys, it.EventKey) {
-				keys = append(keys, it.EventKey)
-			}
-		}
-		return keys, nil
+		return in.bareKeys(q, dead), nil
 	}
 	// A hashed id: try the event keys we can list.
 	names := append([]string{ForwardEffect}, q.Effects...)
@@ -364,6 +367,26 @@ func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, s
 			"the provider's event id or the idempotency key finds an event directly", ErrUnknownEvent, ref, q.Tenant, how)
 	}
 	return found, nil
+}
+
+// bareKeys are the keys a provider's event id q.Event may have.
+func (in *Inspector) bareKeys(q Query, dead []replay.Item) []string {
+	providers := in.cfg.Providers
+	if q.Provider != "" {
+		providers = []string{q.Provider}
+	}
+	var keys []string
+	for _, p := range providers {
+		keys = append(keys, q.Tenant+"#"+p+"#"+q.Event)
+	}
+	// An id from an unsigned header (GitHub's X-GitHub-Delivery, …) is not
+	// in the key; a dead letter's envelope pairs the two.
+	for _, it := range dead {
+		if it.EventID == q.Event && it.EventKey != "" && !slices.Contains(keys, it.EventKey) {
+			keys = append(keys, it.EventKey)
+		}
+	}
+	return keys
 }
 
 // journey reads what the stores hold for key.
@@ -467,8 +490,8 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		j.State = StateDeadLettered
 		j.Why = "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
 		conv := j.DeadLetter.GroupID
-		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: go run ./scripts/replay -tenant %s -conversation %s redrive "+
-			"(completed effects are skipped; the forward is sent again with the same webhook-id)", j.Tenant, conv))
+		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: go run ./scripts/replay -queue-url %s -conversation '%s' redrive "+
+			"(completed effects are skipped; the forward is sent again with the same webhook-id)", j.Queue.QueueURL, conv))
 	case j.Claim == nil && len(j.Effects) == 0:
 		j.State, j.Why = StateUnknown, "no claim, no effect record, no dead letter"
 		return
