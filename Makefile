@@ -37,6 +37,7 @@ build-%Function:
 ## emulators: install what integration tests need that the image lacks
 emulators:
 	@scripts/install-dynamodb-local.sh
+	@scripts/install-verifiers.sh
 	@command -v moto_server >/dev/null || { echo "moto_server missing (see ../shared/LOCAL-AWS.md)"; exit 1; }
 
 vet:

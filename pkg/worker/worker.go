@@ -201,7 +201,7 @@ type result struct {
 // fenced by its lease or discarded.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := h.cfg.Now()
-	t := newTracker(len(ev.Records))
+	t := newTracker(start, len(ev.Records))
 	deadline, hasDeadline := ctx.Deadline()
 	var workDeadline, cutoff time.Time
 	if hasDeadline {
@@ -422,7 +422,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish, completeEach: h.cfg.CompleteEffects,
-		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline,
+		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline, window: workDeadline.Sub(t.begun),
 	}
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec, env))
 	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
