@@ -37,7 +37,7 @@ func TestShortRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		logger = slog.New(slog.NewJSONHandler(f, nil))
+		logger = slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	r, err := Run(context.Background(), Options{
 		Logger: logger,

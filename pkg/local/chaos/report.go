@@ -33,6 +33,9 @@ type Report struct {
 	Doubled       []string       // applied twice (see compute)
 	Resent        int            // requests after a 2xx, absorbed by the Idempotency-Key
 	Violations    []string       // a higher sequence applied before a lower one
+	// AppliedDead counts events applied though the worker dead-lettered them
+	// (a concurrent duplicate invocation applied them); not in the order check.
+	AppliedDead int
 	DeadLettered  map[string]int // reason → count
 	Undeliverable []string       // dead-lettered though the target would accept it
 	NoReason      int            // dead letters without a reason (SQS's own redrive)
@@ -68,7 +71,11 @@ type Report struct {
 //     queue order is the sequence order. Events that were never applied —
 //     poison events and anything else dead-lettered — are not in the
 //     applied order and cannot cause a violation; the events after them
-//     are still checked against each other and against those before.
+//     are still checked against each other and against those before. An
+//     event the worker dead-lettered left its conversation's order by
+//     that decision (a replay applies it later, out of order), so where a
+//     concurrent duplicate invocation applied it all the same, it is not
+//     checked either (counted as AppliedDead).
 func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f *Faults, dead []deadLetter, expired []string) {
 	r.Unique = len(w.all)
 	r.Deliveries = r.Unique
@@ -108,9 +115,23 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
 		}
 	}
+	deadSeq := map[string]map[int]bool{} // conversation → dead-lettered sequences
+	for _, d := range dead {
+		if ev, ok := w.all[d.tenant+"/"+d.eventID]; ok {
+			conv := ev.tenant + "/" + ev.conv
+			if deadSeq[conv] == nil {
+				deadSeq[conv] = map[int]bool{}
+			}
+			deadSeq[conv][ev.seq] = true
+		}
+	}
 	for conv, seqs := range order {
 		high := -1
 		for _, seq := range seqs {
+			if deadSeq[conv][seq] {
+				r.AppliedDead++
+				continue
+			}
 			if seq < high {
 				r.Violations = append(r.Violations, fmt.Sprintf("%s: seq %d applied after seq %d", conv, seq, high))
 			}
@@ -182,7 +203,7 @@ func (r *Report) Write(out io.Writer) {
 	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")
 	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
 	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
-	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
+	row("order violations", len(r.Violations), fmt.Sprintf("a higher sequence applied before a lower one (%d applied though dead-lettered, not checked)", r.AppliedDead))
 	dl := 0
 	for _, n := range r.DeadLettered {
 		dl += n

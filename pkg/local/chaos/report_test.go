@@ -46,6 +46,12 @@ func TestCompute(t *testing.T) {
 		applied:  []applied{{"c", "e0", "k0", 0}, {"c", "e2", "k2", 2}, {"c", "e1", "k1", 1}},
 		wantN:    [5]int{0, 0, 1, 0, 0},
 	}, {
+		name:     "dead-lettered, then applied late by a duplicate invocation: out of the order check",
+		accepted: []string{"e0", "e1", "e2"},
+		applied:  []applied{{"c", "e0", "k0", 0}, {"c", "e2", "k2", 2}, {"c", "e1", "k1", 1}},
+		dead:     []deadLetter{{tenant: "alpha", eventID: "e1", reason: "message near the end of its queue retention"}},
+		wantN:    [5]int{0, 0, 0, 1, 0},
+	}, {
 		name:     "conversations are ordered independently",
 		accepted: []string{"a0", "b0", "a1", "b1"},
 		applied:  []applied{{"a", "a0", "ka0", 0}, {"b", "b0", "kb0", 0}, {"b", "b1", "kb1", 1}, {"a", "a1", "ka1", 1}},
@@ -70,7 +76,11 @@ func TestCompute(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &workload{all: map[string]*event{}, dups: map[*event][]delivery{}}
 			for _, id := range []string{"e0", "e1", "e2", "a0", "a1", "b0", "b1"} {
-				w.all["alpha/"+id] = &event{tenant: "alpha", id: id, poison: slices.Contains(tt.poison, id), accepted: slices.Contains(tt.accepted, id)}
+				conv := id[:1]
+				if conv == "e" {
+					conv = "c"
+				}
+				w.all["alpha/"+id] = &event{tenant: "alpha", id: id, conv: conv, seq: int(id[1] - '0'), poison: slices.Contains(tt.poison, id), accepted: slices.Contains(tt.accepted, id)}
 			}
 			f := newFaults(1, Rates{}, 0)
 			tgt := newTarget(nil, f, w.isPoison, 0)
