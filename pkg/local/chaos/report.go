@@ -35,7 +35,7 @@ type Report struct {
 	Violations    []string       // a higher sequence applied before a lower one
 	// AppliedDead counts events applied though the worker dead-lettered them
 	// (a concurrent duplicate invocation applied them); not in the order check.
-	AppliedDead int
+	AppliedDead   int
 	DeadLettered  map[string]int // reason → count
 	Undeliverable []string       // dead-lettered though the target would accept it
 	NoReason      int            // dead letters without a reason (SQS's own redrive)
