@@ -156,7 +156,7 @@ type fixture struct {
 	now    *time.Time
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	now := fixedNow
 	f := &fixture{q: &fakeQueue{}, logs: &bytes.Buffer{}, now: &now}
