@@ -53,6 +53,8 @@ var claimCondition = aws.String("attribute_not_exists(#id) OR #exp < :now OR " +
 // Claim takes the key with a fresh lease. It costs one request whether it
 // succeeds or not (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the
 // record in the way, whose validation digest is compared with validation).
+// A record holding this claim's own token is success: when DynamoDB's
+// response to a put that landed is lost, the SDK's retry finds it.
 // It returns a *ConflictError wrapping ErrPayloadMismatch, ErrDuplicate or
 // ErrInFlight when the key is taken, or a wrapped AWS error.
 func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, error) {
@@ -83,6 +85,9 @@ func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, er
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) && token(ccf.Item) == c.Token {
+		return c, nil
+	}
 	if errors.As(err, &ccf) {
 		return Claim{}, conflict(record(key, ccf.Item), validation)
 	}
@@ -123,11 +128,19 @@ func (d *DynamoDB) Complete(ctx context.Context, c Claim) error {
 	return d.leaseErr("complete", c.Key, err)
 }
 
-// completedBy reports whether item is a completed record of token.
-func completedBy(item map[string]types.AttributeValue, token string) bool {
-	t, _ := item[attrToken].(*types.AttributeValueMemberS)
+// completedBy reports whether item is a completed record of tok.
+func completedBy(item map[string]types.AttributeValue, tok string) bool {
 	s, _ := item[attrStatus].(*types.AttributeValueMemberS)
-	return t != nil && s != nil && t.Value == token && Status(s.Value) == StatusCompleted
+	return tok != "" && token(item) == tok && s != nil && Status(s.Value) == StatusCompleted
+}
+
+// token returns item's lease token, "" when it has none.
+func token(item map[string]types.AttributeValue) string {
+	t, _ := item[attrToken].(*types.AttributeValueMemberS)
+	if t == nil {
+		return ""
+	}
+	return t.Value
 }
 
 // Release deletes an in-progress claim so the sender's retry can claim the

@@ -72,47 +72,57 @@ func (c *losingClient) Do(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("read tcp: connection reset by peer")
 }
 
-// A completion whose response is lost is retried by the SDK, and the retry
-// fails the condition the first attempt satisfied: Complete must still
-// succeed, from the record the failed condition returns (no extra read).
-func TestDynamoDBCompleteSurvivesALostResponse(t *testing.T) {
-	tests := []struct {
+// A claim or completion whose response is lost is retried by the SDK, and
+// the retry fails the condition the first attempt satisfied: the call must
+// still succeed, from the record the failed condition returns (no extra
+// read). A claim that answered "in flight" here would leave its own lease
+// in the way of the sender's retries until it ran out.
+func TestDynamoDBSurvivesALostResponse(t *testing.T) {
+	backends := []struct {
 		name     string
 		endpoint func(t testing.TB) string
 	}{
 		{"DynamoDB Local", awstest.DynamoDBLocal},
 		{"moto", awstest.Moto},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ctx := context.Background()
-			cfg := awstest.Config(t, tt.endpoint(t))
-			table := awstest.Name(t)
-			if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
-				t.Fatalf("CreateTable: %v", err)
-			}
-			client := &losingClient{HTTPClient: cfg.HTTPClient, lose: map[string]bool{"UpdateItem": true}}
-			cfg.HTTPClient = client
-			counter := awscount.New()
-			s := idempotency.NewDynamoDB(dynamodb.NewFromConfig(counter.Install(cfg)), table, idempotency.Options{})
+	tests := []struct {
+		lost string // the operation whose first response is lost
+		want map[string]int
+	}{
+		{"PutItem", map[string]int{"DynamoDB.PutItem": 2, "DynamoDB.UpdateItem": 1}},
+		{"UpdateItem", map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}},
+	}
+	for _, b := range backends {
+		for _, tt := range tests {
+			t.Run(b.name+"/"+tt.lost, func(t *testing.T) {
+				ctx := context.Background()
+				cfg := awstest.Config(t, b.endpoint(t))
+				table := awstest.Name(t)
+				if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+					t.Fatalf("CreateTable: %v", err)
+				}
+				client := &losingClient{HTTPClient: cfg.HTTPClient, lose: map[string]bool{tt.lost: true}}
+				cfg.HTTPClient = client
+				counter := awscount.New()
+				s := idempotency.NewDynamoDB(dynamodb.NewFromConfig(counter.Install(cfg)), table, idempotency.Options{})
 
-			c, err := s.Claim(ctx, "tenant#provider#lost-response", "")
-			if err != nil {
-				t.Fatalf("Claim() = %v", err)
-			}
-			if err := s.Complete(ctx, c); err != nil {
-				t.Fatalf("Complete() with its response lost = %v, want success", err)
-			}
-			if len(client.lose) != 0 {
-				t.Fatal("no UpdateItem response was lost: the test tested nothing")
-			}
-			want := map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}
-			if got := counter.Take(); !maps.Equal(got, want) {
-				t.Errorf("requests = %v, want %v (the lost one and the SDK's retry, no read)", got, want)
-			}
-			if _, err := s.Claim(ctx, c.Key, ""); !errors.Is(err, idempotency.ErrDuplicate) {
-				t.Errorf("Claim() after Complete() = %v, want ErrDuplicate", err)
-			}
-		})
+				c, err := s.Claim(ctx, "tenant#provider#lost-response", "digest")
+				if err != nil {
+					t.Fatalf("Claim() with its %s response lost = %v, want success", tt.lost, err)
+				}
+				if err := s.Complete(ctx, c); err != nil {
+					t.Fatalf("Complete() with its %s response lost = %v, want success", tt.lost, err)
+				}
+				if len(client.lose) != 0 {
+					t.Fatalf("no %s response was lost: the test tested nothing", tt.lost)
+				}
+				if got := counter.Take(); !maps.Equal(got, tt.want) {
+					t.Errorf("requests = %v, want %v (the lost one and the SDK's retry, no read)", got, tt.want)
+				}
+				if _, err := s.Claim(ctx, c.Key, "digest"); !errors.Is(err, idempotency.ErrDuplicate) {
+					t.Errorf("Claim() after Complete() = %v, want ErrDuplicate", err)
+				}
+			})
+		}
 	}
 }
