@@ -65,17 +65,17 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // sequence of the AWS calls it makes for a single-event delivery: the
 // claim's PutItem, one SendMessageBatch of the event's envelope and the
 // completion's UpdateItem, made through the same adapters on the same
-// event, so items and message are the handler's byte for byte (a request
-// counter checks both sides made the same calls). Handler and bare
-// alternate within one loop, so both see the emulator in the same state
-// (its latency grows with its contents).
+// kind of event, so items and message are the handler's byte for byte (a
+// request counter checks both sides made the same calls). It reports each
+// side's median latency and their ratio, handler/bare: what the handler
+// adds to the AWS calls users wait for.
 //
-// Budget: handler/bare ≤ 1.10; measured BUDGET_PLACEHOLDER. Compare runs with
+// Budget: handler/bare ≤ 1.10. Measured on moto: 0.99 (0.97–1.05 over 6
+// interleaved runs of 200): the handler adds its own work, about 50 µs
+// (BenchmarkHandlerInMemory), to some 17 ms of AWS calls. Compare runs with
 //
 //	go test -run '^$' -bench BenchmarkEmulator -benchtime 200x -count 6 ./pkg/ingest | tee bench.txt
 //	benchstat bench.txt
-//
-// It also reports the handler's p50.
 func BenchmarkEmulator(b *testing.B) {
 	ctx := context.Background()
 	cfg := awstest.Config(b, awstest.Moto(b))
@@ -132,42 +132,56 @@ func BenchmarkEmulator(b *testing.B) {
 	}
 	handlerCalls.Take()
 
-	var handlerDur, bareDur time.Duration
-	samples := make([]time.Duration, 0, b.N)
+	// Handler and bare alternate within one loop, taking turns to go
+	// first, so both see the emulator in the same state (its latency grows
+	// with its contents) and the same load from the rest of the machine.
+	handlerDur, bareDur := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
+	timed := func(into *[]time.Duration, f func()) {
+		start := time.Now()
+		f()
+		*into = append(*into, time.Since(start))
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		req := request(2 * i)
-		start := time.Now()
-		if resp, _ := h.Handle(ctx, req); resp.StatusCode != 200 {
-			b.Fatalf("status %d %s", resp.StatusCode, resp.Body)
+		req, m := request(2*i), bareEvent(request(2*i+1))
+		handler := func() {
+			if resp, _ := h.Handle(ctx, req); resp.StatusCode != 200 {
+				b.Fatalf("status %d %s", resp.StatusCode, resp.Body)
+			}
 		}
-		d := time.Since(start)
-		handlerDur += d
-		samples = append(samples, d)
-
-		b.StopTimer()
-		m := bareEvent(request(2*i + 1))
-		b.StartTimer()
-		start = time.Now()
-		c, err := claims.Claim(ctx, m.key, m.validation)
-		if err != nil {
-			b.Fatal(err)
+		bare := func() {
+			c, err := claims.Claim(ctx, m.key, m.validation)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := q.SendBatch(ctx, pair.URL, []queue.Message{m.msg})[0]; err != nil {
+				b.Fatal(err)
+			}
+			if err := claims.Complete(ctx, c); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if err := q.SendBatch(ctx, pair.URL, []queue.Message{m.msg})[0]; err != nil {
-			b.Fatal(err)
+		if i%2 == 0 {
+			timed(&handlerDur, handler)
+			timed(&bareDur, bare)
+		} else {
+			timed(&bareDur, bare)
+			timed(&handlerDur, handler)
 		}
-		if err := claims.Complete(ctx, c); err != nil {
-			b.Fatal(err)
-		}
-		bareDur += time.Since(start)
 	}
 	b.StopTimer()
 	if hc, bc := handlerCalls.Take(), bareCalls.Take(); !maps.Equal(hc, bc) {
 		b.Fatalf("AWS requests: handler %v, bare %v, want the same", hc, bc)
 	}
-	b.ReportMetric(float64(handlerDur.Microseconds())/1000/float64(b.N), "handler-ms/op")
-	b.ReportMetric(float64(bareDur.Microseconds())/1000/float64(b.N), "bare-ms/op")
-	b.ReportMetric(float64(handlerDur)/float64(bareDur), "handler/bare")
-	slices.Sort(samples)
-	b.ReportMetric(float64(samples[len(samples)/2].Microseconds())/1000, "handler-p50-ms")
+	// Medians, not means: a machine shared with other work adds outliers
+	// to either side at random.
+	hp50, bp50 := p50(handlerDur), p50(bareDur)
+	b.ReportMetric(float64(hp50.Microseconds())/1000, "handler-p50-ms")
+	b.ReportMetric(float64(bp50.Microseconds())/1000, "bare-p50-ms")
+	b.ReportMetric(float64(hp50)/float64(bp50), "handler/bare")
+}
+
+func p50(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }
