@@ -36,15 +36,16 @@ build-%Function:
 
 ## emulators: install what integration tests need that the image lacks
 emulators:
+	@scripts/prerequisites.sh
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
-	@command -v moto_server >/dev/null || { echo "moto_server missing (see ../shared/LOCAL-AWS.md)"; exit 1; }
 
 vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, template lint
 test: emulators vet
+	@scripts/prerequisites.sh cfn-lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cfn-lint $(TEMPLATES)
 

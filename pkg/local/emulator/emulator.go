@@ -71,7 +71,7 @@ func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 func motoPython() (string, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		return "", errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
+		return "", errors.New("moto_server is not on PATH: pipx install 'moto[server]==5.2.1' (scripts/prerequisites.sh lists every prerequisite)")
 	}
 	if py, ok := shebangPython(bin); ok {
 		return py, nil
