@@ -109,9 +109,16 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s applied under %d Idempotency-Keys", ev, len(keys)))
 		}
 	}
+	deadEvent := map[string]bool{} // events with a dead letter
+	for _, d := range dead {
+		deadEvent[d.tenant+"/"+d.eventID] = true
+	}
 	for _, e := range t.byKey {
 		r.Resent += e.resent
-		if e.after > 0 {
+		// The ack of a message the worker dead-lettered records nothing done:
+		// a copy of it still in a concurrent invocation may send it again
+		// with the same key (at-least-once, absorbed by the receiver).
+		if e.after > 0 && (f.byLedger(e.key) || !deadEvent[e.tenant+"/"+e.eventID]) {
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
 		}
 	}
