@@ -144,7 +144,7 @@ type Faults struct {
 	// ledgerDone: Idempotency-Keys whose completion the ledger stored (the
 	// rest were done by their message's ack only).
 	ledgerDone map[string]bool
-	first     map[string]string    // event key → the id of the first message that carried it
+	first      map[string]string // event key → the id of the first message that carried it
 }
 
 func newFaults(seed uint64, rates Rates, hang time.Duration) *Faults {
