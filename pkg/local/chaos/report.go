@@ -37,6 +37,8 @@ type Report struct {
 	DrainTime     time.Duration
 	Drained       bool
 	Problems      []string
+	// IAM is the check of every AWS request against template.yaml's roles.
+	IAM IAM
 }
 
 // compute fills the report from what the run recorded.
@@ -142,7 +144,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted > 0 || !r.Drained
+	return len(r.Lost)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.IAM.Denied) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -171,12 +173,13 @@ func (r *Report) Write(out io.Writer) {
 	for _, k := range sortedKinds(r.Faults) {
 		row("fault", r.Faults[k], string(k))
 	}
+	row("AWS requests", r.IAM.Calls, fmt.Sprintf("checked against template.yaml's roles (moto.iam.access_control): %d not allowed", len(r.IAM.Denied)))
 	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults)", r.MaxReceiveCount, r.MaxAttempts))
 	w.Flush()
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}} {
+	}{{"lost", r.Lost}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}

@@ -3,6 +3,7 @@ package rehearsal
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -178,4 +179,41 @@ func declaredPolicies(t Template, function string, r resolver) ([]Policy, error)
 		out = append(out, Policy{Name: fmt.Sprint(pm["PolicyName"]), Document: doc.(map[string]any)})
 	}
 	return out, nil
+}
+
+// CheckDeployment evaluates calls recorded on a deployment that was not
+// made by CloudFormation (make chaos provisions its own, with the names
+// template.yaml gives them) against the roles templateFile declares,
+// resolved for stack with the given physical resources. It returns the
+// verdict and a line per call no statement allows.
+func CheckDeployment(ctx context.Context, templateFile, stack string, resources map[string]Resource, calls []Call) (IAMVerdict, []string, error) {
+	declared, err := Render(ctx, filepath.Dir(templateFile), filepath.Base(templateFile))
+	if err != nil {
+		return IAMVerdict{}, nil, err
+	}
+	res := newResolver(declared, Stack{Name: stack, Resources: resources})
+	var req IAMRequest
+	for _, id := range sortedKeys(declared.Resources()) {
+		if rm, _ := declared.Resources()[id].(map[string]any); rm["Type"] != "AWS::Lambda::Function" {
+			continue
+		}
+		policies, err := declaredPolicies(declared, id, res)
+		if err != nil {
+			return IAMVerdict{}, nil, err
+		}
+		req.Functions = append(req.Functions, FunctionCalls{Name: id, Policies: policies, Declared: policies, Calls: group(calls, id)})
+	}
+	v, err := Evaluate(ctx, req)
+	if err != nil {
+		return v, nil, err
+	}
+	var denied []string
+	for _, f := range v.Functions {
+		for _, c := range f.Calls {
+			if c.Decision != "PERMITTED" {
+				denied = append(denied, fmt.Sprintf("%s: %s on %s (%d× %s) is not allowed by template.yaml's role: %s", f.Name, c.Action, c.Resource, c.Count, c.Operations, missing(c)))
+			}
+		}
+	}
+	return v, denied, nil
 }

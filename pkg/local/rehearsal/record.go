@@ -25,11 +25,12 @@ type Call struct {
 	Operation string `json:"operation"`
 }
 
-// Recorder stands between the functions and moto: each function gets its
-// own endpoint (AWS_ENDPOINT_URL), a reverse proxy that records every
-// request's (action, resource) under the function's name and passes it on.
-// The bootstraps are child processes, so the SDK middleware of
-// pkg/local/awscount cannot see their calls; the wire can. Its methods are
+// Recorder records every AWS request a function makes as (action,
+// resource), from the request on the wire. A bootstrap in a child process
+// gets its own endpoint (AWS_ENDPOINT_URL), a reverse proxy in front of
+// moto (the SDK middleware of pkg/local/awscount cannot see into another
+// process); an in-process handler (make chaos) gets a Transport under its
+// SDK clients. Both read the request with the same parser. Its methods are
 // safe for concurrent use.
 type Recorder struct {
 	target *url.URL
@@ -39,7 +40,8 @@ type Recorder struct {
 	srvs  []*http.Server
 }
 
-// NewRecorder records requests passed on to endpoint.
+// NewRecorder records requests; its Endpoints pass them on to endpoint
+// (unused by Transport).
 func NewRecorder(endpoint string) (*Recorder, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil {
@@ -67,6 +69,32 @@ func (r *Recorder) Endpoint(function string) (string, error) {
 	r.mu.Unlock()
 	return "http://" + l.Addr().String(), nil
 }
+
+// Transport returns base (http.DefaultTransport when nil) recording each
+// request as function's.
+func (r *Recorder) Transport(function string, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		var body []byte
+		if req.Body != nil && req.GetBody != nil {
+			if rc, err := req.GetBody(); err == nil {
+				body, _ = io.ReadAll(rc)
+				rc.Close()
+			}
+		} else if req.Body != nil {
+			body, _ = io.ReadAll(req.Body)
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		r.record(function, req, body)
+		return base.RoundTrip(req)
+	})
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // Calls returns the calls recorded so far, in order.
 func (r *Recorder) Calls() []Call {
