@@ -98,7 +98,7 @@ func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []Call
 				if len(c.DeclaredBy) > 0 {
 					why = "statement " + strings.Join(c.DeclaredBy, ", ") + " of template.yaml denies it, the created role lacks it"
 				}
-				rep.failf("%s: %s on %s must stay denied (%s) but %s allow it: %s", f.Name, c.Action, c.Resource, c.Why, strings.Join(c.AllowedBy, ", "), why)
+				rep.failf("%s: %s on %s must stay denied (%s) but is allowed by %s: %s", f.Name, c.Action, c.Resource, c.Why, strings.Join(c.AllowedBy, ", "), why)
 			}
 		}
 	}

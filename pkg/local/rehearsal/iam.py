@@ -15,7 +15,7 @@ def listify(v):
 def statements(policies):
     out = []
     for p in policies:
-        for i, s in enumerate(listify(p["document"].get("Statement", []))):
+        for i, s in enumerate(listify((p.get("document") or {}).get("Statement") or [])):
             out.append({"policy": p["name"], "sid": s.get("Sid") or "%s[%d]" % (p["name"], i), "statement": s})
     return out
 
@@ -35,7 +35,8 @@ def decide(stmts, action, resource, context=None):
 
 
 def function(f):
-    stmts = statements(f["policies"])
+    f["calls"] = f.get("calls") or []
+    stmts = statements(f.get("policies") or [])
     declared = statements(f.get("declared") or [])
     out = {"name": f["name"], "calls": [], "forbidden": [], "grants": [], "withoutEach": []}
     for c in f["calls"]:
@@ -73,7 +74,7 @@ def function(f):
 def resource_policy(p):
     stmts = statements([p])
     checks = []
-    for c in p["checks"]:
+    for c in p.get("checks") or []:
         v = decide(stmts, c["action"], c["resource"], c.get("context"))
         v.update(c)
         checks.append(v)
@@ -83,8 +84,8 @@ def resource_policy(p):
 def main():
     req = json.load(sys.stdin)
     json.dump({
-        "functions": [function(f) for f in req.get("functions", [])],
-        "resourcePolicies": [resource_policy(p) for p in req.get("resourcePolicies", [])],
+        "functions": [function(f) for f in req.get("functions") or []],
+        "resourcePolicies": [resource_policy(p) for p in req.get("resourcePolicies") or []],
     }, sys.stdout)
 
 
