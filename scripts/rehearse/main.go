@@ -7,7 +7,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -23,8 +22,6 @@ func main() {
 	}}
 	if *verbose {
 		o.Logs = os.Stderr
-	} else {
-		o.Logs = io.Discard
 	}
 	rep, err := rehearsal.Run(context.Background(), o)
 	if err != nil {

@@ -77,15 +77,17 @@ func (r *Recorder) Transport(function string, base http.RoundTripper) http.Round
 		base = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		// The body is read once and replaced (GetBody may rewind the same
+		// stream the request sends, so it is not used to peek).
 		var body []byte
-		if req.Body != nil && req.GetBody != nil {
-			if rc, err := req.GetBody(); err == nil {
-				body, _ = io.ReadAll(rc)
-				rc.Close()
+		if req.Body != nil {
+			var err error
+			if body, err = io.ReadAll(req.Body); err != nil {
+				return nil, err
 			}
-		} else if req.Body != nil {
-			body, _ = io.ReadAll(req.Body)
+			req.Body.Close()
 			req.Body = io.NopCloser(bytes.NewReader(body))
+			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		}
 		r.record(function, req, body)
 		return base.RoundTrip(req)

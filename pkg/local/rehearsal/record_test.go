@@ -1,6 +1,7 @@
 package rehearsal
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,5 +48,34 @@ func TestParse(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The recording transport must hand the transport under it the whole
+// body: the chaos fault transport reads it too.
+func TestTransportPassesTheBodyOn(t *testing.T) {
+	rec, err := NewRecorder("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"TableName":"t1"}`
+	var got string
+	base := roundTripper(func(req *http.Request) (*http.Response, error) {
+		b, _ := io.ReadAll(req.Body)
+		got = string(b)
+		return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+	})
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/", strings.NewReader(body))
+	req.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/dynamodb/aws4_request")
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
+	if _, err := rec.Transport("WorkerFunction", base).RoundTrip(req); err != nil {
+		t.Fatal(err)
+	}
+	if got != body {
+		t.Errorf("the transport below read %q, want %q", got, body)
+	}
+	want := []Call{{Function: "WorkerFunction", Action: "dynamodb:GetItem", Operation: "GetItem", Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/t1"}}
+	if calls := rec.Calls(); len(calls) != 1 || calls[0] != want[0] {
+		t.Errorf("recorded %+v, want %+v", calls, want)
 	}
 }
