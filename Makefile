@@ -17,7 +17,7 @@ DYNAMODB_PORT ?= 8000
 TENANTS_FILE ?= events/tenants.json
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: test-long build test unit integration vet lint run demo send bench bench-e2e cost fuzz emulators clean invoke events chaos rehearse
+.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz emulators clean invoke events chaos rehearse
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -37,6 +37,7 @@ build-%Function:
 ## emulators: install what integration tests need that the image lacks
 emulators:
 	@scripts/install-dynamodb-local.sh
+	@scripts/install-verifiers.sh
 	@command -v moto_server >/dev/null || { echo "moto_server missing (see ../shared/LOCAL-AWS.md)"; exit 1; }
 
 vet:
@@ -75,6 +76,12 @@ demo: emulators
 ## send: post a provider's sample delivery to `make run` (PROVIDER=stripe [SAMPLE=customer-created])
 send:
 	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
+
+## inspect: where an event is on `make run` (TENANT=demo EVENT=evt_123), or the tenant's summary (TENANT=demo); read-only
+inspect:
+	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=evt_123]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)"; exit 2; }
+	@$(GO) run ./scripts/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
+	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) $(if $(EVENT),"$(EVENT)",-summary)
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:

@@ -61,8 +61,9 @@ type Request struct {
 	ID string
 	// IdempotencyKey is sent as the Idempotency-Key header.
 	IdempotencyKey string
-	Body           []byte
-	// ContentType defaults to application/json.
+	// Body is the event body as the provider sent it, and ContentType its
+	// Content-Type; Post sends Payload(Body, ContentType).
+	Body        []byte
 	ContentType string
 	// Secrets sign the delivery; every one yields a signature.
 	Secrets []string
@@ -70,7 +71,7 @@ type Request struct {
 	// sooner.
 	Timeout time.Duration
 	// Headers are extra, unsigned headers; they cannot replace the
-	// signature or idempotency headers. Control characters in their values
+	// signature, idempotency or content type headers. Control characters in their values
 	// (CR, LF, NUL, …) are replaced by spaces so that no value can break or
 	// inject into the request; a name that is not an HTTP token makes the
 	// delivery permanent ErrMisconfigured.
@@ -98,7 +99,8 @@ func New(hc *http.Client, now func() time.Time) *Client {
 	return &Client{http: &c, now: now}
 }
 
-// Post delivers r once. It returns nil on a 2xx answer, a *Error wrapping
+// Post delivers r once: its body is Payload(r.Body, r.ContentType), with
+// HeaderOriginalContentType when that wraps it. It returns nil on a 2xx answer, a *Error wrapping
 // ErrRejected, ErrUnavailable or ErrMisconfigured, or ctx's error when the
 // caller's context ended first.
 func (c *Client) Post(ctx context.Context, r Request) error {
@@ -106,8 +108,9 @@ func (c *Client) Post(ctx context.Context, r Request) error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return &Error{permanent: true, err: ErrMisconfigured, detail: "target URL must be an absolute http(s) URL"}
 	}
+	body, contentType, wrapped := Payload(r.Body, r.ContentType)
 	ts := c.now()
-	sig, err := Sign(r.ID, ts, r.Body, r.Secrets)
+	sig, err := Sign(r.ID, ts, body, r.Secrets)
 	if err != nil {
 		return &Error{permanent: true, err: ErrMisconfigured, detail: err.Error()}
 	}
@@ -117,7 +120,7 @@ func (c *Client) Post(ctx context.Context, r Request) error {
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(r.Body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return &Error{permanent: true, err: ErrMisconfigured, detail: "cannot build the request"}
 	}
@@ -127,11 +130,16 @@ func (c *Client) Post(ctx context.Context, r Request) error {
 		}
 		req.Header.Set(k, headerValue(v))
 	}
-	ct := r.ContentType
-	if ct == "" {
-		ct = "application/json"
+	req.Header.Set("Content-Type", headerValue(contentType))
+	if wrapped {
+		original := r.ContentType
+		if original == "" {
+			original = "application/octet-stream"
+		}
+		req.Header.Set(HeaderOriginalContentType, headerValue(original))
+	} else {
+		req.Header.Del(HeaderOriginalContentType) // only ever hookpack's own
 	}
-	req.Header.Set("Content-Type", headerValue(ct))
 	req.Header.Set("User-Agent", "hookpack-forward/1")
 	req.Header.Set(HeaderID, headerValue(r.ID))
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))

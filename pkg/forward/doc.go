@@ -2,7 +2,12 @@
 // endpoint, signed the Standard Webhooks way (https://www.standardwebhooks.com),
 // and classifies the answer so the worker knows whether to retry.
 //
-// A delivery is a POST of the event's raw body with:
+// A delivery is a POST of the event's body when it is JSON, byte for byte,
+// with the provider's Content-Type; any other body (a form, text, bytes)
+// arrives as a Wrapped JSON document — the form's fields, the raw bytes —
+// with Content-Type application/json and Hookpack-Original-Content-Type
+// (see Payload), since the official verifiers JSON-parse what they verify.
+// Headers:
 //
 //	webhook-id:        MessageID(event key), the same on every attempt
 //	webhook-timestamp: Unix seconds of this attempt

@@ -31,6 +31,7 @@ type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
 // DynamoDB is a Store backed by a DynamoDB table whose partition key is the
@@ -143,6 +144,26 @@ func (d *DynamoDB) Release(ctx context.Context, c Claim) error {
 		},
 	})
 	return d.leaseErr("release", c.Key, err)
+}
+
+// Record returns the stored state of key (a strongly consistent read, for
+// operators' tools; the ingest path never reads a record). A record past
+// its expiration that DynamoDB's TTL has not deleted yet is returned as
+// stored: Expires tells. It returns an error wrapping ErrNotFound, or a
+// wrapped AWS error.
+func (d *DynamoDB) Record(ctx context.Context, key string) (Record, error) {
+	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(d.table),
+		Key:            map[string]types.AttributeValue{attrID: &types.AttributeValueMemberS{Value: key}},
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("read %s: %w", key, err)
+	}
+	if len(out.Item) == 0 {
+		return Record{}, fmt.Errorf("read %s: %w", key, ErrNotFound)
+	}
+	return record(key, out.Item), nil
 }
 
 func (d *DynamoDB) leaseErr(op, key string, err error) error {

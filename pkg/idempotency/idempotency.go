@@ -50,6 +50,9 @@ var (
 	// was reused for a different payload. Like Stripe's idempotency keys,
 	// that is an error, never a silent duplicate.
 	ErrPayloadMismatch = errors.New("id reused with a different payload")
+	// ErrNotFound: no record of the key (never claimed, released, or
+	// deleted by the table's TTL).
+	ErrNotFound = errors.New("not found")
 )
 
 // Claim is a held lease on a key.

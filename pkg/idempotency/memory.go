@@ -78,6 +78,17 @@ func (m *Memory) Release(_ context.Context, c Claim) error {
 	return nil
 }
 
+// Record behaves like (*DynamoDB).Record.
+func (m *Memory) Record(_ context.Context, key string) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.records[key]
+	if !ok {
+		return Record{}, fmt.Errorf("read %s: %w", key, ErrNotFound)
+	}
+	return r.Record, nil
+}
+
 // owned returns the record c's lease still owns, or the error
 // (*DynamoDB).Complete and Release report. The caller holds m.mu.
 func (m *Memory) owned(op string, c Claim) (memRecord, error) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // Attribute names.
@@ -38,6 +39,7 @@ type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
 // DynamoDB is a ledger in a DynamoDB table whose partition key is the
@@ -340,6 +342,58 @@ func (d *DynamoDB) Record(ctx context.Context, k Key) (Record, error) {
 		return Record{}, fmt.Errorf("record %s: %w", k, ErrNotFound)
 	}
 	return record(k, item), nil
+}
+
+// Attempts returns how many attempts at the queue message messageID failed
+// (FailedAttempt's count; 0 when none did), with a strongly consistent
+// read. It returns a wrapped AWS error.
+func (d *DynamoDB) Attempts(ctx context.Context, messageID string) (int, error) {
+	item, err := d.get(ctx, attemptsPK(messageID))
+	if err != nil {
+		return 0, fmt.Errorf("attempts of message %s: %w", messageID, err)
+	}
+	return int(numAttr(item[attrAttempts])), nil
+}
+
+// Effects returns the effect records of tenantID, only those of event when
+// it is not empty, in no particular order. It is for operators' tools,
+// never for the worker: effect records are found by key, and a table has no
+// index by tenant, so this is a Scan of the whole table (paginated,
+// eventually consistent: it reads every item, ½ read unit per 4 KB, however
+// few match). It returns an error wrapping ErrInvalidKey for an invalid
+// tenant, or a wrapped AWS error.
+func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Record, error) {
+	if err := tenant.ValidID(tenantID); err != nil {
+		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	}
+	prefix := "fx|" + tenantID + "|" // effectPK up to the effect name
+	filter, values := "begins_with(#pk, :prefix)", map[string]types.AttributeValue{":prefix": str(prefix)}
+	if event != "" { // narrows the response; the suffix is checked below
+		filter += " AND contains(#pk, :event)"
+		values[":event"] = str("|" + event)
+	}
+	var out []Record
+	in := &dynamodb.ScanInput{
+		TableName:                 aws.String(d.table),
+		FilterExpression:          aws.String(filter),
+		ExpressionAttributeNames:  map[string]string{"#pk": attrPK},
+		ExpressionAttributeValues: values,
+	}
+	for {
+		page, err := d.client.Scan(ctx, in)
+		if err != nil {
+			return out, fmt.Errorf("scan effects of %s: %w", tenantID, err)
+		}
+		for _, item := range page.Items {
+			if k, ok := effectKey(strAttr(item[attrPK])); ok && k.Tenant == tenantID && (event == "" || k.Event == event) {
+				out = append(out, record(k, item))
+			}
+		}
+		if len(page.LastEvaluatedKey) == 0 {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
 }
 
 func (d *DynamoDB) key(pk string) map[string]types.AttributeValue {

@@ -217,7 +217,17 @@ const maxName = 1024
 
 // Item keys. Tenant ids and effect names cannot contain '|', and the free
 // form part comes last, so distinct keys never share an item.
-func effectPK(k Key) string              { return "fx|" + k.Tenant + "|" + k.Effect + "|" + k.Event }
+func effectPK(k Key) string { return "fx|" + k.Tenant + "|" + k.Effect + "|" + k.Event }
+
+// effectKey parses an effectPK; the event part may contain '|'.
+func effectKey(pk string) (Key, bool) {
+	parts := strings.SplitN(pk, "|", 4)
+	if len(parts) != 4 || parts[0] != "fx" {
+		return Key{}, false
+	}
+	return Key{Tenant: parts[1], Effect: parts[2], Event: parts[3]}, true
+}
+
 func entityPK(t, id string) string       { return "st|" + t + "|" + id }
 func attemptsPK(messageID string) string { return "at|" + messageID }
 

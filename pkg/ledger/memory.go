@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,
@@ -180,6 +181,29 @@ func (m *Memory) Record(_ context.Context, k Key) (Record, error) {
 		return Record{}, fmt.Errorf("record %s: %w", k, ErrNotFound)
 	}
 	return r.Record, nil
+}
+
+// Attempts behaves like (*DynamoDB).Attempts.
+func (m *Memory) Attempts(_ context.Context, messageID string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.attempts[messageID], nil
+}
+
+// Effects behaves like (*DynamoDB).Effects.
+func (m *Memory) Effects(_ context.Context, tenantID, event string) ([]Record, error) {
+	if err := tenant.ValidID(tenantID); err != nil {
+		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Record
+	for _, r := range m.effects {
+		if r.Key.Tenant == tenantID && (event == "" || r.Key.Event == event) {
+			out = append(out, r.Record)
+		}
+	}
+	return out, nil
 }
 
 // FailedAttempt behaves like (*DynamoDB).FailedAttempt.

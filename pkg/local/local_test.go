@@ -9,10 +9,16 @@ import (
 
 const module = "github.com/hookpack/hookpack/"
 
+// receiverLibrary is the official Standard Webhooks Go library, which the
+// tests of pkg/local/receiver verify forwards with as a tenant's endpoint
+// would; no function links it.
+const receiverLibrary = "github.com/standard-webhooks/standard-webhooks/"
+
 // TestProductNeverImportsLocal fails when a Lambda main or a product package
 // (anything under pkg/ outside pkg/local) reaches pkg/local, directly or
 // through another package: the harness must never ship in a bootstrap.
-// Test files may use the harness; they are not linked into a function.
+// Test files may use the harness; they are not linked into a function. Nor
+// may product code link the receivers' library (receiverLibrary).
 func TestProductNeverImportsLocal(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", "../../functions/...", "../../pkg/...").Output()
 	if err != nil {
@@ -35,6 +41,9 @@ func TestProductNeverImportsLocal(t *testing.T) {
 		for _, d := range p.Deps {
 			if isLocal(d) {
 				t.Errorf("%s imports %s: product code must not depend on the local harness", strings.TrimPrefix(p.ImportPath, module), strings.TrimPrefix(d, module))
+			}
+			if strings.HasPrefix(d, receiverLibrary) {
+				t.Errorf("%s imports %s: the receivers' library is for tests only", strings.TrimPrefix(p.ImportPath, module), d)
 			}
 		}
 	}

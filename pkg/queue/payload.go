@@ -9,10 +9,13 @@ import (
 	"io"
 	"maps"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Bodies over MaxEventBytes go to S3 and the message carries a pointer to
@@ -43,6 +46,7 @@ var (
 type objectAPI interface {
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	HeadObject(ctx context.Context, in *s3.HeadObjectInput, opts ...func(*s3.Options)) (*s3.HeadObjectOutput, error)
 }
 
 // Payloads stores and reads offloaded message bodies in one S3 bucket
@@ -66,7 +70,7 @@ type pointer struct {
 // deduplication id (a resend overwrites the same object with the same
 // bytes) and returns m carrying the pointer instead.
 func (p *Payloads) offload(ctx context.Context, queue string, m Message) (Message, error) {
-	key := queue + "/" + m.DeduplicationID
+	key := objectKey(queue, m.DeduplicationID)
 	_, err := p.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        aws.String(p.bucket),
 		Key:           aws.String(key),
@@ -87,6 +91,38 @@ func (p *Payloads) offload(ctx context.Context, queue string, m Message) (Messag
 	}
 	attrs[SizeAttribute] = strconv.Itoa(len(m.Body))
 	return Message{GroupID: m.GroupID, DeduplicationID: m.DeduplicationID, Body: body, Attributes: attrs}, nil
+}
+
+// objectKey names the object of a message offloaded from queue (a queue
+// name) under its deduplication id.
+func objectKey(queue, deduplicationID string) string { return queue + "/" + deduplicationID }
+
+// Object describes an offloaded body.
+type Object struct {
+	Bucket, Key string
+	Size        int64
+	Modified    time.Time
+}
+
+// Stat returns the object the body of the event with idempotency key
+// eventKey was offloaded to when it was sent to the queue at queueURL,
+// without reading it (one HeadObject). It returns an error wrapping
+// ErrPayloadGone when there is none (the event was small enough for SQS, or
+// the bucket's lifecycle expired it), or a wrapped S3 error.
+func (p *Payloads) Stat(ctx context.Context, queueURL, eventKey string) (Object, error) {
+	o := Object{Bucket: p.bucket, Key: objectKey(queueName(queueURL), webhook.DeduplicationID(eventKey))}
+	out, err := p.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(o.Bucket), Key: aws.String(o.Key)})
+	var missing *types.NotFound
+	var noKey *types.NoSuchKey
+	if errors.As(err, &missing) || errors.As(err, &noKey) {
+		return o, fmt.Errorf("%w: s3://%s/%s", ErrPayloadGone, o.Bucket, o.Key)
+	}
+	if err != nil {
+		return o, fmt.Errorf("stat payload s3://%s/%s: %w", o.Bucket, o.Key, err)
+	}
+	o.Size = aws.ToInt64(out.ContentLength)
+	o.Modified = aws.ToTime(out.LastModified)
+	return o, nil
 }
 
 // Get returns the body a pointer message stands for. It returns an error

@@ -290,6 +290,13 @@ func TestLargeEventsOnMoto(t *testing.T) {
 					t.Fatalf("Get() = %v", err)
 				}
 			}
+			o, err := payloads.Stat(ctx, pair.URL, env.Key)
+			if tt.offloaded && (err != nil || o.Size != int64(len(m.Body)) || o.Modified.IsZero()) {
+				t.Errorf("Stat() = %+v, %v; want the %d bytes offloaded", o, err, len(m.Body))
+			}
+			if !tt.offloaded && !errors.Is(err, ErrPayloadGone) {
+				t.Errorf("Stat() of an event SQS carried = %+v, %v; want ErrPayloadGone", o, err)
+			}
 			e, err := envelope.Decode(body)
 			if err != nil {
 				t.Fatal(err)

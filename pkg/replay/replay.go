@@ -92,8 +92,12 @@ type Item struct {
 	OriginalMessageID string    `json:"originalMessageId,omitempty"`
 	FailedAt          string    `json:"failedAt,omitempty"`
 	SentAt            time.Time `json:"sentAt"`
-	// EventKey, Type and Conversation come from the envelope, when valid.
+	// EventKey, EventID, Type and Conversation come from the envelope, when
+	// valid (EventID is what the ingest logged: for providers whose id is an
+	// unsigned header, such as GitHub's X-GitHub-Delivery, it is not part of
+	// the key).
 	EventKey     string `json:"eventKey,omitempty"`
+	EventID      string `json:"eventId,omitempty"`
 	Type         string `json:"type,omitempty"`
 	Conversation string `json:"conversation,omitempty"`
 	Status       string `json:"status"`
@@ -310,7 +314,7 @@ func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 		}
 	}
 	if env, err := envelope.Decode(body); err == nil {
-		it.EventKey, it.Type, it.Conversation = env.Key, env.Type, env.Conversation
+		it.EventKey, it.EventID, it.Type, it.Conversation = env.Key, env.EventID, env.Type, env.Conversation
 	}
 	return it
 }

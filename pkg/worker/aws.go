@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -43,6 +45,14 @@ type Settings struct {
 	QueueRetention, ExpiryMargin time.Duration
 }
 
+// noRetryQuota gives the ledger's client the standard retries without the
+// client-wide retry quota: after a burst of errors the quota refuses
+// further retries for a while, and a completion write refused that way
+// makes a custom effect that ran count as not done.
+func noRetryQuota(o *dynamodb.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.RateLimiter = ratelimit.None })
+}
+
 // NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
 // Every event is forwarded to its tenant's target (Forward) unless a
 // register function adds more specific handlers:
@@ -66,7 +76,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 	}
 	return New(Config{
 		Payloads:         payloads,
-		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
+		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg, noRetryQuota), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),
 		Visibility:       sqsClient,

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"sync"
+	"time"
 )
 
 // tracker holds the results of one batch while its groups run. A group
@@ -10,6 +11,8 @@ import (
 // running (a straggler: an effect that ignores its context) publishes
 // afterwards is discarded, so the batch's answer never waits for it.
 type tracker struct {
+	// begun is when Handle started the batch.
+	begun    time.Time
 	mu       sync.Mutex
 	results  []result
 	finished []bool
@@ -21,8 +24,8 @@ type tracker struct {
 	sending sync.WaitGroup
 }
 
-func newTracker(n int) *tracker {
-	return &tracker{results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
+func newTracker(begun time.Time, n int) *tracker {
+	return &tracker{begun: begun, results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
 }
 
 // start marks message i started; it reports false once the batch closed

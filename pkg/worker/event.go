@@ -66,6 +66,11 @@ type Event struct {
 	// workDeadline, when set, is the time every effect must end by.
 	effectTimeout time.Duration
 	workDeadline  time.Time
+	// window is the invocation's whole working time (start to work
+	// deadline). An effect whose budget exceeds half of it (a deployment
+	// whose effect timeouts are too long for its function timeout) starts
+	// only in the first half, so it gets at least that much.
+	window time.Duration
 	// fence is the message's fencing token (its SequenceNumber and receive
 	// count), or fenceErr why it has none.
 	fence    ledger.Fence
@@ -94,8 +99,9 @@ func (e *Event) EffectKey(name string) ledger.Key {
 // that timed out, a redrive from the DLQ — runs a completed effect again.
 // Only an effect interrupted while it runs (a crash, the invocation's
 // timeout, a completion write that failed for good) may run again, with
-// the same idempotency key. An effect starts only when EffectTimeout is left
-// before the work deadline; otherwise the message ends with outcome
+// the same idempotency key. An effect starts only when EffectTimeout (or
+// half the invocation's working time, if that is shorter) is left before
+// the work deadline; otherwise the message ends with outcome
 // "deadline" and the next invocation takes it, without using up an attempt.
 //
 // It returns nil when fn succeeded or the effect had completed before;
@@ -131,8 +137,8 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 			return nil
 		}
 	}
-	if !e.workDeadline.IsZero() && e.now().Add(budget).After(e.workDeadline) {
-		return fmt.Errorf("effect %s needs %s: %w", name, budget, ErrNoTime)
+	if need := min(budget, e.window/2); !e.workDeadline.IsZero() && e.now().Add(need).After(e.workDeadline) {
+		return fmt.Errorf("effect %s needs %s: %w", name, need, ErrNoTime)
 	}
 	f := e.fence
 	if !deferred {
@@ -187,24 +193,48 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	return nil
 }
 
-// complete records l's effect completed.
+// complete records l's effect completed. The effect ran, so the write is
+// retried (a repeat of a Complete that landed succeeds) until ctx, the
+// clean-up budget, ends; each try gets half of what is left, so a request
+// that hangs (a connection that never answers) leaves time for another.
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
-	err := e.ledger.Complete(ctx, l)
-	if err == nil || lost(err) {
-		// Lost: a newer worker took the effect over; nothing of ours to
-		// give up.
-		return err
+	var err error
+	for wait := completeRetryBase; ; wait *= 2 {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if d, ok := ctx.Deadline(); ok {
+			actx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
+		}
+		err = e.ledger.Complete(actx, l)
+		cancel()
+		if err == nil || lost(err) {
+			// Lost: a newer worker took the effect over; nothing of ours to
+			// give up.
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+			continue
+		}
+		break
 	}
-	// The effect ran but its completion is not recorded (the write was
-	// lost). Give the lease up so the next attempt need not wait for it to
-	// run out; that attempt runs the effect again with the same idempotency
-	// key, and the downstream absorbs the repeat. If this write is lost
-	// too, the lease's expiry does the same.
-	if ferr := e.ledger.Fail(ctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
+	// The effect ran but its completion is not recorded. Give the lease up
+	// so the next attempt need not wait for it to run out; that attempt runs
+	// the effect again with the same idempotency key, and the downstream
+	// absorbs the repeat. If this write is lost too, the lease's expiry does
+	// the same.
+	fctx, cancel := e.finish(ctx)
+	defer cancel()
+	if ferr := e.ledger.Fail(fctx, l, "ran, completion not recorded: "+err.Error()); ferr != nil && !lost(ferr) {
 		return errors.Join(err, ferr)
 	}
 	return err
 }
+
+// completeRetryBase is the first wait between completion writes.
+const completeRetryBase = 50 * time.Millisecond
 
 // settle records the effects that ran in this message completed. The
 // worker calls it when it will not report the message done (it retries or

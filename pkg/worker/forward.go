@@ -26,12 +26,14 @@ type poster interface {
 }
 
 // Forward returns the built-in effect: POST the verified event body to the
-// tenant's target URL, once, signed with the tenant's outbound Standard
+// tenant's target URL (as forward.Payload carries it: a body that is not
+// JSON wrapped in a JSON document), once, signed with the tenant's outbound Standard
 // Webhooks secrets, with webhook-id forward.MessageID(event key) and the
 // effect's Idempotency-Key, within the tenant's timeout (forward's default
 // when unset) and the work deadline. It also sends the unsigned headers
 // Hookpack-Tenant, Hookpack-Provider, Hookpack-Event-Type, Hookpack-Event-Id
-// and Hookpack-Conversation for routing. Unlike Event.Once, a successful
+// and Hookpack-Conversation for routing (and, with a wrapped body,
+// Hookpack-Original-Content-Type). Unlike Event.Once, a successful
 // forward is recorded completed by its message's deletion (no write of its
 // own) unless Config.CompleteEffects is set: a forward repeated after a
 // lost deletion, a duplicate invocation or a redrive carries the same

@@ -129,16 +129,20 @@ func TestDuplicateInvocationSkipsCompletedEffects(t *testing.T) {
 // deadline: one that could be cut off mid-call (the target applies it, the
 // reply is lost) waits for the next invocation, and that is no attempt.
 func TestNoEffectStartsWithoutTimeToFinish(t *testing.T) {
-	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, 10*time.Second })
-	ran := 0
+	f := newFixture(t, func(c *worker.Config) { c.SafetyMargin, c.EffectTimeout = 2*time.Second, 3*time.Second })
+	ran := map[string]int{}
 	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
+		return ev.Once(ctx, "charge", func(context.Context, string) error {
+			ran[ev.EventID]++
+			f.clock.Advance(4 * time.Second) // the first effect takes 4 of the 6 s
+			return nil
+		})
 	})
-	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second)) // 6 s of work left
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(8*time.Second)) // 6 s of work
 	defer cancel()
-	resp, _ := f.h.Handle(ctx, batch(t, env("late", "A")))
-	if ran != 0 || len(resp.BatchItemFailures) != 1 {
-		t.Errorf("ran %d, failures %v; want the effect not started and the message returned", ran, failed(resp))
+	resp, _ := f.h.Handle(ctx, batch(t, env("early", "A"), env("late", "A")))
+	if ran["early"] != 1 || ran["late"] != 0 || strings.Join(failed(resp), ",") != "m-late" {
+		t.Errorf("ran %v, failures %v; want the second effect not started (2 s left, it may take 3) and its message returned", ran, failed(resp))
 	}
 	if got := outcomes(t, f.logs)["m-late"]; got != "deadline" {
 		t.Errorf("outcome = %q, want deadline", got)
@@ -276,5 +280,69 @@ func TestRecreatedQueueIsNotFencedByTheOldOne(t *testing.T) {
 	}
 	if q.calls != 2 {
 		t.Errorf("GetQueueAttributes calls = %d, want 1 per instance and queue", q.calls)
+	}
+}
+
+// An effect budget longer than the invocation's whole working time (a
+// tenant's 60 s forward timeout under a 30 s function) must not stop every
+// effect from ever starting: it starts in the first half of the window.
+func TestEffectLongerThanTheInvocationStillRuns(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) {
+		c.SafetyMargin, c.EffectTimeout, c.Now = 2*time.Second, time.Minute, time.Now // real time passes
+	})
+	ran := map[string]int{}
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error {
+			ran[ev.EventID]++
+			time.Sleep(time.Second)
+			return nil
+		})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second) // 4 s of work
+	defer cancel()
+	resp, _ := f.h.Handle(ctx, batch(t, env("long-1", "A"), env("long-2", "A"), env("long-3", "A")))
+	if ran["long-1"] != 1 || ran["long-2"] != 1 || ran["long-3"] != 0 || strings.Join(failed(resp), ",") != "m-long-3" {
+		t.Errorf("ran %v, failures %v; want the effects started in the first 2 s run and the third returned", ran, failed(resp))
+	}
+}
+
+// flakyComplete fails the first n Complete writes (after applying the
+// first, as a lost response does) with a transient error.
+type flakyComplete struct {
+	*ledger.Memory
+	n, calls int
+}
+
+func (c *flakyComplete) Complete(ctx context.Context, l ledger.Lease) error {
+	c.calls++
+	if c.calls == 1 {
+		if err := c.Memory.Complete(ctx, l); err != nil {
+			return err
+		}
+	}
+	if c.calls <= c.n {
+		return errors.New("ThrottlingException: retry quota exceeded")
+	}
+	return c.Memory.Complete(ctx, l)
+}
+
+// A completion write that fails is retried within the clean-up budget: the
+// effect ran, and a completion not recorded would run it again.
+func TestCompletionWriteIsRetried(t *testing.T) {
+	flaky := &flakyComplete{n: 3}
+	f := newFixture(t, func(c *worker.Config) { flaky.Memory = c.Ledger.(*ledger.Memory); c.Ledger = flaky })
+	runs := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "sms", func(context.Context, string) error { runs++; return nil })
+	})
+	e := env("flaky-complete", "A")
+	for receive := 1; receive <= 2; receive++ {
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, receive)}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("receive %d failed: %v", receive, outcomes(t, f.logs))
+		}
+		f.clock.Advance(time.Hour)
+	}
+	if runs != 1 || flaky.calls != 4 {
+		t.Errorf("effect ran %d times, %d Complete calls; want 1 run, completed on the 4th write", runs, flaky.calls)
 	}
 }

@@ -201,7 +201,7 @@ type result struct {
 // fenced by its lease or discarded.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	start := h.cfg.Now()
-	t := newTracker(len(ev.Records))
+	t := newTracker(start, len(ev.Records))
 	deadline, hasDeadline := ctx.Deadline()
 	var workDeadline, cutoff time.Time
 	if hasDeadline {
@@ -421,9 +421,13 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	}
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
-		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, finish: h.finish, completeEach: h.cfg.CompleteEffects,
-		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline,
+		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
+		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline, window: workDeadline.Sub(t.begun),
 	}
+	// Effects record their outcome by the invocation's deadline, not by
+	// their own context's (the work deadline).
+	invocation, _ := ctx.Deadline()
+	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, invocation) }
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec, env))
 	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
 		cancel()
@@ -710,10 +714,19 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 // survives ctx's cancellation, bounded by FinishTimeout and by ctx's own
 // deadline (the invocation's end), which every clean-up call shares.
 func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, _ := ctx.Deadline()
+	return h.finishBy(ctx, d)
+}
+
+// finishBy is finish bounded by the invocation's deadline (zero: none). Past
+// it (a straggler the batch left behind, resumed later), a call gets
+// FinishTimeout of its own: nobody waits for it, and recording what its
+// effect did keeps the next attempt from repeating it.
+func (h *Handler) finishBy(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
-	if d, ok := ctx.Deadline(); ok {
+	if end := deadline.Add(-finishSlack); !deadline.IsZero() && time.Now().Before(end) {
 		var cancel2 context.CancelFunc
-		fctx, cancel2 = context.WithDeadline(fctx, d.Add(-finishSlack))
+		fctx, cancel2 = context.WithDeadline(fctx, end)
 		return fctx, func() { cancel2(); cancel() }
 	}
 	return fctx, cancel

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
@@ -21,6 +22,7 @@ type Store interface {
 	Claim(ctx context.Context, key, validation string) (idempotency.Claim, error)
 	Complete(ctx context.Context, c idempotency.Claim) error
 	Release(ctx context.Context, c idempotency.Claim) error
+	Record(ctx context.Context, key string) (idempotency.Record, error)
 }
 
 // Clock is the settable clock the test shares with the store.
@@ -88,6 +90,30 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		clock.Advance(2 * time.Second)
 		if _, err := s.Claim(ctx, k, ""); err != nil {
 			t.Fatalf("Claim() after retention = %v, want success", err)
+		}
+	})
+
+	t.Run("RecordShowsEachState", func(t *testing.T) {
+		clock, s, k := setup(t)
+		if _, err := s.Record(ctx, k); !errors.Is(err, idempotency.ErrNotFound) {
+			t.Fatalf("Record() of a new key = %v, want ErrNotFound", err)
+		}
+		c, err := s.Claim(ctx, k, "digest-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.Record(ctx, k)
+		if err != nil || r.Key != k || r.Status != idempotency.StatusInProgress || r.Validation != "digest-a" ||
+			epoch.Millis(r.LeaseExpires) != epoch.Millis(c.LeaseExpires) || epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
+			t.Fatalf("Record() after Claim = %+v, %v; want INPROGRESS, digest-a, lease until %s", r, err, c.LeaseExpires)
+		}
+		clock.Advance(time.Minute)
+		if err := s.Complete(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		r, err = s.Record(ctx, k)
+		if err != nil || r.Status != idempotency.StatusCompleted || !r.LeaseExpires.IsZero() || epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
+			t.Fatalf("Record() after Complete = %+v, %v; want COMPLETED, no lease, expiring a retention from now", r, err)
 		}
 	})
 

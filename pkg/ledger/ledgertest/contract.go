@@ -25,6 +25,8 @@ type Store interface {
 	Entity(ctx context.Context, tenant, id string) (ledger.Entity, error)
 	Record(ctx context.Context, k ledger.Key) (ledger.Record, error)
 	FailedAttempt(ctx context.Context, messageID string) (int, error)
+	Attempts(ctx context.Context, messageID string) (int, error)
+	Effects(ctx context.Context, tenant, event string) ([]ledger.Record, error)
 }
 
 // Clock is the settable clock the test shares with the store.
@@ -344,6 +346,79 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 		if _, err := s.FailedAttempt(ctx, ""); !errors.Is(err, ledger.ErrInvalidKey) {
 			t.Errorf("FailedAttempt(\"\") = %v, want ErrInvalidKey", err)
+		}
+	})
+
+	t.Run("AttemptsAreReadWithoutCounting", func(t *testing.T) {
+		s := newStore(t, lease.NewClock())
+		m := "m-" + uniq(t)
+		if n, err := s.Attempts(ctx, m); err != nil || n != 0 {
+			t.Fatalf("Attempts() of a new message = %d, %v; want 0", n, err)
+		}
+		for range 2 {
+			if _, err := s.FailedAttempt(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for range 2 {
+			if n, err := s.Attempts(ctx, m); err != nil || n != 2 {
+				t.Fatalf("Attempts() = %d, %v; want 2", n, err)
+			}
+		}
+	})
+
+	t.Run("EffectsListsATenantsRecords", func(t *testing.T) {
+		s := newStore(t, lease.NewClock())
+		f := fence(t, "c-"+uniq(t), 1, 1)
+		event := Tenant + "#stripe#evt|" + uniq(t) // '|' may occur in an event key
+		other := event + "-other"
+		for _, k := range []ledger.Key{
+			{Tenant: Tenant, Event: event, Effect: "forward"},
+			{Tenant: Tenant, Event: event, Effect: "mark-paid"},
+			{Tenant: Tenant, Event: other, Effect: "forward"},
+			{Tenant: "globex", Event: event, Effect: "forward"},
+		} {
+			f := f
+			f.Tenant = k.Tenant
+			l, err := s.Claim(ctx, f, k, 0)
+			if err != nil {
+				t.Fatalf("Claim(%s) = %v", k, err)
+			}
+			if k.Effect == "mark-paid" {
+				if err := s.Fail(ctx, l, "boom"); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		got, err := s.Effects(ctx, Tenant, event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		status := map[string]string{}
+		for _, r := range got {
+			if r.Key.Tenant != Tenant || r.Key.Event != event {
+				t.Errorf("Effects(%s) returned %s", event, r.Key)
+			}
+			status[r.Key.Effect] = string(r.Status) + " " + r.Reason
+		}
+		if len(got) != 2 || status["forward"] != "INPROGRESS " || status["mark-paid"] != "FAILED boom" {
+			t.Errorf("Effects(%s) = %v, want forward INPROGRESS and mark-paid FAILED boom", event, status)
+		}
+		all, err := s.Effects(ctx, Tenant, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range all {
+			if r.Key.Event == event || r.Key.Event == other {
+				n++
+			}
+		}
+		if n != 3 {
+			t.Errorf("Effects(all) holds %d of the 3 records of both events: %v", n, all)
+		}
+		if _, err := s.Effects(ctx, "Not A Tenant", ""); !errors.Is(err, ledger.ErrInvalidKey) {
+			t.Errorf("Effects(invalid tenant) = %v, want ErrInvalidKey", err)
 		}
 	})
 

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -12,8 +13,8 @@ import (
 )
 
 // TestShortRun is `make chaos` in miniature: 1,000 deliveries with every
-// fault kind injected at least once; the pack must lose, double and reorder
-// nothing. SEED replays another schedule.
+// fault kind injected at least once; the pack must lose, double, reorder
+// and let expire nothing. SEED replays another schedule.
 func TestShortRun(t *testing.T) {
 	seed := uint64(20261123)
 	if s := os.Getenv("SEED"); s != "" {
@@ -25,11 +26,22 @@ func TestShortRun(t *testing.T) {
 	}
 	rates := DefaultRates()
 	// A short run sees the rarer faults only at higher rates.
-	for _, k := range []Kind{WorkerDiesMidEffect, WorkerDiesBeforeAck, VisibilityExpires, Poison} {
+	for _, k := range []Kind{WorkerDiesMidEffect, WorkerDiesBeforeAck, VisibilityExpires, Poison, EffectHangs, DeletionLost, InvokedTwice} {
 		rates[k] = 0.03
 	}
+	rates[RedrivenAfterCrash] = 0.06
+	logger := slog.New(slog.DiscardHandler)
+	if path := os.Getenv("CHAOS_LOG"); path != "" { // the functions' log lines, for a failing seed
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		logger = slog.New(slog.NewJSONHandler(f, nil))
+	}
 	r, err := Run(context.Background(), Options{
-		Seed: seed, Deliveries: 1000, Conversations: 100, Rates: rates, Concurrency: 16, DrainTimeout: 3 * time.Minute,
+		Logger: logger,
+		Seed:   seed, Deliveries: 1000, Conversations: 100, Rates: rates, Concurrency: 16, DrainTimeout: 4 * time.Minute,
 		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 		TemplateFile: awstest.ModuleRoot() + "/template.yaml",
 	})
@@ -45,6 +57,11 @@ func TestShortRun(t *testing.T) {
 	for _, k := range Kinds {
 		if r.Faults[k] == 0 {
 			t.Errorf("fault %q was never injected", k)
+		}
+	}
+	for name, n := range map[string]int{"lost": len(r.Lost), "expired": len(r.Expired), "doubled": len(r.Doubled), "order violations": len(r.Violations)} {
+		if n != 0 {
+			t.Errorf("%s = %d, want 0", name, n)
 		}
 	}
 	if r.Large == 0 {

@@ -37,6 +37,11 @@ const (
 	WorkerDiesMidEffect  Kind = "worker dies holding the effect's lease"
 	WorkerDiesBeforeAck  Kind = "worker dies after the effect, before the ack"
 	VisibilityExpires    Kind = "visibility expires while an effect runs"
+	EffectHangs          Kind = "custom effect hangs past the function timeout, ignoring its context"
+	DeletionLost         Kind = "event source mapping's deletion lost"
+	InvokedTwice         Kind = "same batch invoked twice, concurrently"
+	RedrivenAfterCrash   Kind = "dead letter redriven by a move task after crashes into the DLQ"
+	TargetOutage         Kind = "target down longer than the retry horizon (request refused)"
 
 	Target5xx          Kind = "target answers 5xx"
 	Target429          Kind = "target answers 429 with Retry-After"
@@ -50,12 +55,17 @@ const (
 var Kinds = []Kind{
 	AWSError, AWSTimeout, AWSThrottle, AWSLostResponse, AWSLateTimeout,
 	IngestDiesBeforeSend, IngestDiesAfterSend, WorkerDiesMidEffect, WorkerDiesBeforeAck, VisibilityExpires,
+	EffectHangs, DeletionLost, InvokedTwice, RedrivenAfterCrash, TargetOutage,
 	Target5xx, Target429, TargetSlow, TargetReset, TargetLostResponse, Poison,
 }
 
 // Rates are the probabilities of each fault: AWS faults per AWS request
 // attempt, process deaths per ingest send or worker ledger write, target
-// faults per forwarded request, poison per event.
+// faults per forwarded request, poison per event; EffectHangs per custom
+// effect, DeletionLost and InvokedTwice per batch, RedrivenAfterCrash per
+// event of the redrive tenant (its effects crash until SQS dead-letters it).
+// TargetOutage has no rate: the outage tenant's target is down for the
+// run's first outage period.
 type Rates map[Kind]float64
 
 // DefaultRates inject every kind often enough that a short run sees each.
@@ -64,6 +74,7 @@ func DefaultRates() Rates {
 		AWSError: 0.01, AWSTimeout: 0.004, AWSThrottle: 0.01, AWSLostResponse: 0.01, AWSLateTimeout: 0.004,
 		IngestDiesBeforeSend: 0.02, IngestDiesAfterSend: 0.02,
 		WorkerDiesMidEffect: 0.015, WorkerDiesBeforeAck: 0.015, VisibilityExpires: 0.01,
+		EffectHangs: 0.005, DeletionLost: 0.01, InvokedTwice: 0.01, RedrivenAfterCrash: 0.02,
 		Target5xx: 0.04, Target429: 0.03, TargetSlow: 0.03, TargetReset: 0.02, TargetLostResponse: 0.02,
 		Poison: 0.01,
 	}
@@ -130,10 +141,38 @@ type Faults struct {
 	mu        sync.Mutex
 	counts    map[Kind]int
 	completed map[string]time.Time // Idempotency-Key → when the ledger stored the effect's completion
+	first     map[string]string    // event key → the id of the first message that carried it
 }
 
 func newFaults(seed uint64, rates Rates, hang time.Duration) *Faults {
-	return &Faults{rates: rates, dice: newDice(seed), hang: hang, counts: map[Kind]int{}, completed: map[string]time.Time{}}
+	return &Faults{rates: rates, dice: newDice(seed), hang: hang, counts: map[Kind]int{}, completed: map[string]time.Time{}, first: map[string]string{}}
+}
+
+// chained reports whether the effects of an event crash until SQS moves
+// its message to the DLQ (RedrivenAfterCrash): a share of the redrive
+// tenant's events, decided per event.
+func (f *Faults) chained(tenantID, eventID string) bool {
+	return tenantID == redriveTenant && unit(f.dice.seed, "chain|"+eventID, 0) < f.rates[RedrivenAfterCrash]
+}
+
+// original reports whether messageID is the first message seen carrying
+// the event key: a redriven copy has another id, and its effects no longer
+// crash.
+func (f *Faults) original(eventKey, messageID string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if id, ok := f.first[eventKey]; ok {
+		return id == messageID
+	}
+	f.first[eventKey] = messageID
+	return true
+}
+
+// add counts n injections of k.
+func (f *Faults) add(k Kind, n int) {
+	f.mu.Lock()
+	f.counts[k] += n
+	f.mu.Unlock()
 }
 
 func (f *Faults) count(k Kind) {

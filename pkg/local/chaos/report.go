@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -24,8 +25,11 @@ type Report struct {
 	Accepted      int            // events some delivery of which got a 2xx
 	NotAccepted   int            // events never accepted before the senders gave up
 	Applied       int            // effects the target applied
+	CustomApplied int            // custom effects applied (customEffects)
+	CustomReruns  int            // custom effects run again after their instance died between the effect and its record
 	Poison        int            // events the target refuses
 	Lost          []string       // accepted, never applied, not dead-lettered
+	Expired       []string       // the outage tenant's: received past its retention, or never applied nor dead-lettered
 	Doubled       []string       // applied twice (see compute)
 	Resent        int            // requests after a 2xx, absorbed by the Idempotency-Key
 	Violations    []string       // a higher sequence applied before a lower one
@@ -45,13 +49,21 @@ type Report struct {
 //
 // Definitions:
 //   - lost: an event some delivery of which got a 2xx (the pack promised to
-//     process it) that the target never applied and that is in no DLQ;
+//     process it) that was never applied (by the target, or every custom
+//     effect of it) and that is in no DLQ;
+//   - expired: the same for an event of the outage tenant, or one whose
+//     message was received past its queue retention (SQS would have
+//     deleted it unseen);
 //   - doubled: an event the target received under two different
 //     Idempotency-Keys (a receiver that deduplicates by the key, as the pack
 //     asks, applies it twice), or whose effect was sent again after the
 //     pack had recorded it done — its ledger completion stored, or its
 //     message acked (deleted) — so nothing should have run it again. Re-sends before that point are the at-least-once delivery the
-//     key exists for: counted as Resent, not as doubled;
+//     key exists for: counted as Resent, not as doubled. A custom effect is
+//     doubled when it runs again after a run of it returned nil, whatever
+//     was acked — unless every instance whose run returned nil died before
+//     the ledger stored the completion (counted as CustomReruns: the crash
+//     window between an effect and its record, which no ledger closes);
 //   - order violation: within a conversation, an event applied after one
 //     with a higher sequence number had been applied. The providers send a
 //     conversation's event n+1 only after event n was accepted, so the
@@ -59,7 +71,7 @@ type Report struct {
 //     poison events and anything else dead-lettered — are not in the
 //     applied order and cannot cause a violation; the events after them
 //     are still checked against each other and against those before.
-func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []deadLetter) {
+func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f *Faults, dead []deadLetter, expired []string) {
 	r.Unique = len(w.all)
 	r.Deliveries = r.Unique
 	for _, d := range w.dups {
@@ -78,10 +90,14 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 		}
 	}
 
+	appliedEvents, doubled, reruns, order, customApplied := c.outcomes()
+	r.CustomApplied, r.CustomReruns = customApplied, reruns
+	r.Doubled = append(r.Doubled, doubled...)
+	r.Expired = append(r.Expired, expired...)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r.Applied = t.applied
-	appliedEvents := map[string]bool{}
+	maps.Copy(order, t.order)
 	for ev, keys := range t.byEvent {
 		appliedEvents[ev] = true
 		if len(keys) > 1 {
@@ -94,7 +110,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
 		}
 	}
-	for conv, seqs := range t.order {
+	for conv, seqs := range order {
 		high := -1
 		for _, seq := range seqs {
 			if seq < high {
@@ -109,6 +125,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 	for _, d := range dead {
 		// One line per reason: the worker's joins its errors with newlines.
 		reason := strings.Join(strings.Fields(strings.ReplaceAll(d.reason, "\n", " ; ")), " ")
+		reason = variable.ReplaceAllString(reason, "…") // one row per kind of reason
 		if reason == "" {
 			r.NoReason++
 			reason = "(no reason: SQS redrive at maxReceiveCount)"
@@ -116,7 +133,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 		r.DeadLettered[reason]++
 		id := d.tenant + "/" + d.eventID
 		dlq[id] = true
-		if ev, ok := w.all[id]; !ok || !ev.poison {
+		if ev, ok := w.all[id]; (!ok || !ev.poison) && d.tenant != outageTenant {
 			r.Undeliverable = append(r.Undeliverable, fmt.Sprintf("%s: %s", id, reason))
 		}
 	}
@@ -130,21 +147,29 @@ func (r *Report) compute(w *workload, s *sender, t *target, f *Faults, dead []de
 			continue
 		}
 		r.Accepted++
-		if !appliedEvents[id] && !dlq[id] {
+		switch {
+		case appliedEvents[id] || dlq[id]:
+		case ev.tenant == outageTenant:
+			r.Expired = append(r.Expired, id+": never applied nor dead-lettered")
+		default:
 			r.Lost = append(r.Lost, id)
 		}
 	}
-	for _, l := range [][]string{r.Lost, r.Doubled, r.Violations, r.Undeliverable} {
+	for _, l := range [][]string{r.Lost, r.Expired, r.Doubled, r.Violations, r.Undeliverable} {
 		sort.Strings(l)
 	}
 }
+
+// variable matches the parts of a reason that differ between messages:
+// times, ages, ids.
+var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a-f]{8}-[0-9a-f-]{27}`)
 
 // Failed reports whether the pack broke a promise: anything lost, doubled
 // or out of order, an event never accepted, a dead letter without a reason
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.IAM.Denied) > 0 || !r.Drained
+	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.IAM.Denied) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -155,9 +180,10 @@ func (r *Report) Write(out io.Writer) {
 	row("deliveries sent", r.Deliveries, fmt.Sprintf("%d HTTP requests with retries: %s", r.Requests, answers(r.Answers)))
 	row("unique events", r.Unique, fmt.Sprintf("%d poison, %d over 1 MiB (through S3)", r.Poison, r.Large))
 	row("accepted", r.Accepted, fmt.Sprintf("%d never accepted", r.NotAccepted))
-	row("effects applied", r.Applied, fmt.Sprintf("%d re-sent after a 2xx, absorbed by Idempotency-Key", r.Resent))
+	row("effects applied", r.Applied+r.CustomApplied, fmt.Sprintf("%d forwarded, %d re-sent after a 2xx, absorbed by Idempotency-Key; %d custom, %d run again after their instance died between effect and record", r.Applied, r.Resent, r.CustomApplied, r.CustomReruns))
 	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")
-	row("doubled", len(r.Doubled), "two Idempotency-Keys, or re-sent after it was recorded done")
+	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
+	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
 	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
 	dl := 0
 	for _, n := range r.DeadLettered {
@@ -174,12 +200,13 @@ func (r *Report) Write(out io.Writer) {
 		row("fault", r.Faults[k], string(k))
 	}
 	row("AWS requests", r.IAM.Calls, fmt.Sprintf("checked against template.yaml's roles (moto.iam.access_control): %d not allowed", len(r.IAM.Denied)))
-	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults)", r.MaxReceiveCount, r.MaxAttempts))
+	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
+		r.MaxReceiveCount, r.MaxAttempts, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
 	w.Flush()
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}

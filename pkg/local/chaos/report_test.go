@@ -84,7 +84,7 @@ func TestCompute(t *testing.T) {
 				tgt.apply("alpha", k, body{}, "")
 			}
 			r := &Report{}
-			r.compute(w, &sender{answers: map[string]int{}}, tgt, f, tt.dead)
+			r.compute(w, &sender{answers: map[string]int{}}, tgt, newCustomEffects(f, w.isPoison, f.chained, 0), f, tt.dead, nil)
 			got := [5]int{len(r.Lost), len(r.Doubled), len(r.Violations), len(r.Undeliverable), r.NoReason}
 			if got != tt.wantN {
 				t.Errorf("lost, doubled, violations, undeliverable, no reason = %v, want %v (%+v)", got, tt.wantN, r)
@@ -98,8 +98,8 @@ func TestReportTable(t *testing.T) {
 	w := &workload{all: map[string]*event{"alpha/e0": {tenant: "alpha", id: "e0", poison: true, accepted: true}}, dups: map[*event][]delivery{}}
 	f := newFaults(1, Rates{}, 0)
 	r := &Report{Seed: 7, Drained: true}
-	r.compute(w, &sender{answers: map[string]int{}}, newTarget(nil, f, w.isPoison, 0), f,
-		[]deadLetter{{tenant: "alpha", eventID: "e0", reason: "effect forward: answered 422\n  fail alpha|forward|e0: UpdateItem timed out"}})
+	r.compute(w, &sender{answers: map[string]int{}}, newTarget(nil, f, w.isPoison, 0), newCustomEffects(f, w.isPoison, f.chained, 0), f,
+		[]deadLetter{{tenant: "alpha", eventID: "e0", reason: "effect forward: answered 422\n  fail alpha|forward|e0: UpdateItem timed out"}}, nil)
 	var b strings.Builder
 	r.Write(&b)
 	want := "dead-lettered            1  0 of events the target would accept, 0 without a reason\n" +

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +80,26 @@ const (
 	hang              = 500 * time.Millisecond
 	slowTarget        = 1500 * time.Millisecond
 	deliveryDeadline  = 3 * time.Minute
+	// effectTimeout is every effect's budget (custom effects' EffectTimeout,
+	// the tenants' target timeout): an effect starts only when it fits
+	// before the work deadline (timeout less margin).
+	effectTimeout = 2 * time.Second
+	// effectHang is how long a hung custom effect blocks: past the function
+	// timeout and the retry that takes its message over.
+	effectHang = 2 * workerTimeout
+	// redriveReceives is the redrive tenant's maxReceiveCount: each receive
+	// of a crashing message waits out the 12 s visibility timeout, so SQS
+	// moves it after more than a minute, as SQS's redrive in AWS comes long
+	// after the event was received (what the worker recognises a redrive by).
+	redriveReceives = 6
+	// The outage tenant's target is down for outagePeriod from the start;
+	// its worker is configured with a queue retention of outageRetention and
+	// an expiry margin of outageMargin, so its retry horizon — the age at
+	// which a failing or waiting message is dead-lettered rather than left
+	// to expire — is 40 s, within the outage and within the run.
+	outagePeriod    = 75 * time.Second
+	outageRetention = 2 * time.Minute
+	outageMargin    = 80 * time.Second
 )
 
 func (o *Options) defaults() {
@@ -160,6 +182,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		out := tenant.Outbound{
 			TargetURL: "http://" + targetL.Addr().String() + "/tenants/" + id + "/events",
 			Secrets:   []string{"whsec_Y2hhb3MtdGFyZ2V0LXNlY3JldC0x"},
+			Timeout:   effectTimeout.String(),
 		}
 		file.Tenants[id] = tenant.FileTenant{
 			Inbound:  tenant.Inbound{Providers: map[string]webhook.Config{providerName: {Secrets: []string{"chaos-" + id + "-secret"}, Settings: settings}}},
@@ -175,6 +198,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 
+	plain := sqs.NewFromConfig(cfg)
+	if err := setMaxReceiveCount(ctx, plain, dep.Queues[redriveTenant], redriveReceives); err != nil {
+		apiL.Close()
+		targetL.Close()
+		return nil, err
+	}
+
 	// Every request of each function, the mapping's included (Lambda polls
 	// with the worker's role), is checked against template.yaml's roles.
 	calls, err := rehearsal.NewRecorder("")
@@ -185,6 +215,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	f := newFaults(o.Seed, o.Rates, hang)
 	w := newWorkload(o.Seed, o.Deliveries, o.Conversations, o.Duplicates, o.Rates[Poison])
 	tgt := newTarget(outbound, f, w.isPoison, slowTarget)
+	custom := newCustomEffects(f, w.isPoison, f.chained, effectHang)
 	withFaults := func(role string) aws.Config {
 		c := cfg.Copy()
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -205,15 +236,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	ws := dep.Worker
 	ws.SafetyMargin, ws.RetryBase, ws.RetryMax, ws.MaxAttempts = workerMargin, time.Second, 4*time.Second, maxAttempts
-	wh := worker.NewAWS(withFaults(roleWorker), ws, o.Logger)
+	ws.EffectTimeout = effectTimeout
+	wcfg := withFaults(roleWorker)
+	// The production wiring (the forward for every event) plus the custom
+	// tenant's effects; the outage tenant's worker sees a short retention.
+	register := func(r *worker.Registry) { r.Handle(providerName, customType, custom.handle) }
+	wh := worker.NewAWS(wcfg, ws, o.Logger, register)
+	outage := ws
+	outage.QueueRetention, outage.ExpiryMargin = outageRetention, outageMargin
+	outageWorker := worker.NewAWS(wcfg, outage, o.Logger, register)
 	esmClient := sqs.NewFromConfig(withFaults(roleESM))
-	plain := sqs.NewFromConfig(cfg)
 	payloads := queue.NewPayloads(queue.NewS3(cfg), dep.Worker.PayloadBucket)
+	expired := &eventSet{ids: map[string]bool{}}
 	pctx, stopPollers := context.WithCancel(context.WithoutCancel(ctx))
 	var pollers sync.WaitGroup
 	for _, id := range file.IDs() {
+		p := &poller{f: f, client: esmClient, plain: plain, payloads: payloads, url: dep.Queues[id].URL, handle: wh.Handle}
+		switch id {
+		case outageTenant:
+			p.handle, p.retention, p.expired = outageWorker.Handle, outageRetention, expired
+		case redriveTenant:
+			p.chain = true
+			pollers.Go(func() { redrive(pctx, f, plain, dep.Queues[id].DLQURL) })
+		}
 		for range o.Pollers {
-			pollers.Go(func() { poll(pctx, f, esmClient, plain, payloads, dep.Queues[id].URL, wh.Handle) })
+			pollers.Go(func() { p.run(pctx) })
 		}
 	}
 	defer func() { stopPollers(); pollers.Wait() }()
@@ -224,10 +271,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts}
 	start := time.Now()
+	tgt.outageUntil = start.Add(outagePeriod)
 	progress := startProgress(o.Progress, tgt, s, start)
 	s.run(ctx, w)
 	r.SendTime = time.Since(start)
-	drained := waitDrained(ctx, plain, dep.Queues, o.DrainTimeout)
+	// The redrive tenant's DLQ is drained too: its dead letters go back.
+	urls := []string{dep.Queues[redriveTenant].DLQURL}
+	for _, q := range dep.Queues {
+		urls = append(urls, q.URL)
+	}
+	drained := waitDrained(ctx, plain, urls, o.DrainTimeout)
 	r.DrainTime = time.Since(start) - r.SendTime
 	progress()
 	r.Drained = drained == nil
@@ -238,7 +291,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.compute(w, s, tgt, f, dead)
+	r.compute(w, s, tgt, custom, f, dead, expired.list())
 	r.IAM, err = checkIAM(ctx, o.TemplateFile, name, dep, calls.Calls())
 	return r, err
 }
@@ -264,12 +317,31 @@ type pollAPI interface {
 	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, opts ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
 }
 
-// poll is one of the event source mapping's pollers for url, as
-// esm.Poller, with each batch an invocation the faults can kill (nothing is
-// then deleted) or whose visibility they can expire while it runs.
-func poll(ctx context.Context, f *Faults, client, plain pollAPI, payloads *queue.Payloads, url string, handle esm.SQSHandler) {
+// poller is one of the event source mapping's pollers for url, as
+// esm.Poller (esm.Invoke: a handler still running at the function timeout
+// fails the whole batch), with each batch an invocation the faults can
+// kill (nothing is then deleted) or whose visibility they can expire while
+// it runs, a deletion the faults can lose, and a batch the faults can
+// invoke twice.
+type poller struct {
+	f             *Faults
+	client, plain pollAPI
+	payloads      *queue.Payloads
+	url           string
+	handle        esm.SQSHandler
+	// chain: the queue of the redrive tenant, whose forwarded events the
+	// run chose die before the ack on every delivery of their first message.
+	chain bool
+	// retention, when set, is the queue retention the worker was given:
+	// a message received later than that after it was sent had expired
+	// (SQS would have deleted it unseen); its event goes to expired.
+	retention time.Duration
+	expired   *eventSet
+}
+
+func (p *poller) run(ctx context.Context) {
 	for ctx.Err() == nil {
-		ev, err := esm.Receive(ctx, client, url, esm.ReceiveOptions{WaitSeconds: 1})
+		ev, err := esm.Receive(ctx, p.client, p.url, esm.ReceiveOptions{WaitSeconds: 1})
 		if err != nil {
 			sleep(ctx, 200*time.Millisecond)
 			continue
@@ -277,24 +349,138 @@ func poll(ctx context.Context, f *Faults, client, plain pollAPI, payloads *queue
 		if len(ev.Records) == 0 {
 			continue
 		}
-		ictx, cancel := context.WithTimeout(ctx, workerTimeout)
-		ictx, inv := newInvocation(ictx)
-		inv.expire = func() { expire(plain, url, ev) }
-		resp, err := handle(ictx, ev)
-		cancel()
-		if inv.dead.Load() || err != nil {
+		p.checkRetention(ctx, ev)
+		// Lambda's invocation is at least once: the same batch may run in
+		// two invocations at the same time, each answered to the mapping.
+		if p.f.dice.roll("twice|"+ev.Records[0].Attributes["MessageDeduplicationId"]) < p.f.rates[InvokedTwice] {
+			p.f.count(InvokedTwice)
+			var wg sync.WaitGroup
+			wg.Go(func() { p.invoke(ctx, ev) })
+			p.invoke(ctx, ev)
+			wg.Wait()
 			continue
 		}
-		// The instance may die once its effects ran, before it answers.
-		if f.dice.roll("ack-death|"+ev.Records[0].Attributes["MessageDeduplicationId"]) < f.rates[WorkerDiesBeforeAck] {
-			f.count(WorkerDiesBeforeAck)
+		p.invoke(ctx, ev)
+	}
+}
+
+// invoke runs one invocation of ev and settles its answer.
+func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
+	ictx, inv := newInvocation(ctx)
+	inv.expire = func() { expire(p.plain, p.url, ev) }
+	resp, err := esm.Invoke(ictx, p.handle, ev, workerTimeout)
+	inv.cancel()
+	if inv.dead.Load() || err != nil { // died or timed out: nothing is deleted
+		return
+	}
+	key := ev.Records[0].Attributes["MessageDeduplicationId"]
+	switch {
+	case p.chain && p.crashesBeforeAck(ctx, ev):
+		return
+	case p.f.dice.roll("ack-death|"+key) < p.f.rates[WorkerDiesBeforeAck]:
+		// The instance dies once its effects ran, before it answers.
+		p.f.count(WorkerDiesBeforeAck)
+		return
+	case p.f.dice.roll("deletion|"+key) < p.f.rates[DeletionLost]:
+		// The mapping's DeleteMessageBatch is lost: the batch comes back
+		// after its visibility timeout although the handler settled it.
+		p.f.count(DeletionLost)
+		return
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if esm.Settle(sctx, p.client, p.url, ev, resp) == nil { // a failed delete redelivers
+		acked(sctx, p.f, p.payloads, ev, resp)
+	}
+}
+
+// crashesBeforeAck reports whether ev holds the first message of a
+// forwarded event whose instance the run kills after the effect on every
+// delivery (RedrivenAfterCrash; a custom event's crash is inside its
+// effect, see customEffects).
+func (p *poller) crashesBeforeAck(ctx context.Context, ev events.SQSEvent) bool {
+	for _, r := range ev.Records {
+		_, pointer := r.MessageAttributes[queue.SizeAttribute]
+		env, err := decode(ctx, p.payloads, r.Body, pointer)
+		if err == nil && env.Type != customType && p.f.chained(env.Tenant, env.EventID) && p.f.original(env.Key, r.MessageId) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRetention records the events of messages received past their
+// queue retention.
+func (p *poller) checkRetention(ctx context.Context, ev events.SQSEvent) {
+	if p.retention == 0 {
+		return
+	}
+	for _, r := range ev.Records {
+		ms, err := strconv.ParseInt(r.Attributes["SentTimestamp"], 10, 64)
+		if err != nil || time.Since(time.UnixMilli(ms)) < p.retention {
 			continue
 		}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		if esm.Settle(sctx, client, url, ev, resp) == nil { // a failed delete redelivers
-			acked(sctx, f, payloads, ev, resp)
+		_, pointer := r.MessageAttributes[queue.SizeAttribute]
+		if env, err := decode(ctx, p.payloads, r.Body, pointer); err == nil {
+			p.expired.add(fmt.Sprintf("%s/%s: received %v after it was sent, past its %v retention", env.Tenant, env.EventID, time.Since(time.UnixMilli(ms)).Round(time.Second), p.retention))
 		}
-		cancel()
+	}
+}
+
+// eventSet is a set of strings safe for concurrent use.
+type eventSet struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (s *eventSet) add(id string) {
+	s.mu.Lock()
+	s.ids[id] = true
+	s.mu.Unlock()
+}
+
+func (s *eventSet) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Collect(maps.Keys(s.ids))
+}
+
+// setMaxReceiveCount changes the redrive policy of q's source queue.
+func setMaxReceiveCount(ctx context.Context, client *sqs.Client, q provision.Pair, n int) error {
+	out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(q.DLQURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn},
+	})
+	if err != nil {
+		return fmt.Errorf("dlq arn of %s: %w", q.URL, err)
+	}
+	policy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, out.Attributes[string(types.QueueAttributeNameQueueArn)], n)
+	_, err = client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: aws.String(q.URL), Attributes: map[string]string{"RedrivePolicy": policy}})
+	if err != nil {
+		return fmt.Errorf("redrive policy of %s: %w", q.URL, err)
+	}
+	return nil
+}
+
+// redrive does what an operator does with dead letters: every 2 s, when
+// dlqURL holds messages, a DLQ redrive (StartMessageMoveTask) moves them
+// back to the queue SQS took them from, each as a new message.
+func redrive(ctx context.Context, f *Faults, client *sqs.Client, dlqURL string) {
+	arn := esm.ARNOf(dlqURL, emulator.Region)
+	for ctx.Err() == nil {
+		sleep(ctx, 2*time.Second)
+		out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(dlqURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+		})
+		if err != nil || out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)] == "0" {
+			continue
+		}
+		if _, err := client.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(arn)}); err != nil {
+			continue
+		}
+		tasks, err := client.ListMessageMoveTasks(ctx, &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(arn)})
+		if err == nil && len(tasks.Results) > 0 {
+			f.add(RedrivenAfterCrash, int(tasks.Results[0].ApproximateNumberOfMessagesMoved))
+		}
 	}
 }
 
@@ -329,16 +515,16 @@ type attributesAPI interface {
 	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, opts ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
-// waitDrained waits until every tenant queue is empty (nothing visible,
+// waitDrained waits until every queue of urls is empty (nothing visible,
 // nothing in flight) on two checks in a row.
-func waitDrained(ctx context.Context, client attributesAPI, queues map[string]provision.Pair, timeout time.Duration) error {
+func waitDrained(ctx context.Context, client attributesAPI, urls []string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	empty := 0
 	for {
 		left := 0
-		for _, q := range queues {
+		for _, url := range urls {
 			out, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
-				QueueUrl: aws.String(q.URL),
+				QueueUrl: aws.String(url),
 				AttributeNames: []types.QueueAttributeName{
 					types.QueueAttributeNameApproximateNumberOfMessages, types.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
 				},

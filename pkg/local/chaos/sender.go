@@ -23,6 +23,7 @@ type event struct {
 	id           string
 	poison       bool
 	large        bool // a body over SQS's 1 MiB: it travels through S3
+	custom       bool // applied by customEffects, not forwarded
 
 	mu       sync.Mutex
 	accepted bool // some delivery got a 2xx
@@ -49,18 +50,43 @@ type workload struct {
 // with the event id, type and conversation read from the JSON body.
 const providerName = "hmac"
 
-// tenants are the run's tenants and how their senders sign.
+// tenants are the run's tenants and how their senders sign. alpha and
+// beta forward every event; the others are described by their constants.
 var tenants = map[string]map[string]string{
 	"alpha": {
 		"header": "Paddle-Signature", "separator": ";", "param": "h1", "timestamp_param": "ts",
 		"signed": "{timestamp}:{body}", "tolerance": "300s",
 		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
 	},
-	"beta": {
-		"header": "X-Chaos-Signature", "prefix": "sha256=",
-		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
-	},
+	"beta":        chaosSigned,
+	customTenant:  chaosSigned,
+	redriveTenant: chaosSigned,
+	outageTenant:  chaosSigned,
 }
+
+var chaosSigned = map[string]string{
+	"header": "X-Chaos-Signature", "prefix": "sha256=",
+	"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
+}
+
+const (
+	// customTenant's events are applied by custom ev.Once effects
+	// (customEffects), in conversations like the forward tenants'.
+	customTenant = "gamma"
+	// redriveTenant's queue has a small maxReceiveCount (redriveReceives)
+	// so that SQS's own redrive fires within the run: the effects of some
+	// of its events crash until SQS moves them to the DLQ, and the run
+	// redrives its DLQ with StartMessageMoveTask. Its events are half custom,
+	// half forwarded, each its own conversation (a redriven message goes to
+	// the back of its group), and none poison (the move task would bring a
+	// worker's dead letter back too).
+	redriveTenant = "delta"
+	// outageTenant's target is down for the run's first outagePeriod,
+	// longer than its worker's retry horizon (outageRetention less
+	// outageMargin): each of its events must be applied or dead-lettered
+	// with a reason, none left to expire.
+	outageTenant = "epsilon"
+)
 
 // largeShare is the share of events whose body is over SQS's 1 MiB (the
 // payload bucket's path), decided per event id so that the other choices
@@ -76,7 +102,7 @@ var largePad = strings.Repeat("chaos ", 190_000)
 // first or last of a conversation: poison sits in busy conversations).
 func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison float64) *workload {
 	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
-	ids := []string{"alpha", "beta"}
+	ids := []string{"alpha", "beta", customTenant, redriveTenant, outageTenant}
 	unique := int(float64(deliveries) * (1 - dupShare))
 	w := &workload{convs: make([][]*event, conversations), dups: map[*event][]delivery{}, all: map[string]*event{}}
 	var flat []*event
@@ -86,10 +112,23 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		ev := &event{tenant: t, conv: fmt.Sprintf("conv-%03d", c), seq: len(w.convs[c])}
 		ev.id = fmt.Sprintf("evt-%s-%03d-%05d", t, c, ev.seq)
 		ev.large = unit(seed, "large|"+t+"/"+ev.id, 0) < largeShare
+		ev.custom = t == customTenant || t == redriveTenant && unit(seed, "custom|"+ev.id, 0) < 0.5
 		w.convs[c] = append(w.convs[c], ev)
 		w.all[t+"/"+ev.id] = ev
 		flat = append(flat, ev)
 	}
+	var convs [][]*event
+	for _, conv := range w.convs {
+		if len(conv) == 0 || conv[0].tenant != redriveTenant {
+			convs = append(convs, conv)
+			continue
+		}
+		for _, ev := range conv {
+			ev.conv = fmt.Sprintf("%s-%05d", ev.conv, ev.seq)
+			convs = append(convs, []*event{ev})
+		}
+	}
+	w.convs = convs
 	largePoison := false
 	for _, conv := range w.convs {
 		for i, ev := range conv {
@@ -204,7 +243,11 @@ func (s *sender) post(ctx context.Context, ev *event) (int, time.Duration, error
 	if ev.large {
 		pad = `,"pad":"` + largePad + `"`
 	}
-	body := fmt.Sprintf(`{"event_id":%q,"event_type":"chaos.step","data":{"customer_id":%q,"seq":%d}%s}`, ev.id, ev.conv, ev.seq, pad)
+	typ := "chaos.step"
+	if ev.custom {
+		typ = customType
+	}
+	body := fmt.Sprintf(`{"event_id":%q,"event_type":%q,"data":{"customer_id":%q,"seq":%d}%s}`, ev.id, typ, ev.conv, ev.seq, pad)
 	url := s.url + "/webhooks/" + ev.tenant + "/" + providerName
 	cfg, _ := s.file.Tenants[ev.tenant].Provider(providerName)
 	wreq := &webhook.Request{

@@ -18,11 +18,14 @@ import (
 // answers 2xx to repeats without applying them again. It misbehaves on the
 // run's schedule (5xx, 429 with Retry-After, slow answers, connection
 // resets before and after applying) and refuses poison events with 422.
+// The outage tenant's requests all fail with 503 until outageUntil.
 type target struct {
 	tenants map[string]tenant.Outbound
 	faults  *Faults
 	poison  func(tenantID, eventID string) bool
 	slow    time.Duration
+	// outageUntil ends the outage tenant's outage (set before the run).
+	outageUntil time.Time
 
 	mu      sync.Mutex
 	byKey   map[string]*effect
@@ -74,6 +77,11 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var b body
 	if key == "" || json.Unmarshal(raw, &b) != nil {
 		http.Error(w, "Idempotency-Key and a chaos body are required", http.StatusBadRequest)
+		return
+	}
+	if tenantID == outageTenant && time.Now().Before(t.outageUntil) {
+		t.faults.count(TargetOutage)
+		http.Error(w, "injected outage", http.StatusServiceUnavailable)
 		return
 	}
 	if t.poison(tenantID, b.EventID) {

@@ -30,9 +30,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
@@ -186,15 +188,15 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		q = DefaultQueue
 	}
 	d := Deployment{Queues: map[string]provision.Pair{}}
-	table := name + "-idempotency"
+	stores := Stores(name)
+	table, bucket := stores.IdempotencyTable, stores.PayloadBucket
 	ddb := dynamodb.NewFromConfig(cfg)
 	if err := provision.Idempotency(ctx, ddb, table); err != nil {
 		return d, err
 	}
-	if err := provision.Ledger(ctx, ddb, name+"-ledger"); err != nil {
+	if err := provision.Ledger(ctx, ddb, stores.LedgerTable); err != nil {
 		return d, err
 	}
-	bucket := provision.BucketName(name)
 	if err := provision.Bucket(ctx, queue.NewS3(cfg), bucket); err != nil {
 		return d, err
 	}
@@ -226,7 +228,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		TenantListRefresh: 5 * time.Second,
 	}
 	d.Worker = worker.Settings{
-		LedgerTable:      name + "-ledger",
+		LedgerTable:      stores.LedgerTable,
 		ParameterPrefix:  "/" + name,
 		QueueURLTemplate: tmpl,
 		PayloadBucket:    bucket,
@@ -235,6 +237,35 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		RetryMax:         10 * time.Second,
 		MaxAttempts:      LocalMaxAttempts,
 	}
+	return d, nil
+}
+
+// Stores names the tables and the bucket Provision creates for stack name
+// (the queue URL template is left empty: see Inspected).
+func Stores(name string) inspect.Deployment {
+	return inspect.Deployment{
+		IdempotencyTable: name + "-idempotency",
+		LedgerTable:      name + "-ledger",
+		PayloadBucket:    provision.BucketName(name),
+	}
+}
+
+// Inspected returns the local stack name on cfg's endpoints as package
+// inspect reads it: Stores, and the tenant queues' URL template taken from
+// the emulator's URL of tenantID's queue. It returns an error wrapping
+// inspect.ErrUnknownTenant when that queue does not exist.
+func Inspected(ctx context.Context, cfg aws.Config, name, tenantID string) (inspect.Deployment, error) {
+	d := Stores(name)
+	q := QueueName(name, tenantID)
+	out, err := sqs.NewFromConfig(cfg).GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String(q + ".fifo")})
+	var missing *sqstypes.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return d, fmt.Errorf("%w %s: no queue %s.fifo (is `make run` running with this tenant?)", inspect.ErrUnknownTenant, tenantID, q)
+	}
+	if err != nil {
+		return d, fmt.Errorf("queue of %s on %s: %w (is `make run` running?)", tenantID, name, err)
+	}
+	d.QueueURLTemplate = strings.TrimSuffix(aws.ToString(out.QueueUrl), q+".fifo") + QueueName(name, "{tenant}") + ".fifo"
 	return d, nil
 }
 

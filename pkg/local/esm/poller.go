@@ -2,6 +2,8 @@ package esm
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -63,13 +65,37 @@ func (p *Poller) Run(ctx context.Context) {
 	}
 }
 
-// invoke runs one batch and deletes what succeeded. Like Lambda, it gives
-// the handler until Timeout and no longer: a handler that has not returned
-// by then is abandoned (its goroutine runs on, as a timed-out instance's
-// goroutines may) and nothing of the batch is deleted, so the whole batch
-// returns after its visibility timeout, as it does in AWS.
+// invoke runs one batch and deletes what succeeded (see Invoke).
 func (p *Poller) invoke(ctx context.Context, ev events.SQSEvent) {
-	deadline := time.Now().Add(p.Timeout)
+	resp, err := Invoke(ctx, p.Handler, ev, p.Timeout)
+	if errors.Is(err, ErrTimeout) {
+		p.Logger.Error("worker invocation timed out; nothing is deleted, the whole batch returns after its visibility timeout",
+			slog.String("queueUrl", p.QueueURL), slog.Int("messages", len(ev.Records)), slog.Int64("timeoutMs", p.Timeout.Milliseconds()))
+		return
+	}
+	if err != nil {
+		p.Logger.Error("worker invocation failed; the whole batch returns to the queue", slog.String("error", err.Error()))
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := Settle(dctx, p.Client, p.QueueURL, ev, resp); err != nil {
+		p.Logger.Error("poller delete failed; messages will be redelivered", slog.String("error", err.Error()))
+	}
+}
+
+// ErrTimeout is Invoke's error for a handler still running at the function
+// timeout.
+var ErrTimeout = errors.New("invocation timed out")
+
+// Invoke calls h with ev as Lambda invokes a function with the given
+// timeout: h's context ends at the deadline, and a handler that has not
+// returned by then is abandoned (its goroutine runs on, as a timed-out
+// instance's goroutines may) and Invoke returns ErrTimeout, so the caller
+// deletes nothing and the whole batch returns after its visibility
+// timeout, as it does in AWS. Otherwise it returns h's answer.
+func Invoke(ctx context.Context, h SQSHandler, ev events.SQSEvent, timeout time.Duration) (events.SQSEventResponse, error) {
+	deadline := time.Now().Add(timeout)
 	ictx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	type result struct {
@@ -79,7 +105,7 @@ func (p *Poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	}
 	done := make(chan result, 1) // the abandoned handler must not block on it
 	go func() {
-		resp, err := p.Handler(ictx, ev)
+		resp, err := h(ictx, ev)
 		done <- result{resp, err, !time.Now().Before(deadline)}
 	}()
 	timer := time.NewTimer(time.Until(deadline))
@@ -95,19 +121,9 @@ func (p *Poller) invoke(ctx context.Context, ev events.SQSEvent) {
 		}
 	}
 	if r.late {
-		p.Logger.Error("worker invocation timed out; nothing is deleted, the whole batch returns after its visibility timeout",
-			slog.String("queueUrl", p.QueueURL), slog.Int("messages", len(ev.Records)), slog.Int64("timeoutMs", p.Timeout.Milliseconds()))
-		return
+		return events.SQSEventResponse{}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
 	}
-	if r.err != nil {
-		p.Logger.Error("worker invocation failed; the whole batch returns to the queue", slog.String("error", r.err.Error()))
-		return
-	}
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := Settle(dctx, p.Client, p.QueueURL, ev, r.resp); err != nil {
-		p.Logger.Error("poller delete failed; messages will be redelivered", slog.String("error", err.Error()))
-	}
+	return r.resp, r.err
 }
 
 func sleep(ctx context.Context, d time.Duration) {

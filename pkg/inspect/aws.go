@@ -1,0 +1,97 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+)
+
+// ErrNotCoreStack: the stack lacks an output of the core template.
+var ErrNotCoreStack = errors.New("not a hookpack core stack")
+
+// stackAPI reads a stack's outputs and parameters.
+type stackAPI interface {
+	DescribeStacks(ctx context.Context, in *cloudformation.DescribeStacksInput, opts ...func(*cloudformation.Options)) (*cloudformation.DescribeStacksOutput, error)
+}
+
+// FromStack returns the deployment of a core stack (template.yaml) from its
+// outputs (IdempotencyTableName, LedgerTableName, QueueUrlPattern,
+// PayloadBucketName) and its DedupRetentionHours parameter: one
+// DescribeStacks. It returns an error wrapping ErrNotCoreStack when an
+// output is missing, or a wrapped AWS error.
+func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, error) {
+	out, err := client.DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(name)})
+	if err != nil {
+		return Deployment{}, fmt.Errorf("describe stack %s: %w", name, err)
+	}
+	if len(out.Stacks) != 1 {
+		return Deployment{}, fmt.Errorf("describe stack %s: %d stacks", name, len(out.Stacks))
+	}
+	st := out.Stacks[0]
+	outputs := map[string]string{}
+	for _, o := range st.Outputs {
+		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	}
+	d := Deployment{
+		IdempotencyTable: outputs["IdempotencyTableName"],
+		LedgerTable:      outputs["LedgerTableName"],
+		QueueURLTemplate: outputs["QueueUrlPattern"],
+		PayloadBucket:    outputs["PayloadBucketName"],
+	}
+	for _, need := range []string{"IdempotencyTableName", "LedgerTableName", "QueueUrlPattern"} {
+		if outputs[need] == "" {
+			return d, fmt.Errorf("%w: stack %s has no output %s (give the core stack, not a tenant stack)", ErrNotCoreStack, name, need)
+		}
+	}
+	for _, p := range st.Parameters {
+		if aws.ToString(p.ParameterKey) == "DedupRetentionHours" {
+			if h, err := strconv.Atoi(aws.ToString(p.ParameterValue)); err == nil {
+				d.DedupRetention = time.Duration(h) * time.Hour
+			}
+		}
+	}
+	return d, nil
+}
+
+// NewAWS returns an inspector of d on the clients of cfg, trying a bare
+// event id with every provider of this build. With metrics it reads
+// CloudWatch's queue metrics (a deployed stack; a local one has none).
+func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
+	sqsClient := sqs.NewFromConfig(cfg)
+	ddb := dynamodb.NewFromConfig(cfg)
+	c := Config{
+		Deployment: d,
+		Claims:     idempotency.NewDynamoDB(ddb, d.IdempotencyTable, idempotency.Options{Retention: d.DedupRetention}),
+		Ledger:     ledger.NewDynamoDB(ddb, d.LedgerTable, ledger.Options{}),
+		Queues:     sqsClient,
+		Providers:  slices.Sorted(maps.Keys(provider.Registry())),
+	}
+	// A listing hides each dead letter for a minute at most (it makes them
+	// visible again when done); List never sends, so there is no sender.
+	o := replay.Options{Visibility: time.Minute}
+	if d.PayloadBucket != "" {
+		p := queue.NewPayloads(queue.NewS3(cfg), d.PayloadBucket)
+		c.Payloads, o.Payloads = p, p
+	}
+	c.DeadLetters = replay.New(sqsClient, nil, o)
+	if metrics {
+		c.Metrics = cloudwatch.NewFromConfig(cfg)
+	}
+	return New(c)
+}

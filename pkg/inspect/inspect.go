@@ -1,0 +1,631 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// ForwardEffect is the effect name of the built-in forward (worker.Forward).
+const ForwardEffect = "forward"
+
+// Sentinel errors.
+var (
+	// ErrUnknownEvent: no claim, effect record or dead letter of the event.
+	ErrUnknownEvent = errors.New("no trace of the event")
+	// ErrUnknownTenant: the tenant has no queue in this deployment.
+	ErrUnknownTenant = errors.New("no queue for the tenant")
+	// ErrInvalidQuery: the tenant id or the event reference is unusable.
+	ErrInvalidQuery = errors.New("invalid query")
+)
+
+// Deployment names the stores of one stack (FromStack reads them from a
+// deployed stack's outputs; the local stack's come from its harness).
+type Deployment struct {
+	IdempotencyTable string
+	LedgerTable      string
+	// PayloadBucket holds bodies too large for SQS; empty: not looked at.
+	PayloadBucket string
+	// QueueURLTemplate is a tenant's queue URL with "{tenant}"; its DLQ is
+	// "<name>-dlq.fifo" (worker.DLQURL).
+	QueueURLTemplate string
+	// DedupRetention is the idempotency table's retention
+	// (idempotency.DefaultRetention when zero); it dates a claim.
+	DedupRetention time.Duration
+}
+
+// State is where an event is.
+type State string
+
+// States.
+const (
+	StateUnknown State = "unknown"
+	// StateReceiving: ingest holds the claim and has not queued the event
+	// (or its invocation died; the sender's retry takes the claim over
+	// once its lease ends).
+	StateReceiving State = "receiving"
+	// StateQueued: queued; no effect has started (it waits in the queue,
+	// or behind an earlier message of its conversation).
+	StateQueued State = "queued"
+	// StateInFlight: a worker holds a live lease on one of its effects.
+	StateInFlight State = "in_flight"
+	// StateRetrying: an effect failed or was interrupted; its message is
+	// received again after its backoff.
+	StateRetrying State = "retrying"
+	// StateDeadLettered: its message waits in the tenant's DLQ.
+	StateDeadLettered State = "dead_lettered"
+	// StateDone: every effect seen completed (the forward's by the deletion
+	// of its message, see docs/ledger.md).
+	StateDone State = "done"
+)
+
+// Query names an event of a tenant.
+type Query struct {
+	Tenant string
+	// Event is a provider's event id, an idempotency key
+	// "{tenant}#{provider}#{eventId}", the Idempotency-Key an effect's call
+	// carried (64 hex digits) or a forward's webhook-id ("msg_…"). The last
+	// two are one-way hashes: they are matched against the event keys of
+	// the tenant's dead letters and, with Scan, of its ledger records.
+	Event string
+	// Provider narrows a provider event id to one provider (default: every
+	// provider of Config.Providers).
+	Provider string
+	// Effects are custom effect names to read besides the forward.
+	Effects []string
+	// Scan lets the inspector Scan the ledger (a read of the whole table):
+	// it finds every effect of the event and resolves hashed ids.
+	Scan bool
+}
+
+// Claim is the event's idempotency record.
+type Claim struct {
+	Status idempotency.Status `json:"status"`
+	// Received is when the claim was made (INPROGRESS) or completed, which
+	// the ingest does within its 10 s of receiving the delivery
+	// (COMPLETED): its expiration less the retention, to the second.
+	Received time.Time `json:"received"`
+	// Expires ends the deduplication window: until then a delivery of the
+	// same key is answered duplicate (or 409 with another payload digest).
+	Expires       time.Time `json:"expires"`
+	LeaseExpires  time.Time `json:"leaseExpires,omitzero"`
+	PayloadDigest string    `json:"payloadDigest,omitempty"`
+}
+
+// Effect is one effect record of the event.
+type Effect struct {
+	Name         string        `json:"name"`
+	Status       ledger.Status `json:"status"`
+	LeaseExpires time.Time     `json:"leaseExpires,omitzero"`
+	Expires      time.Time     `json:"expires"`
+	Reason       string        `json:"reason,omitempty"`
+	// IdempotencyKey is the Idempotency-Key header its calls carry.
+	IdempotencyKey string `json:"idempotencyKey"`
+	// Meaning reads the record (an INPROGRESS forward whose message is gone
+	// is done; docs/ledger.md).
+	Meaning string `json:"meaning"`
+}
+
+// Depth is what a tenant's queues hold, from their attributes (SQS's
+// approximate counts).
+type Depth struct {
+	QueueURL    string `json:"queueUrl"`
+	Visible     int    `json:"visible"`
+	InFlight    int    `json:"inFlight"`
+	Delayed     int    `json:"delayed"`
+	DeadLetters int    `json:"deadLetters"`
+	// DeadLettersInFlight are DLQ messages hidden by a listing or a redrive.
+	DeadLettersInFlight int `json:"deadLettersInFlight"`
+	// DeadLetterRetentionSeconds is how long the DLQ keeps a message
+	// (MessageRetentionPeriod).
+	DeadLetterRetentionSeconds int `json:"deadLetterRetentionSeconds"`
+}
+
+// Journey is what the stores say about one event. It never holds a body,
+// a header, a secret or a signature: digests, sizes and ids only.
+type Journey struct {
+	Tenant string `json:"tenant"`
+	Key    string `json:"idempotencyKey"`
+	// WebhookID is the forward's webhook-id header.
+	WebhookID string `json:"webhookId"`
+	State     State  `json:"state"`
+	// Why says in a sentence what the state rests on.
+	Why        string       `json:"why"`
+	Claim      *Claim       `json:"claim,omitempty"`
+	Queue      Depth        `json:"queue"`
+	DeadLetter *replay.Item `json:"deadLetter,omitempty"`
+	// Attempts is the failed attempts of the dead-lettered message, as the
+	// ledger counted them (-1: unknown).
+	Attempts int           `json:"attempts"`
+	Effects  []Effect      `json:"effects"`
+	Payload  *queue.Object `json:"payload,omitempty"`
+	// Notes say what could not be seen, and what to do next.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// claimReader reads idempotency records (idempotency.DynamoDB).
+type claimReader interface {
+	Record(ctx context.Context, key string) (idempotency.Record, error)
+}
+
+// effectReader reads the effect ledger (ledger.DynamoDB). Effects is a
+// Scan, called only when a query allows it.
+type effectReader interface {
+	Record(ctx context.Context, k ledger.Key) (ledger.Record, error)
+	Effects(ctx context.Context, tenantID, event string) ([]ledger.Record, error)
+	Attempts(ctx context.Context, messageID string) (int, error)
+}
+
+// queueAPI reads queue attributes; it never receives.
+type queueAPI interface {
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, opts ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
+}
+
+// deadLetters lists a DLQ and makes its messages visible again
+// (replay.Replayer).
+type deadLetters interface {
+	List(ctx context.Context, dlqURL string, f replay.Filter) ([]replay.Item, error)
+}
+
+// payloadStat finds an offloaded body without reading it (queue.Payloads).
+type payloadStat interface {
+	Stat(ctx context.Context, queueURL, eventKey string) (queue.Object, error)
+}
+
+// Config wires an Inspector.
+type Config struct {
+	Deployment  Deployment
+	Claims      claimReader
+	Ledger      effectReader
+	Queues      queueAPI
+	DeadLetters deadLetters
+	// Payloads is nil when the deployment has no payload bucket.
+	Payloads payloadStat
+	// Metrics is nil where CloudWatch has no queue metrics (local stacks).
+	Metrics metricAPI
+	// Providers are the provider path names a bare event id is tried with.
+	Providers []string
+	Now       func() time.Time
+}
+
+// Inspector reads a deployment's stores. It is safe for concurrent use if
+// its clients are.
+type Inspector struct{ cfg Config }
+
+// New returns an inspector.
+func New(cfg Config) *Inspector {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Deployment.DedupRetention <= 0 {
+		cfg.Deployment.DedupRetention = idempotency.DefaultRetention
+	}
+	return &Inspector{cfg: cfg}
+}
+
+var (
+	effectKeyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	webhookIDRE = regexp.MustCompile(`^msg_[0-9a-f]{32}$`)
+)
+
+// Inspect returns the journey of the event q names: one, or one per
+// provider when a bare event id was claimed under several. It returns an
+// error wrapping ErrInvalidQuery, ErrUnknownTenant, or ErrUnknownEvent (the
+// message says what was searched and why an event may leave no trace), or
+// a wrapped AWS error.
+func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
+	if err := tenant.ValidID(q.Tenant); err != nil {
+		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidQuery, err)
+	}
+	if q.Event == "" {
+		return nil, fmt.Errorf("%w: no event given", ErrInvalidQuery)
+	}
+	for _, e := range q.Effects {
+		if err := ledger.ValidEffect(e); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+		}
+	}
+	depth, err := in.depth(ctx, q.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	dead, notes, err := in.deadLetters(ctx, depth)
+	if err != nil {
+		return nil, err
+	}
+	// The tenant's effect records, scanned at most once and only when q
+	// allows it.
+	var scanned []ledger.Record
+	var didScan bool
+	scan := func() ([]ledger.Record, error) {
+		if q.Scan && !didScan {
+			recs, err := in.cfg.Ledger.Effects(ctx, q.Tenant, "")
+			if err != nil {
+				return nil, err
+			}
+			scanned, didScan = recs, true
+		}
+		return scanned, nil
+	}
+	keys, err := in.resolve(ctx, q, dead, scan)
+	if errors.Is(err, ErrUnknownEvent) {
+		// A provider's own id may look like a hash (a Standard Webhooks
+		// msg_… id): try it as one before giving up.
+		if js, jerr := in.journeys(ctx, q, in.bareKeys(q, dead), depth, dead, notes, scan); jerr == nil {
+			return js, nil
+		}
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	out, err := in.journeys(ctx, q, keys, depth, dead, notes, scan)
+	if errors.Is(err, ErrUnknownEvent) {
+		tried := strings.Join(keys, ", ")
+		if len(keys) > 3 {
+			tried = fmt.Sprintf("%s#<provider>#%s (%d providers)", q.Tenant, q.Event, len(keys))
+		}
+		return out, fmt.Errorf("%w %q of tenant %s: no idempotency claim (kept %s), effect record (kept %s) or dead letter under %s. "+
+			"Either it was never verified and queued (a refused delivery is only in the ingest log), or it is older than that, "+
+			"or its provider's id is an unsigned header (GitHub, Shopify, Twilio, hmac without a signed id) and its key is "+
+			"%s#<provider>#sha256:…: pass the idempotencyKey of the worker's log line with that eventId",
+			ErrUnknownEvent, q.Event, q.Tenant, days(in.cfg.Deployment.DedupRetention), days(ledger.DefaultRetention), tried, q.Tenant)
+	}
+	return out, err
+}
+
+// journeys returns the journeys of keys that left a trace (all of them
+// when there is one key), or ErrUnknownEvent when none did.
+func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
+	var out []Journey
+	for _, key := range keys {
+		j, err := in.journey(ctx, q, key, depth, dead, scan)
+		if err != nil {
+			return nil, err
+		}
+		if j.State == StateUnknown && len(keys) > 1 {
+			continue
+		}
+		j.Notes = append(j.Notes, notes...)
+		out = append(out, j)
+	}
+	if len(out) == 0 || len(out) == 1 && out[0].State == StateUnknown {
+		return out, ErrUnknownEvent
+	}
+	return out, nil
+}
+
+// resolve turns q.Event into candidate idempotency keys.
+func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, scan func() ([]ledger.Record, error)) ([]string, error) {
+	ref := q.Event
+	if t, _, ok := strings.Cut(ref, "#"); ok && strings.Count(ref, "#") >= 2 && tenant.ValidID(t) == nil {
+		if t != q.Tenant {
+			return nil, fmt.Errorf("%w: %q is an event key of tenant %s, not %s", ErrInvalidQuery, ref, t, q.Tenant)
+		}
+		return []string{ref}, nil
+	}
+	var match func(eventKey string, k ledger.Key) bool
+	switch {
+	case effectKeyRE.MatchString(ref):
+		match = func(_ string, k ledger.Key) bool { return k.IdempotencyKey() == ref }
+	case webhookIDRE.MatchString(ref):
+		match = func(eventKey string, _ ledger.Key) bool { return forward.MessageID(eventKey) == ref }
+	default:
+		return in.bareKeys(q, dead), nil
+	}
+	// A hashed id: try the event keys we can list.
+	names := append([]string{ForwardEffect}, q.Effects...)
+	seen := map[string]bool{}
+	var found []string
+	try := func(eventKey string, effects []string) {
+		for _, e := range effects {
+			if !seen[eventKey] && match(eventKey, ledger.Key{Tenant: q.Tenant, Event: eventKey, Effect: e}) {
+				seen[eventKey] = true
+				found = append(found, eventKey)
+			}
+		}
+	}
+	for _, it := range dead {
+		if it.EventKey != "" {
+			try(it.EventKey, names)
+		}
+	}
+	recs, err := scan()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r.Key.Event != "" {
+			try(r.Key.Event, []string{r.Key.Effect})
+		}
+	}
+	if len(found) == 0 {
+		how := "the event keys of the tenant's dead letters"
+		if q.Scan {
+			how += " and of its ledger records"
+		} else {
+			how += " (add -scan to search its ledger records too: a Scan of the whole ledger table)"
+		}
+		return nil, fmt.Errorf("%w %s of tenant %s: it is a one-way hash, and no event matched among %s; "+
+			"the provider's event id or the idempotency key finds an event directly", ErrUnknownEvent, ref, q.Tenant, how)
+	}
+	return found, nil
+}
+
+// bareKeys are the keys a provider's event id q.Event may have.
+func (in *Inspector) bareKeys(q Query, dead []replay.Item) []string {
+	providers := in.cfg.Providers
+	if q.Provider != "" {
+		providers = []string{q.Provider}
+	}
+	var keys []string
+	for _, p := range providers {
+		keys = append(keys, q.Tenant+"#"+p+"#"+q.Event)
+	}
+	// An id from an unsigned header (GitHub's X-GitHub-Delivery, …) is not
+	// in the key; a dead letter's envelope pairs the two.
+	for _, it := range dead {
+		if it.EventID == q.Event && it.EventKey != "" && !slices.Contains(keys, it.EventKey) {
+			keys = append(keys, it.EventKey)
+		}
+	}
+	return keys
+}
+
+// journey reads what the stores hold for key.
+func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, scan func() ([]ledger.Record, error)) (Journey, error) {
+	now := in.cfg.Now()
+	j := Journey{Tenant: q.Tenant, Key: key, WebhookID: forward.MessageID(key), Queue: depth, Attempts: -1}
+	rec, err := in.cfg.Claims.Record(ctx, key)
+	switch {
+	case errors.Is(err, idempotency.ErrNotFound):
+	case err != nil:
+		return j, err
+	default:
+		j.Claim = &Claim{Status: rec.Status, Received: rec.Expires.Add(-in.cfg.Deployment.DedupRetention), Expires: rec.Expires,
+			LeaseExpires: rec.LeaseExpires, PayloadDigest: rec.Validation}
+	}
+	for i := range dead {
+		if dead[i].EventKey == key {
+			j.DeadLetter = &dead[i]
+			if id := dead[i].OriginalMessageID; id != "" {
+				if j.Attempts, err = in.cfg.Ledger.Attempts(ctx, id); err != nil {
+					return j, err
+				}
+			}
+			break
+		}
+	}
+	if j.Effects, err = in.effects(ctx, q, key, scan); err != nil {
+		return j, err
+	}
+	if in.cfg.Payloads != nil {
+		o, err := in.cfg.Payloads.Stat(ctx, depth.QueueURL, key)
+		switch {
+		case err == nil:
+			j.Payload = &o
+		case !errors.Is(err, queue.ErrPayloadGone):
+			return j, err
+		}
+	}
+	in.judge(&j, q, now)
+	return j, nil
+}
+
+// effects reads the forward's and q.Effects' records, and with q.Scan
+// every other effect record of key.
+func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func() ([]ledger.Record, error)) ([]Effect, error) {
+	var recs []ledger.Record
+	names := append([]string{ForwardEffect}, q.Effects...)
+	for _, name := range names {
+		r, err := in.cfg.Ledger.Record(ctx, ledger.Key{Tenant: q.Tenant, Event: key, Effect: name})
+		switch {
+		case errors.Is(err, ledger.ErrNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			recs = append(recs, r)
+		}
+	}
+	all, err := scan()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range all {
+		if r.Key.Event == key && !slices.Contains(names, r.Key.Effect) {
+			recs = append(recs, r)
+		}
+	}
+	out := make([]Effect, len(recs))
+	for i, r := range recs {
+		out[i] = Effect{Name: r.Key.Effect, Status: r.Status, LeaseExpires: r.LeaseExpires, Expires: r.Expires,
+			Reason: r.Reason, IdempotencyKey: r.Key.IdempotencyKey()}
+	}
+	return out, nil
+}
+
+// judge sets j's state, the meaning of each effect record and the notes.
+func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
+	running, failed, done := 0, 0, 0
+	again := "when its message is received again"
+	if j.DeadLetter != nil {
+		again = "when its dead letter is replayed"
+	}
+	for i := range j.Effects {
+		e := &j.Effects[i]
+		live := e.LeaseExpires.After(now)
+		switch {
+		case e.Status == ledger.StatusCompleted:
+			e.Meaning, done = "completed", done+1
+		case e.Status == ledger.StatusFailed:
+			e.Meaning, failed = "failed; runs again "+again, failed+1
+		case e.Name == ForwardEffect && (!live || j.Queue.InFlight == 0):
+			// Completion by deletion (docs/ledger.md): its claim was its only write.
+			e.Meaning, done = "forwarded (completed by its message's deletion)", done+1
+		case live:
+			e.Meaning, running = "running: a worker holds its lease until "+stamp(e.LeaseExpires), running+1
+		default:
+			e.Meaning, failed = "interrupted (its worker stopped while it ran); runs again "+again, failed+1
+		}
+	}
+	switch {
+	case j.DeadLetter != nil:
+		j.State = StateDeadLettered
+		j.Why = "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
+		conv := j.DeadLetter.GroupID
+		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: go run ./scripts/replay -queue-url %s -conversation '%s' redrive "+
+			"(completed effects are skipped; the forward is sent again with the same webhook-id)", j.Queue.QueueURL, conv))
+	case j.Claim == nil && len(j.Effects) == 0:
+		j.State, j.Why = StateUnknown, "no claim, no effect record, no dead letter"
+		return
+	case failed > 0:
+		j.State, j.Why = StateRetrying, "an effect failed or was interrupted; its message is received again after its backoff"
+	case running > 0:
+		j.State, j.Why = StateInFlight, "a worker holds an effect's lease"
+	case len(j.Effects) == 0 && j.Claim.Status == idempotency.StatusInProgress:
+		j.State = StateReceiving
+		j.Why = "the ingest claimed the key and has not queued the event yet"
+		if !j.Claim.LeaseExpires.After(now) {
+			j.Why = "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
+		}
+	case len(j.Effects) == 0:
+		j.State = StateQueued
+		j.Why = fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
+			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)
+	default:
+		j.State, j.Why = StateDone, "every effect recorded is done"
+		for _, e := range j.Effects {
+			if e.Name == ForwardEffect && e.Status == ledger.StatusInProgress && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
+				j.Notes = append(j.Notes, "the forward's completion is its message's deletion, which SQS does not show: "+
+					"had its worker crashed mid-forward, the message would wait for a retry in the queue, which holds messages now")
+			}
+		}
+	}
+	if j.Claim != nil {
+		if j.Claim.Expires.Before(now) {
+			j.Notes = append(j.Notes, "the claim expired: a delivery of this key now would be accepted and queued again")
+		} else if j.Claim.Status == idempotency.StatusCompleted {
+			j.Notes = append(j.Notes, "verified and queued once; a repeat delivery until "+stamp(j.Claim.Expires)+
+				" is answered duplicate (409 id reused when its payload digest differs)")
+		}
+	} else if len(j.Effects) > 0 {
+		j.Notes = append(j.Notes, "the idempotency claim has expired (kept "+days(in.cfg.Deployment.DedupRetention)+"); the ledger keeps effects longer")
+	}
+	if !q.Scan {
+		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
+	}
+	if j.DeadLetter == nil && j.State != StateDone {
+		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+
+			"(SQS has no peek); the worker's log line has messageId and attempt for idempotencyKey "+j.Key)
+	}
+}
+
+func effectList(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " and " + strings.Join(names, ", ")
+}
+
+// depth reads the attributes of the tenant's queue and DLQ.
+func (in *Inspector) depth(ctx context.Context, tenantID string) (Depth, error) {
+	if in.cfg.Deployment.QueueURLTemplate == "" {
+		return Depth{}, fmt.Errorf("%w: the deployment has no queue URL template", ErrInvalidQuery)
+	}
+	d := Depth{QueueURL: queue.URL(in.cfg.Deployment.QueueURLTemplate, tenantID)}
+	dlq, err := worker.DLQURL(d.QueueURL)
+	if err != nil {
+		return d, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+	}
+	src, err := in.attributes(ctx, tenantID, d.QueueURL)
+	if err != nil {
+		return d, err
+	}
+	dl, err := in.attributes(ctx, tenantID, dlq)
+	if err != nil {
+		return d, err
+	}
+	d.Visible = atoi(src[sqstypes.QueueAttributeNameApproximateNumberOfMessages])
+	d.InFlight = atoi(src[sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible])
+	d.Delayed = atoi(src[sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed])
+	d.DeadLetters = atoi(dl[sqstypes.QueueAttributeNameApproximateNumberOfMessages])
+	d.DeadLettersInFlight = atoi(dl[sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible])
+	d.DeadLetterRetentionSeconds = atoi(dl[sqstypes.QueueAttributeNameMessageRetentionPeriod])
+	return d, nil
+}
+
+func (in *Inspector) attributes(ctx context.Context, tenantID, url string) (map[sqstypes.QueueAttributeName]string, error) {
+	out, err := in.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url),
+		AttributeNames: []sqstypes.QueueAttributeName{
+			sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible,
+			sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed,
+			sqstypes.QueueAttributeNameMessageRetentionPeriod,
+		},
+	})
+	var missing *sqstypes.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return nil, fmt.Errorf("%w %s: %s does not exist (is the tenant onboarded in this stack?)", ErrUnknownTenant, tenantID, url)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("attributes of %s: %w", url, err)
+	}
+	m := make(map[sqstypes.QueueAttributeName]string, len(out.Attributes))
+	for k, v := range out.Attributes {
+		m[sqstypes.QueueAttributeName(k)] = v
+	}
+	return m, nil
+}
+
+// deadLetters lists the tenant's DLQ when it holds messages, with a note
+// when the listing could not see them all.
+func (in *Inspector) deadLetters(ctx context.Context, d Depth) ([]replay.Item, []string, error) {
+	if d.DeadLetters+d.DeadLettersInFlight == 0 {
+		return nil, nil, nil
+	}
+	dlq, _ := worker.DLQURL(d.QueueURL) // checked by depth
+	items, err := in.cfg.DeadLetters.List(ctx, dlq, replay.Filter{})
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	if n := d.DeadLetters + d.DeadLettersInFlight; len(items) < n {
+		notes = append(notes, fmt.Sprintf("the DLQ listing saw %d of about %d dead letters (the head of each conversation, up to 10 per group; "+
+			"hidden ones are being listed or redriven by someone else)", len(items), n))
+	}
+	return items, notes, nil
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// days formats a retention.
+func days(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// stamp formats a time for the text output: UTC to the second.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -1,0 +1,132 @@
+package inspect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/replay"
+)
+
+// WriteJourney writes j for a terminal: one labelled line per store, then
+// the notes. Like the Journey, it holds no body, header, secret or
+// signature.
+func WriteJourney(w io.Writer, j Journey) error {
+	tw, line := table(w)
+	line("event", "%s", j.Key)
+	line("webhook-id", "%s", j.WebhookID)
+	line("state", "%s: %s", strings.ToUpper(string(j.State)), j.Why)
+	if c := j.Claim; c != nil {
+		s := fmt.Sprintf("%s, received ≈ %s, deduplicated until %s, payload sha256 %s", c.Status, stamp(c.Received), stamp(c.Expires), short(c.PayloadDigest))
+		if !c.LeaseExpires.IsZero() {
+			s += ", ingest lease until " + stamp(c.LeaseExpires)
+		}
+		line("claim", "%s (claims are made after the signature check: verified)", s)
+	} else {
+		line("claim", "none")
+	}
+	line("queue", "%s", depthText(j.Queue))
+	if d := j.DeadLetter; d != nil {
+		line("dead letter", "%s", deadLetterText(*d, j.Attempts))
+	}
+	if len(j.Effects) == 0 {
+		line("effects", "none recorded")
+	}
+	effects := make([]string, len(j.Effects))
+	for i, e := range j.Effects {
+		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, e.Status, e.Meaning, e.IdempotencyKey)
+		if e.Reason != "" {
+			effects[i] += ", reason: " + e.Reason
+		}
+	}
+	list(line, "effects", "", effects)
+	if p := j.Payload; p != nil {
+		line("payload", "s3://%s/%s, %d bytes, stored %s", p.Bucket, p.Key, p.Size, stamp(p.Modified))
+	} else {
+		line("payload", "carried in the message (no offloaded object)")
+	}
+	list(line, "notes", "- ", j.Notes)
+	return tw.Flush()
+}
+
+// WriteSummary writes s for a terminal.
+func WriteSummary(w io.Writer, s Summary) error {
+	tw, line := table(w)
+	line("tenant", "%s", s.Tenant)
+	line("queue", "%s", depthText(s.Queue))
+	if s.OldestMessageAgeSeconds != nil {
+		line("oldest message", "%s old (CloudWatch ApproximateAgeOfOldestMessage)", (time.Duration(*s.OldestMessageAgeSeconds) * time.Second).String())
+	}
+	if s.OldestDeadLetter != nil {
+		v := "sent to the DLQ " + stamp(*s.OldestDeadLetter)
+		if s.DeadLetterExpires != nil {
+			v += ", deleted by its retention at " + stamp(*s.DeadLetterExpires)
+		}
+		line("oldest dead letter", "%s", v)
+	}
+	reasons := make([]string, len(s.Reasons))
+	for i, r := range s.Reasons {
+		reasons[i] = fmt.Sprintf("%d × %s", r.Count, r.Reason)
+	}
+	list(line, "dead-letter reasons", "", reasons)
+	list(line, "notes", "- ", s.Notes)
+	return tw.Flush()
+}
+
+// table returns a writer of aligned "label  value" lines.
+func table(w io.Writer) (*tabwriter.Writer, func(label, format string, args ...any)) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	return tw, func(label, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{label}, args...)...)
+	}
+}
+
+// list writes items one per line, the label on the first only.
+func list(line func(string, string, ...any), label, bullet string, items []string) {
+	for i, it := range items {
+		if i > 0 {
+			label = ""
+		}
+		line(label, "%s%s", bullet, it)
+	}
+}
+
+func depthText(d Depth) string {
+	name := d.QueueURL[strings.LastIndexByte(d.QueueURL, '/')+1:]
+	s := fmt.Sprintf("%s: %d visible, %d in flight, %d delayed; DLQ: %d", name, d.Visible, d.InFlight, d.Delayed, d.DeadLetters)
+	if d.DeadLettersInFlight > 0 {
+		s += fmt.Sprintf(" (+%d hidden)", d.DeadLettersInFlight)
+	}
+	return s
+}
+
+func deadLetterText(d replay.Item, attempts int) string {
+	s := "message " + d.MessageID
+	if d.OriginalMessageID != "" {
+		s += " (was " + d.OriginalMessageID + ")"
+	}
+	s += ", conversation " + d.GroupID
+	if d.Attempts != "" {
+		s += ", attempts " + d.Attempts
+	}
+	if attempts >= 0 {
+		s += fmt.Sprintf(" (ledger: %d failed)", attempts)
+	}
+	if d.FailedAt != "" {
+		s += ", failed " + d.FailedAt
+	}
+	return s + ", reason: " + d.Reason
+}
+
+// short abbreviates a digest for the text output (JSON has it whole).
+func short(digest string) string {
+	if len(digest) > 16 {
+		return digest[:16] + "…"
+	}
+	if digest == "" {
+		return "(none)"
+	}
+	return digest
+}
