@@ -30,7 +30,11 @@ func (r *Report) Write(w io.Writer) {
 		p("not created by moto's CloudFormation: %s", strings.Join(r.NotCreated, ", "))
 	}
 	for _, f := range r.Functions {
-		p("%s (%s, timeout %s) environment read back: %s", f.LogicalID, f.Name, f.Timeout, strings.Join(lambdaEnv(f, "<recording endpoint>")[3:], " "))
+		env := make([]string, 0, len(f.Env))
+		for _, k := range sortedKeys(f.Env) {
+			env = append(env, k+"="+f.Env[k])
+		}
+		p("%s (%s, timeout %s) environment read back: %s", f.LogicalID, f.Name, f.Timeout, strings.Join(env, " "))
 	}
 	for _, rt := range r.Routes {
 		p("route %s → %s", rt.Key, rt.IntegrationURI)
