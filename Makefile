@@ -45,13 +45,14 @@ vet:
 
 ## test: vet, unit + integration tests with -race on real emulators, template lint
 # The deploy rehearsal is in make test (pkg/local/rehearsal's tests): one
-# rehearsal (~20 s: stacks on moto, 1 ingest + 5 worker bootstraps, 32
-# requests) and three representative negative runs, each with one statement
-# removed (~20 s each), about 1.5 minutes next to the ~8 the rest takes, well
-# inside CI's 90. It runs one moto and small idle processes, waits on
-# outcomes (never on fixed sleeps) with minutes of slack, so a loaded 2-core
-# machine only makes it slower. Removing every statement in turn (11 runs)
-# is in make test-long.
+# rehearsal (stacks on moto, 1 ingest + 5 worker bootstraps, 32 requests) and
+# three representative negative runs with one statement removed each: 70 s on
+# an idle machine, about 100 s with -race on a loaded 2-core one (tenant.sh's
+# aws CLI calls dominate), next to the ~8 minutes the rest takes and well
+# inside CI's 90. It runs one moto and small mostly idle processes and waits
+# on outcomes (never on fixed sleeps) with minutes of slack, so load only makes
+# it slower. Removing every statement in turn (11 runs, ~4 min) is in
+# make test-long.
 test: emulators vet
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cfn-lint $(TEMPLATES)
