@@ -64,6 +64,10 @@ func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 	})
 }
 
+// Python returns the Python interpreter moto_server runs on, whose moto
+// package helpers (the rehearsal's IAM evaluation) can import.
+func Python() (string, error) { return motoPython() }
+
 // motoPython returns the interpreter of the moto_server on PATH: the
 // shebang of its Python entry-point script (behind a pyenv shim, the
 // script pyenv resolves it to: the shim costs seconds per start), python3
