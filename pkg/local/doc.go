@@ -1,7 +1,8 @@
 // Package local is the room for everything that exists only to run the pack
 // on one machine: the HTTP API, Lambda Runtime API and SQS event source
-// mapping stand-ins, the emulators, make run's stack, the demo, the cost
-// model, sample events and test helpers (awstest, logtest). Product code
+// mapping stand-ins, the emulators, make run's stack, the deploy rehearsal,
+// the demo, the cost model, sample events and test helpers (awstest,
+// logtest). Product code
 // (functions/ and every other package under pkg/) never imports it;
 // TestProductNeverImportsLocal holds that line.
 package local
