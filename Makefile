@@ -43,7 +43,7 @@ emulators:
 vet:
 	$(GO) vet ./...
 
-## test: vet, unit + integration tests with -race on real emulators, template lint
+## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
 # The deploy rehearsal is in make test (pkg/local/rehearsal's tests): one
 # rehearsal (stacks on moto, 1 ingest + 5 worker bootstraps, 32 requests) and
 # three representative negative runs with one statement removed each: 70 s on
@@ -53,9 +53,11 @@ vet:
 # on outcomes (never on fixed sleeps) with minutes of slack, so load only makes
 # it slower. Removing every statement in turn (11 runs, ~4 min) is in
 # make test-long.
+# Every benchmark runs once (-benchtime 1x) in the same test binaries, so none
+# rots unseen; it adds about 8 s. Budgets are read with make bench/benchstat.
 test: emulators vet
 	@scripts/prerequisites.sh cfn-lint
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 30m -bench . -benchtime 1x ./...
 	cfn-lint $(TEMPLATES)
 
 lint: vet
