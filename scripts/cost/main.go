@@ -39,7 +39,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/cost"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -103,21 +102,8 @@ type measured struct {
 func run(outFile string, ingestOverride, workerOverride float64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	port, err := emulator.FreePort()
-	if err != nil {
-		return err
-	}
-	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	dir, err := os.MkdirTemp("", "hookpack-cost")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	tenants, err := devstack.RetargetTenantsFile("events/tenants.json", dir, targetAddr)
-	if err != nil {
-		return err
-	}
-	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, ManualWorker: true, DynamoDBLocalDir: ".cache/dynamodb-local"})
+	// Any free port: the tenants' targetUrls follow the target service.
+	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: "events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", ManualWorker: true, DynamoDBLocalDir: ".cache/dynamodb-local"})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package demo
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/emulator"
-	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // TestEndToEnd runs what `make run` runs (HTTP API → ingest → FIFO queue →
@@ -23,17 +20,8 @@ import (
 func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	port, err := emulator.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	tenantsFile, err := devstack.RetargetTenantsFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), t.TempDir(), targetAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := "e2e" + strings.ToLower(awstest.Name(t))[len(awstest.Name(t))-6:]
-	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: tenantsFile, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
+	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +31,7 @@ func TestEndToEnd(t *testing.T) {
 	go func() { defer close(served); _ = s.Serve(sctx) }()
 	defer func() { stop(); <-served }()
 
-	f, err := tenant.LoadFile(tenantsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := s.Tenants
 	var out bytes.Buffer
 	rep, err := Run(ctx, Options{
 		BaseURL: s.URL(), TargetURL: s.TargetURL(), Tenant: "demo", Providers: f.Tenants["demo"].Providers,

@@ -17,9 +17,11 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +53,8 @@ type Options struct {
 	// Addr is where the HTTP API listens (default 127.0.0.1:3000).
 	Addr string
 	// TargetAddr is where the local target service listens (default
-	// 127.0.0.1:3001, the host of the tenants file's targetUrl values).
+	// DefaultTargetAddr). The tenants file's targetUrls on
+	// DefaultTargetAddr follow it (Start).
 	TargetAddr string
 	// Endpoint, when set, is an already running moto server to use.
 	Endpoint string
@@ -109,9 +112,12 @@ type Stack struct {
 // Route is the webhook route template.yaml declares.
 var Route = apigw.Route{Methods: []string{http.MethodGet, http.MethodPost}, Path: "/webhooks/{tenant}/{provider}"}
 
-// Start claims the listen address (failing fast and clearly when it is
+// Start claims the listen addresses (failing fast and clearly when one is
 // taken), starts moto unless an endpoint is given, and provisions every
-// tenant in the tenants file.
+// tenant in the tenants file, with each targetUrl on DefaultTargetAddr
+// moved to where the target service listens (logged), so a moved
+// TARGET_ADDR never leaves a tenant forwarding to the old address. Other
+// targetUrls (a tenant's own service) are provisioned as written.
 func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Name == "" {
 		o.Name = DefaultName
@@ -140,6 +146,9 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if s.targetL, err = net.Listen("tcp", o.TargetAddr); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
+	}
+	for _, m := range retarget(s.Tenants, dialAddr(s.targetL.Addr())) {
+		o.Logger.Info("targetUrl follows TARGET_ADDR", slog.String("tenantId", m.tenant), slog.String("targetUrl", m.to), slog.String("from", m.from))
 	}
 	if o.Endpoint == "" {
 		if s.moto, err = emulator.StartMotoOn(ctx, o.Host, o.MotoPort); err != nil {
@@ -368,9 +377,43 @@ func (s *Stack) Banner() string {
 // file points its targetUrl values at.
 const DefaultTargetAddr = "127.0.0.1:3001"
 
+// move is one targetUrl retarget changed.
+type move struct{ tenant, from, to string }
+
+// retarget points every targetUrl of f on DefaultTargetAddr (or its port
+// on another loopback name: localhost, [::1]) at addr instead, and returns
+// what it changed, by tenant id.
+func retarget(f *tenant.File, addr string) []move {
+	_, defPort, _ := net.SplitHostPort(DefaultTargetAddr)
+	var moved []move
+	for _, id := range f.IDs() {
+		t := f.Tenants[id]
+		u, err := url.Parse(t.Outbound.TargetURL)
+		if err != nil || u.Port() != defPort || !slices.Contains([]string{"127.0.0.1", "localhost", "::1"}, u.Hostname()) || u.Host == addr {
+			continue
+		}
+		from := u.String()
+		u.Host = addr
+		t.Outbound.TargetURL = u.String()
+		f.Tenants[id] = t
+		moved = append(moved, move{id, from, t.Outbound.TargetURL})
+	}
+	return moved
+}
+
+// dialAddr is where a client reaches a listener on a: a itself, or the
+// loopback address on its port when it listens on every interface.
+func dialAddr(a net.Addr) string {
+	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+	}
+	return a.String()
+}
+
 // RetargetTenantsFile copies a tenants file into dir with every targetUrl
-// moved from DefaultTargetAddr to addr, so tests and parallel stacks can run
-// their own target service next to a running `make run`.
+// moved from DefaultTargetAddr to addr: a stack started on the copy
+// forwards to a service of the caller's (a test's receiver) instead of its
+// own target service.
 func RetargetTenantsFile(src, dir, addr string) (string, error) {
 	raw, err := os.ReadFile(src)
 	if err != nil {

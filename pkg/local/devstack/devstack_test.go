@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -15,26 +17,43 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/logtest"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // TestMakeRunIngestPath drives what `make run` serves with the repository's
-// default tenants file: a signed delivery is accepted, its repeat answered
-// as a duplicate, and exactly one message waits on the tenant's queue.
+// tenants file and the target service moved off DefaultTargetAddr (as
+// `make run TARGET_ADDR=127.0.0.1:3901` does): a signed delivery is
+// accepted, its repeat answered as a duplicate, and the event reaches the
+// target service on its moved address exactly once.
 func TestMakeRunIngestPath(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tenantsFile, targetAddr := tenantsWithTarget(t)
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	logs := &logtest.Buffer{}
 	s, err := Start(ctx, Options{
 		Name:        "t" + uniqueSuffix(t),
-		TenantsFile: tenantsFile,
+		TenantsFile: filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"),
 		Addr:        "127.0.0.1:0",
 		TargetAddr:  targetAddr,
 		Endpoint:    awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if got, want := s.TargetURL(), "http://"+targetAddr; got != want {
+		t.Fatalf("TargetURL() = %s, want %s", got, want)
+	}
+	want := "http://" + targetAddr + "/tenants/demo/events"
+	if !strings.Contains(logs.String(), `"msg":"targetUrl follows TARGET_ADDR","tenantId":"demo","targetUrl":"`+want+`","from":"http://127.0.0.1:3001/tenants/demo/events"`) {
+		t.Errorf("Start logged\n%s\nwant demo's targetUrl moved to %s", logs, want)
+	}
 	go func() { _ = s.Serve(ctx) }()
 
 	body := `{"action":"opened","issue":{"number":7},"repository":{"full_name":"octo/hello"}}`
@@ -113,20 +132,48 @@ func TestStartReportsPortInUse(t *testing.T) {
 	}
 }
 
-// tenantsWithTarget copies the repository's tenants file with the target
-// service moved to a free port, so tests never collide with `make run`.
-func tenantsWithTarget(t *testing.T) (file, addr string) {
-	t.Helper()
-	port, err := emulator.FreePort()
-	if err != nil {
-		t.Fatal(err)
+func TestRetarget(t *testing.T) {
+	tests := []struct {
+		name, targetURL, addr, want string
+		moved                       bool
+	}{
+		{"default address", "http://127.0.0.1:3001/tenants/demo/events", "127.0.0.1:3901", "http://127.0.0.1:3901/tenants/demo/events", true},
+		{"localhost on the default port", "http://localhost:3001/events?x=1", "127.0.0.1:3901", "http://127.0.0.1:3901/events?x=1", true},
+		{"IPv6 loopback on the default port", "http://[::1]:3001/events", "[::1]:3901", "http://[::1]:3901/events", true},
+		{"already there", "http://127.0.0.1:3001/events", "127.0.0.1:3001", "http://127.0.0.1:3001/events", false},
+		{"another local port", "http://127.0.0.1:4001/events", "127.0.0.1:3901", "http://127.0.0.1:4001/events", false},
+		{"Docker Desktop's host", "http://host.docker.internal:3001/events", "127.0.0.1:3901", "http://host.docker.internal:3001/events", false},
+		{"a tenant's own service", "https://hooks.example.com/in", "127.0.0.1:3901", "https://hooks.example.com/in", false},
+		{"no targetUrl", "", "127.0.0.1:3901", "", false},
 	}
-	addr = fmt.Sprintf("127.0.0.1:%d", port)
-	file, err = RetargetTenantsFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), t.TempDir(), addr)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &tenant.File{Tenants: map[string]tenant.FileTenant{"demo": {Outbound: tenant.Outbound{TargetURL: tt.targetURL}}}}
+			moved := retarget(f, tt.addr)
+			if got := f.Tenants["demo"].Outbound.TargetURL; got != tt.want || (len(moved) == 1) != tt.moved {
+				t.Errorf("retarget(%q, %s) = %q, moved %v; want %q, moved %v", tt.targetURL, tt.addr, got, moved, tt.want, tt.moved)
+			}
+		})
 	}
-	return file, addr
+}
+
+func TestDialAddr(t *testing.T) {
+	tests := []struct {
+		listen, want string
+	}{
+		{"127.0.0.1:3901", "127.0.0.1:3901"},
+		{"0.0.0.0:3901", "127.0.0.1:3901"},
+		{"[::]:3901", "127.0.0.1:3901"},
+	}
+	for _, tt := range tests {
+		a, err := net.ResolveTCPAddr("tcp", tt.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dialAddr(a); got != tt.want {
+			t.Errorf("dialAddr(%s) = %s, want %s", tt.listen, got, tt.want)
+		}
+	}
 }
 
 // uniqueSuffix keeps stack names (tables, queues, parameters) distinct

@@ -105,7 +105,7 @@ func (p *Pretty) Handle(_ context.Context, r slog.Record) error {
 		fmt.Fprintf(&b, " target  %-22s %-28s %s", who, f["eventId"], strings.TrimPrefix(r.Message, "target: "))
 	default:
 		fmt.Fprintf(&b, " %-7s %s", strings.ToLower(r.Level.String()), r.Message)
-		for _, k := range []string{"tenantId", "queueUrl", "idempotencyKey"} {
+		for _, k := range []string{"tenantId", "targetUrl", "queueUrl", "idempotencyKey"} {
 			if f[k] != "" {
 				fmt.Fprintf(&b, " %s=%s", k, f[k])
 			}

@@ -18,12 +18,10 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
-	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // TestEventsAcceptedByIngest is `make invoke` for every committed event
@@ -156,20 +154,11 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	endpoint := awstest.Moto(t)
 	root := awstest.ModuleRoot()
 	bin := buildFunction(t, root, "worker")
-	port, err := emulator.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	targetAddr := fmt.Sprintf("127.0.0.1:%d", port)
-	tenants, err := devstack.RetargetTenantsFile(filepath.Join(root, "events", "tenants.json"), t.TempDir(), targetAddr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stack, err := devstack.Start(ctx, devstack.Options{
 		Name:        fmt.Sprintf("hookpack-wk%d", time.Now().UnixNano()%1_000_000_000),
-		TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: targetAddr, Endpoint: endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+		TenantsFile: filepath.Join(root, "events", "tenants.json"), Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: endpoint, DynamoDBEndpoint: awstest.DynamoDBLocal(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -177,10 +166,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	t.Cleanup(stack.Close)
 	go func() { _ = stack.Serve(ctx) }() // the target service
 
-	f, err := tenant.LoadFile(tenants)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := stack.Tenants
 	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
 	if err != nil {
 		t.Fatal(err)
