@@ -121,10 +121,10 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		values[k] = v
 	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                aws.String(d.table),
-		Item:                     item,
-		ConditionExpression:      cond,
-		ExpressionAttributeNames: names,
+		TableName:                           aws.String(d.table),
+		Item:                                item,
+		ConditionExpression:                 cond,
+		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
