@@ -338,7 +338,7 @@ func report(runs []measured) []byte {
 	lever("ingest at 128 MB (if its duration holds: it waits on DynamoDB and SQS)", mem, cost.USEast1)
 	strict := u
 	strict.DynamoWrites += worker // a Complete per effect: one per message here
-	fmt.Fprintf(&b, "\nWith `WorkerCompleteEffects=true` (each effect's completion written as it runs, so a lost deletion repeats no effect) the first workload costs $%.2f.\n",
+	fmt.Fprintf(&b, "\nWith `WorkerCompleteEffects=true` (the forward's completion written as it runs too, as custom effects always do) the first workload costs $%.2f.\n",
 		cost.Total(cost.PerMillion(cost.USEast1, strict)))
 
 	// The durations are the emulators' on one machine; in AWS every call
