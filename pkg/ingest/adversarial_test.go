@@ -88,7 +88,7 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 	}
 	creds := tenant.NewSSM(ssm.NewFromConfig(base), "/"+name)
 	for id, in := range map[string]tenant.Inbound{"acme": acme, "globex": globex} {
-		if err := creds.Put(ctx, id, in, tenant.Outbound{}, ""); err != nil {
+		if err := creds.Put(ctx, id, in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/provider"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -76,7 +77,7 @@ func BenchmarkEmulator(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 		b.Fatal(err)
 	}
 	h := NewAWS(cfg, Settings{IdempotencyTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL}, slog.New(slog.DiscardHandler))

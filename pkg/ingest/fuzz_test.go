@@ -36,7 +36,7 @@ import (
 //     queues nothing more;
 //   - the log holds no secret, no signature and no body.
 func FuzzHandler(f *testing.F) {
-	file, err := tenant.LoadFile(awstest.ModuleRoot() + "/events/tenants.json")
+	file, err := tenant.LoadFile(awstest.ModuleRoot()+"/events/tenants.json", provider.Registry())
 	if err != nil {
 		f.Fatal(err)
 	}

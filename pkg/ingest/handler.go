@@ -19,6 +19,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -153,7 +154,7 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 	res := &result{}
 	tenantID, providerName := pathParams(req)
 	res.tenant, res.provider = tenantID, providerName
-	if err := tenant.ValidID(tenantID); err != nil {
+	if err := tenantid.Validate(tenantID); err != nil {
 		res.err = err
 		return res
 	}

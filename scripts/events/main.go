@@ -57,7 +57,7 @@ func main() {
 // run writes the events; with timelessOnly, only those samples.Timeless
 // accepts.
 func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, now time.Time) error {
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if prov == "" {
 		return fmt.Errorf("PROVIDER is required (a folder of events/samples)")
 	}
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}

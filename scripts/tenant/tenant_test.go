@@ -322,7 +322,7 @@ func TestAddIngestRemove(t *testing.T) {
 	if n, m := e.depth(t, q), e.depth(t, dlq); n != -1 || m != -1 {
 		t.Errorf("after remove: queue depth %d, DLQ depth %d; want both deleted (-1)", n, m)
 	}
-	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme"); err == nil {
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme", provider.Registry()); err == nil {
 		t.Error("inbound credentials outlived the tenant")
 	}
 	if got := e.listedIDs(t); got != "" {
@@ -362,7 +362,7 @@ func TestAddRejects(t *testing.T) {
 	if n := e.depth(t, e.core+"_initech.fifo"); n != -1 {
 		t.Error("a rejected add created a queue")
 	}
-	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "initech"); err == nil {
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "initech", provider.Registry()); err == nil {
 		t.Error("a rejected add stored credentials")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -43,7 +44,7 @@ func TestEndToEnd(t *testing.T) {
 	go func() { defer close(served); _ = s.Serve(sctx) }()
 	defer func() { stop(); <-served }()
 
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ var handshakes = map[string]bool{
 // file.
 func demo(t testing.TB) map[string]webhook.Config {
 	t.Helper()
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

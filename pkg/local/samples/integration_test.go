@@ -177,7 +177,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	t.Cleanup(stack.Close)
 	go func() { _ = stack.Serve(ctx) }() // the target service
 
-	f, err := tenant.LoadFile(tenants)
+	f, err := tenant.LoadFile(tenants, provider.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}
