@@ -27,6 +27,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -65,7 +66,7 @@ func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, 
 	if !ok {
 		return fmt.Errorf("tenants file %s has no tenant %q", tenantsFile, id)
 	}
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -405,11 +406,11 @@ func ingestHandler(t *testing.T, e env) *ingest.Handler {
 // with in.json's secret.
 func githubEvent(t *testing.T) events.APIGatewayV2HTTPRequest {
 	t.Helper()
-	all, err := samples.LoadSamples(filepath.Join(awstest.ModuleRoot(), "events", "samples"))
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gh []samples.Sample
+	var gh []providertest.Sample
 	for _, s := range all {
 		if s.Provider == "github" {
 			gh = append(gh, s)

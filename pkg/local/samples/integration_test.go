@@ -23,6 +23,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -181,7 +182,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}
