@@ -17,7 +17,7 @@ DYNAMODB_PORT ?= 8000
 TENANTS_FILE ?= events/tenants.json
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz emulators clean invoke events chaos
+.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz emulators clean invoke events chaos rehearse
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -36,15 +36,25 @@ build-%Function:
 
 ## emulators: install what integration tests need that the image lacks
 emulators:
+	@scripts/prerequisites.sh
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
-	@command -v moto_server >/dev/null || { echo "moto_server missing (see ../shared/LOCAL-AWS.md)"; exit 1; }
 
 vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, template lint
+# The deploy rehearsal is in make test (pkg/local/rehearsal's tests): one
+# rehearsal (stacks on moto, 1 ingest + 5 worker bootstraps, 32 requests) and
+# three representative negative runs with one statement removed each: 70 s on
+# an idle machine, about 100 s with -race on a loaded 2-core one (tenant.sh's
+# aws CLI calls dominate), next to the ~8 minutes the rest takes and well
+# inside CI's 90. It runs one moto and small mostly idle processes and waits
+# on outcomes (never on fixed sleeps) with minutes of slack, so load only makes
+# it slower. Removing every statement in turn (11 runs, ~4 min) is in
+# make test-long.
 test: emulators vet
+	@scripts/prerequisites.sh cfn-lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	cfn-lint $(TEMPLATES)
 
@@ -52,9 +62,9 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
 
-## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters
+## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters; the rehearsal without each statement of both roles
 test-long: emulators
-	$(GO) test -tags long -count=1 -timeout 60m ./scripts/tenant
+	$(GO) test -tags long -count=1 -timeout 60m ./scripts/tenant ./pkg/local/rehearsal
 
 ## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, EMULATOR_HOST, TENANTS_FILE)
 run: emulators
@@ -94,6 +104,10 @@ bench:
 ## bench-e2e: whole-pipeline webhooks/s and POST → effect latency on the local stack, per scenario (minutes; not in make test)
 bench-e2e: emulators
 	@$(GO) run ./scripts/bench-e2e
+
+## rehearse: deploy rehearsal on moto: the stacks from template.yaml and tenant.sh, the real bootstraps on what they created, every AWS call against the roles (docs/rehearsal.md)
+rehearse: emulators
+	@$(GO) run ./scripts/rehearse
 
 ## chaos: seeded fault-injection run of the whole pipeline, 10,000 deliveries (SEED=… replays a run)
 chaos: emulators

@@ -1,6 +1,6 @@
 // Package envelope defines the versioned JSON message that the ingest path
 // puts on a tenant's FIFO queue and the worker consumes. The format is a
-// public contract (documented in the README): fields are only ever added, and
+// public contract (documented in docs/architecture.md): fields are only ever added, and
 // a breaking change bumps Version.
 package envelope
 

@@ -66,7 +66,7 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 // TestFixture keeps the documented example in testdata decodable, so the
-// README's envelope description cannot drift from the code.
+// envelope description in docs/architecture.md cannot drift from the code.
 func TestFixture(t *testing.T) {
 	b, err := os.ReadFile("testdata/v1.json")
 	if err != nil {

@@ -46,11 +46,11 @@ import (
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
-// Budget is issue 14's target per million webhooks.
+// Budget is the target per million webhooks.
 const Budget = 4.00
 
 // before is what make cost measured per accepted webhook of the first mix
-// before issue 14 (commit 96fc6d6): the levers' "before" column.
+// without the levers (commit 96fc6d6): the levers' "before" column.
 var before = struct {
 	ingestWrites, workerWrites, logBytes float64
 	total                                float64
@@ -320,7 +320,7 @@ func report(runs []measured) []byte {
 	u := first.usage
 	total := cost.Total(cost.PerMillion(cost.USEast1, u))
 	fmt.Fprintf(&b, "\n## Levers, before and after\n\n")
-	fmt.Fprintf(&b, "Each change of issue 14 on the first workload, priced by swapping its measured usage back to what make cost measured before it (commit 96fc6d6, $%.2f); the rest of the row is today's measurement.\n\n", before.total)
+	fmt.Fprintf(&b, "Each lever on the first workload, priced by swapping its measured usage back to what the design without it measured (commit 96fc6d6, $%.2f); the rest of the row is today's measurement.\n\n", before.total)
 	fmt.Fprintf(&b, "| change | before | after | USD per million without it | with it |\n|---|---|---|---:|---:|\n")
 	worker := float64(sum(first.worker, "DynamoDB", writes...)) / float64(first.mix.Webhooks)
 	ingestW := float64(sum(first.ingest, "DynamoDB", writes...)) / float64(first.mix.Webhooks)

@@ -184,16 +184,28 @@ func Write(w http.ResponseWriter, resp events.APIGatewayV2HTTPResponse) {
 // Handler is a Lambda handler for HTTP API events.
 type Handler func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Server serves routes with fn, like API Gateway with a Lambda proxy
+// Server serves route with fn; see Routes.
+func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger) http.Handler {
+	return Routes([]Route{route}, fn, timeout, logger)
+}
+
+// Routes serves routes with fn, like API Gateway with a Lambda proxy
 // integration: a request whose method and path match no route (a method the
 // route does not list, a trailing slash) gets HTTP API's own 404
 // {"message":"Not Found"} without reaching the function — HTTP API has no
 // 405 of its own; 500 when the function errors; a per-request deadline like
 // the function's timeout.
-func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger) http.Handler {
+func Routes(routes []Route, fn Handler, timeout time.Duration, logger *slog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		params, ok := route.Match(r.URL.Path)
-		if !ok || !slices.Contains(route.Methods, r.Method) {
+		var route Route
+		var params map[string]string
+		for _, rt := range routes {
+			if p, ok := rt.Match(r.URL.Path); ok && slices.Contains(rt.Methods, r.Method) {
+				route, params = rt, p
+				break
+			}
+		}
+		if params == nil {
 			gatewayError(w, http.StatusNotFound, "Not Found")
 			return
 		}
@@ -212,6 +224,25 @@ func Server(route Route, fn Handler, timeout time.Duration, logger *slog.Logger)
 		}
 		Write(w, resp)
 	})
+}
+
+// ParseRouteKeys groups HTTP API route keys ("POST /webhooks/{tenant}/{provider}")
+// by path into Routes. It returns an error naming a key that is not
+// "<METHOD> <path>" (HTTP API's $default and ANY routes are not served).
+func ParseRouteKeys(keys []string) ([]Route, error) {
+	var routes []Route
+	for _, k := range keys {
+		method, path, ok := strings.Cut(k, " ")
+		if !ok || method == "ANY" || !strings.HasPrefix(path, "/") {
+			return nil, fmt.Errorf("route key %q: want \"<METHOD> /path\"", k)
+		}
+		i := slices.IndexFunc(routes, func(r Route) bool { return r.Path == path })
+		if i < 0 {
+			routes, i = append(routes, Route{Path: path}), len(routes)
+		}
+		routes[i].Methods = append(routes[i].Methods, method)
+	}
+	return routes, nil
 }
 
 // gatewayError writes a response API Gateway generates itself: a JSON

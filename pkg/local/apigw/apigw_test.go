@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -114,5 +115,28 @@ func TestServer(t *testing.T) {
 		if resp.StatusCode != 404 || string(b) != `{"message":"Not Found"}` || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%s %s = %d %q, want HTTP API's own 404 {\"message\":\"Not Found\"}", tt.method, tt.path, resp.StatusCode, b)
 		}
+	}
+}
+
+func TestParseRouteKeys(t *testing.T) {
+	tests := []struct {
+		name    string
+		keys    []string
+		want    []Route
+		wantErr bool
+	}{
+		{"one path, two methods", []string{"GET /webhooks/{tenant}/{provider}", "POST /webhooks/{tenant}/{provider}"},
+			[]Route{{Methods: []string{"GET", "POST"}, Path: "/webhooks/{tenant}/{provider}"}}, false},
+		{"two paths", []string{"POST /a", "GET /b"}, []Route{{Methods: []string{"POST"}, Path: "/a"}, {Methods: []string{"GET"}, Path: "/b"}}, false},
+		{"default route", []string{"$default"}, nil, true},
+		{"any method", []string{"ANY /a"}, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseRouteKeys(tt.keys)
+			if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseRouteKeys(%q) = %v, %v; want %v (error %v)", tt.keys, got, err, tt.want, tt.wantErr)
+			}
+		})
 	}
 }

@@ -140,12 +140,15 @@ type Faults struct {
 
 	mu        sync.Mutex
 	counts    map[Kind]int
-	completed map[string]time.Time // Idempotency-Key → when the ledger stored the effect's completion
-	first     map[string]string    // event key → the id of the first message that carried it
+	completed map[string]time.Time // Idempotency-Key → when the pack recorded the effect done
+	// ledgerDone: Idempotency-Keys whose completion the ledger stored (the
+	// rest were done by their message's ack only).
+	ledgerDone map[string]bool
+	first      map[string]string // event key → the id of the first message that carried it
 }
 
 func newFaults(seed uint64, rates Rates, hang time.Duration) *Faults {
-	return &Faults{rates: rates, dice: newDice(seed), hang: hang, counts: map[Kind]int{}, completed: map[string]time.Time{}, first: map[string]string{}}
+	return &Faults{rates: rates, dice: newDice(seed), hang: hang, counts: map[Kind]int{}, completed: map[string]time.Time{}, ledgerDone: map[string]bool{}, first: map[string]string{}}
 }
 
 // chained reports whether the effects of an event crash until SQS moves
@@ -188,13 +191,21 @@ func (f *Faults) Counts() map[Kind]int {
 	return maps.Clone(f.counts)
 }
 
-// completedAt returns when the ledger stored the completion of the effect
-// with this Idempotency-Key.
+// completedAt returns when the pack recorded the effect with this
+// Idempotency-Key done: its ledger completion stored, or its message acked.
 func (f *Faults) completedAt(key string) (time.Time, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t, ok := f.completed[key]
 	return t, ok
+}
+
+// byLedger reports whether the ledger stored the completion of the effect
+// with this Idempotency-Key (not only an ack of its message).
+func (f *Faults) byLedger(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ledgerDone[key]
 }
 
 // recordCompleted notes that DynamoDB stored the completion of the effect
@@ -204,7 +215,11 @@ func (f *Faults) recordCompleted(pk string) {
 	if len(parts) != 4 || parts[0] != "fx" {
 		return
 	}
-	f.recordDone(ledger.Key{Tenant: parts[1], Effect: parts[2], Event: parts[3]})
+	k := ledger.Key{Tenant: parts[1], Effect: parts[2], Event: parts[3]}
+	f.recordDone(k)
+	f.mu.Lock()
+	f.ledgerDone[k.IdempotencyKey()] = true
+	f.mu.Unlock()
 }
 
 // recordDone notes that the pack recorded effect k as done: its ledger

@@ -44,6 +44,8 @@ type Report struct {
 	DrainTime     time.Duration
 	Drained       bool
 	Problems      []string
+	// IAM is the check of every AWS request against template.yaml's roles.
+	IAM IAM
 }
 
 // compute fills the report from what the run recorded.
@@ -109,9 +111,16 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s applied under %d Idempotency-Keys", ev, len(keys)))
 		}
 	}
+	deadEvent := map[string]bool{} // events with a dead letter
+	for _, d := range dead {
+		deadEvent[d.tenant+"/"+d.eventID] = true
+	}
 	for _, e := range t.byKey {
 		r.Resent += e.resent
-		if e.after > 0 {
+		// The ack of a message the worker dead-lettered records nothing done:
+		// a copy of it still in a concurrent invocation may send it again
+		// with the same key (at-least-once, absorbed by the receiver).
+		if e.after > 0 && (f.byLedger(e.key) || !deadEvent[e.tenant+"/"+e.eventID]) {
 			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
 		}
 	}
@@ -188,7 +197,7 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted > 0 || !r.Drained
+	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.IAM.Denied) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -218,13 +227,14 @@ func (r *Report) Write(out io.Writer) {
 	for _, k := range sortedKinds(r.Faults) {
 		row("fault", r.Faults[k], string(k))
 	}
+	row("AWS requests", r.IAM.Calls, fmt.Sprintf("checked against template.yaml's roles (moto.iam.access_control): %d not allowed", len(r.IAM.Denied)))
 	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
 		r.MaxReceiveCount, r.MaxAttempts, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
 	w.Flush()
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}

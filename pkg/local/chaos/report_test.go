@@ -67,6 +67,13 @@ func TestCompute(t *testing.T) {
 		resentAfterCompletion: []string{"k0"},
 		wantN:                 [5]int{0, 1, 0, 0, 0},
 	}, {
+		name:                  "re-sent after its dead-lettered message was acked: at-least-once, not doubled",
+		accepted:              []string{"e0"},
+		applied:               []applied{{"c", "e0", "k0", 0}},
+		resentAfterCompletion: []string{"k0"},
+		dead:                  []deadLetter{{tenant: "alpha", eventID: "e0", reason: "message near the end of its queue retention"}},
+		wantN:                 [5]int{0, 0, 0, 1, 0},
+	}, {
 		name:     "deliverable event dead-lettered, and one without a reason",
 		accepted: []string{"e0", "e1"},
 		dead:     []deadLetter{{tenant: "alpha", eventID: "e0", reason: "gave up after 15 attempts"}, {tenant: "alpha", eventID: "e1"}},

@@ -31,6 +31,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/local/rehearsal"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -204,6 +205,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 
+	// Every request of each function, the mapping's included (Lambda polls
+	// with the worker's role), is checked against template.yaml's roles.
+	calls, err := rehearsal.NewRecorder("")
+	if err != nil {
+		return nil, err
+	}
+	function := map[string]string{roleIngest: "IngestFunction", roleWorker: "WorkerFunction", roleESM: "WorkerFunction"}
 	f := newFaults(o.Seed, o.Rates, hang)
 	w := newWorkload(o.Seed, o.Deliveries, o.Conversations, o.Duplicates, o.Rates[Poison])
 	tgt := newTarget(outbound, f, w.isPoison, slowTarget)
@@ -212,7 +220,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		c := cfg.Copy()
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.MaxIdleConnsPerHost = 256
-		c.HTTPClient = &http.Client{Transport: &transport{base: base, f: f, role: role, ledgerTable: dep.Worker.LedgerTable}}
+		c.HTTPClient = &http.Client{Transport: calls.Transport(function[role], &transport{base: base, f: f, role: role, ledgerTable: dep.Worker.LedgerTable})}
 		return c
 	}
 
@@ -284,7 +292,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r.compute(w, s, tgt, custom, f, dead, expired.list())
-	return r, nil
+	r.IAM, err = checkIAM(ctx, o.TemplateFile, name, dep, calls.Calls())
+	return r, err
 }
 
 // dying adapts the ingest handler to a Lambda instance that may die: its
@@ -659,4 +668,35 @@ func parameterDefault(file, param string) (int, bool, error) {
 		}
 	}
 	return 0, false, sc.Err()
+}
+
+// IAM is the check of a run's AWS requests against template.yaml's roles.
+type IAM struct {
+	Calls  int      // requests recorded
+	Denied []string // calls no statement allows
+	Unused []string // granted (action, resource) pairs no call used
+}
+
+// checkIAM evaluates the run's calls against the roles template declares,
+// resolved for the deployment Provision made (the names template.yaml
+// gives a stack called name).
+func checkIAM(ctx context.Context, template, name string, dep devstack.Deployment, calls []rehearsal.Call) (IAM, error) {
+	resources := map[string]rehearsal.Resource{
+		"IdempotencyTable": {Type: "AWS::DynamoDB::Table", Physical: dep.Settings.IdempotencyTable},
+		"LedgerTable":      {Type: "AWS::DynamoDB::Table", Physical: dep.Worker.LedgerTable},
+		"PayloadBucket":    {Type: "AWS::S3::Bucket", Physical: dep.Worker.PayloadBucket},
+	}
+	v, denied, err := rehearsal.CheckDeployment(ctx, template, name, resources, calls)
+	if err != nil {
+		return IAM{}, fmt.Errorf("iam: %w", err)
+	}
+	out := IAM{Calls: len(calls), Denied: denied}
+	for _, f := range v.Functions {
+		for _, g := range f.Grants {
+			if g.Effect == "Allow" && g.Used == 0 {
+				out.Unused = append(out.Unused, f.Name+" "+g.Sid+" "+g.Action+" "+g.Resource)
+			}
+		}
+	}
+	return out, nil
 }

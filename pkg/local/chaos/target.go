@@ -40,8 +40,10 @@ type effect struct {
 	tenant, eventID string
 	seq             int
 	// resent counts requests after the first 2xx; after lists those that
-	// arrived after the ledger had stored the effect as completed.
+	// arrived after the pack had recorded the effect done.
 	resent, after int
+	// key is the effect's Idempotency-Key.
+	key string
 }
 
 func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(string, string) bool, slow time.Duration) *target {
@@ -134,7 +136,7 @@ func (t *target) apply(tenantID, key string, b body, eventID string) {
 	if eventID == "" {
 		eventID = b.EventID
 	}
-	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq}
+	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq, key: key}
 	ev := tenantID + "/" + eventID
 	if t.byEvent[ev] == nil {
 		t.byEvent[ev] = map[string]bool{}

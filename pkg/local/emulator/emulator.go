@@ -64,6 +64,10 @@ func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 	})
 }
 
+// Python returns the Python interpreter moto_server runs on, whose moto
+// package helpers (the rehearsal's IAM evaluation) can import.
+func Python() (string, error) { return motoPython() }
+
 // motoPython returns the interpreter of the moto_server on PATH: the
 // shebang of its Python entry-point script (behind a pyenv shim, the
 // script pyenv resolves it to: the shim costs seconds per start), python3
@@ -71,7 +75,7 @@ func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 func motoPython() (string, error) {
 	bin, err := exec.LookPath("moto_server")
 	if err != nil {
-		return "", errors.New("moto_server is not on PATH (see ../shared/LOCAL-AWS.md)")
+		return "", errors.New("moto_server is not on PATH: pipx install 'moto[server]==5.2.1' (scripts/prerequisites.sh lists every prerequisite)")
 	}
 	if py, ok := shebangPython(bin); ok {
 		return py, nil

@@ -20,7 +20,7 @@ type pollAPI interface {
 }
 
 // Poller does for one queue what Lambda's SQS event source mapping does for
-// a FIFO queue with ReportBatchItemFailures: receive batches of up to 10
+// a FIFO queue with ReportBatchItemFailures: receive batches of up to BatchSize
 // (no batching window), invoke the function with a deadline of its timeout,
 // delete only the messages not reported in batchItemFailures, and leave the
 // rest to their visibility timeout (SQS then redelivers them, and moves them
@@ -38,8 +38,10 @@ type Poller struct {
 	// which the batch is failed whole, whatever the handler later returns.
 	Timeout time.Duration
 	// Wait is the long-poll wait in seconds (default 1: snappy locally).
-	Wait   int32
-	Logger *slog.Logger
+	Wait int32
+	// BatchSize is the mapping's BatchSize (default 10, a FIFO mapping's most).
+	BatchSize int32
+	Logger    *slog.Logger
 }
 
 // Run polls until ctx is done.
@@ -49,7 +51,7 @@ func (p *Poller) Run(ctx context.Context) {
 		wait = 1
 	}
 	for ctx.Err() == nil {
-		ev, err := Receive(ctx, p.Client, p.QueueURL, ReceiveOptions{WaitSeconds: wait, Region: p.Region})
+		ev, err := Receive(ctx, p.Client, p.QueueURL, ReceiveOptions{Max: p.BatchSize, WaitSeconds: wait, Region: p.Region})
 		if err != nil {
 			if ctx.Err() == nil {
 				p.Logger.Error("poller receive failed", slog.String("queueUrl", p.QueueURL), slog.String("error", err.Error()))

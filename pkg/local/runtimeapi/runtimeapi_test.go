@@ -47,3 +47,21 @@ func TestInvoke(t *testing.T) {
 		})
 	}
 }
+
+// An Instance stays warm: it serves invocations one after the other
+// without a new init.
+func TestInstanceServesInvocationsInTurn(t *testing.T) {
+	bin := buildEcho(t)
+	in, err := Start(context.Background(), Options{Binary: bin, Env: []string{"GREETING=hi"}, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("Start() = %v", err)
+	}
+	defer in.Close()
+	for _, name := range []string{"ada", "grace", "edsger"} {
+		res, err := in.Invoke(context.Background(), []byte(`{"name":"`+name+`"}`))
+		want := `{"deadline":true,"greeting":"hi","hello":"` + name + `"}`
+		if err != nil || string(res.Payload) != want {
+			t.Fatalf("Invoke(%s) = %s, %v; want %s", name, res.Payload, err, want)
+		}
+	}
+}

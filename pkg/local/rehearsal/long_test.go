@@ -1,0 +1,5 @@
+//go:build long
+
+package rehearsal
+
+func init() { everyStatement = true }

@@ -1,0 +1,5 @@
+package rehearsal
+
+// everyStatement makes the negative check remove every statement of both
+// roles (build tag long, make test-long), not only the representative ones.
+var everyStatement bool
