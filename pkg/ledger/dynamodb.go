@@ -27,6 +27,7 @@ const (
 	attrLeaseMs   = "lease_expiration" // epoch milliseconds
 	attrFence     = "fence"            // last writer's Fence.Token
 	attrSeries    = "fence_series"     // its conversation (Fence.series)
+	attrOrigin    = "origin"           // the claimer's Fence.Origin
 	attrReason    = "reason"           // why an effect last failed
 	attrVersion   = "version"          // entity version
 	attrData      = "data"             // entity state
@@ -67,7 +68,7 @@ const fenceOK = "(attribute_not_exists(#series) OR #series <> :series OR #fence 
 var (
 	claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
 		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms AND " +
-		"NOT (#series = :series AND #fence < :first))) AND " + fenceOK + ")")
+		"NOT (#series = :series AND #fence < :first AND (attribute_not_exists(#origin) OR #origin <> :origin)))) AND " + fenceOK + ")")
 	replayClaimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
 		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms)) AND " + fenceOK + ")")
 )
@@ -88,9 +89,26 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	}
 	now := d.opts.Now()
 	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, d.opts.Lease))}
-	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first())}
+	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first()), ":origin": str(f.Origin)}
+	names := map[string]string{
+		"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
+		"#series": attrSeries, "#fence": attrFence, "#origin": attrOrigin,
+	}
 	if f.Replay {
 		cond, values = replayClaimCondition, map[string]types.AttributeValue{}
+		delete(names, "#origin")
+	}
+	item := map[string]types.AttributeValue{
+		attrPK:      str(effectPK(k)),
+		attrExp:     num(epoch.Seconds(now.Add(d.opts.Retention))),
+		attrStatus:  str(string(StatusInProgress)),
+		attrToken:   str(l.Token),
+		attrLeaseMs: num(epoch.Millis(l.Expires)),
+		attrFence:   str(f.Token()),
+		attrSeries:  str(f.series()),
+	}
+	if f.Origin != "" {
+		item[attrOrigin] = str(f.Origin)
 	}
 	for k, v := range map[string]types.AttributeValue{
 		":now":        num(epoch.Seconds(now)),
@@ -103,21 +121,10 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		values[k] = v
 	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(d.table),
-		Item: map[string]types.AttributeValue{
-			attrPK:      str(effectPK(k)),
-			attrExp:     num(epoch.Seconds(now.Add(d.opts.Retention))),
-			attrStatus:  str(string(StatusInProgress)),
-			attrToken:   str(l.Token),
-			attrLeaseMs: num(epoch.Millis(l.Expires)),
-			attrFence:   str(f.Token()),
-			attrSeries:  str(f.series()),
-		},
-		ConditionExpression: cond,
-		ExpressionAttributeNames: map[string]string{
-			"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
-			"#series": attrSeries, "#fence": attrFence,
-		},
+		TableName:                           aws.String(d.table),
+		Item:                                item,
+		ConditionExpression:                 cond,
+		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
@@ -130,7 +137,7 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
 	default:
-		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), f))
+		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), f))
 	}
 }
 

@@ -107,6 +107,12 @@ type Fence struct {
 	// the start, so tokens of another incarnation never fence (see series).
 	// Empty means unknown: tokens then compare across incarnations.
 	Queue string
+	// Origin identifies the enqueued copy of the event the message carries
+	// (the envelope's receivedAt: each ingest send has its own, and a
+	// message moved back from the DLQ keeps its body, so it keeps it too).
+	// A claim never counts an earlier message's INPROGRESS record of the
+	// same origin as done: that message is this one, moved back (see done).
+	Origin string
 }
 
 // NewFence returns the fence of a message from its SQS attributes. It
@@ -270,15 +276,19 @@ func newer(storedSeries, stored string, f Fence) bool {
 }
 
 // done reports whether an INPROGRESS effect record claimed under token
-// stored of storedSeries counts as completed for f: it was claimed for an
-// earlier message of f's conversation, and SQS FIFO hands out a group's
-// next message only after deleting the earlier one, which the event source
-// mapping does only when the worker reported it done. (A worker that
-// dead-letters a message or reports it failed first completes or fails its
-// effects explicitly; a message SQS itself moved to the DLQ after repeated
-// crashes is why a Replay fence never counts on this.)
-func done(storedSeries, stored string, f Fence) bool {
-	return !f.Replay && storedSeries == f.series() && stored < f.first()
+// stored of storedSeries, by a message of origin storedOrigin, counts as
+// completed for f: it was claimed for an earlier message of f's
+// conversation, and SQS FIFO hands out a group's next message only after
+// deleting the earlier one, which the event source mapping does only when
+// the worker reported it done. (A worker that dead-letters a message or
+// reports it failed first completes or fails its effects explicitly.) The
+// exception is a message moved back from the DLQ — SQS moves a message there
+// by itself after repeated crashes, its effects unfinished, and AWS's
+// redrive sends it back as a new message with a new SequenceNumber: it
+// carries the same envelope, so the same origin, or a Replay fence.
+func done(storedSeries, stored, storedOrigin string, f Fence) bool {
+	return !f.Replay && storedSeries == f.series() && stored < f.first() &&
+		(storedOrigin == "" || storedOrigin != f.Origin)
 }
 
 func validName(what, s string) error {

@@ -29,6 +29,7 @@ type memEffect struct {
 	Record
 	token  string
 	series string
+	origin string
 }
 
 type memEntity struct {
@@ -60,7 +61,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		if newer(r.series, r.Fence, f) {
 			return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
 		}
-		isDone := done(r.series, r.Fence, f)
+		isDone := done(r.series, r.Fence, r.origin, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
 		if !takeOver && r.Status != StatusFailed {
 			return Lease{}, conflict(r.Record, isDone)
@@ -76,6 +77,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		},
 		token:  l.Token,
 		series: f.series(),
+		origin: f.Origin,
 	}
 	return l, nil
 }

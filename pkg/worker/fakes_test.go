@@ -116,14 +116,24 @@ func sequenceOf(messageID string) string {
 	return strconv.Itoa(n)
 }
 
-// fenceOf is the fence of rec(t, e, attempt).
+// fenceOf is the fence of rec(t, e, attempt), as the worker builds it.
 func fenceOf(t testing.TB, e *envelope.Envelope, attempt int) ledger.Fence {
 	t.Helper()
 	f, err := ledger.NewFence(e.Tenant, e.Conversation, sequenceOf("m-"+e.EventID), attempt, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Origin = e.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	return f
+}
+
+// reenqueued is e as the ingest enqueues it again (a sender's retry that
+// took over a claim whose completion was lost): the same event, a new
+// envelope with its own receivedAt.
+func reenqueued(e *envelope.Envelope) *envelope.Envelope {
+	again := *e
+	again.ReceivedAt = e.ReceivedAt.Add(time.Minute)
+	return &again
 }
 
 // rec builds the SQS record Lambda would deliver for e.

@@ -419,7 +419,7 @@ func TestRedeliveredAndReenqueuedMessagesOnMoto(t *testing.T) {
 	// The same event enqueued anew (new deduplication id), later in the
 	// conversation: the earlier message was deleted, so its claim counts as
 	// completed and the effect is skipped.
-	s.send(e, "again-1")
+	s.send(reenqueued(e), "again-1")
 	s.drain(h)
 
 	posts, applied, keys, absorbed, _ := s.target.snapshot()

@@ -60,7 +60,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	// their own context's (the work deadline).
 	invocation, _ := ctx.Deadline()
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, invocation) }
-	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec, env))
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
+	if !env.ReceivedAt.IsZero() {
+		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	}
 	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
 		cancel()
 		return h.failure(ctx, t, i, rec, r, err)
@@ -124,30 +127,14 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (stri
 	return created, nil
 }
 
-// redriveGap bounds the time between the ingest accepting a delivery
-// (the envelope's receivedAt) and SQS accepting its message (SentTimestamp):
-// the ingest function's timeout is 10 s. A message sent later than that was
-// not sent by the ingest: it was moved back from the DLQ.
-const redriveGap = time.Minute
-
-// redriven reports whether rec was moved back from the DLQ: by
-// scripts/replay (AttrReplayOf), or by AWS's own redrive (StartMessageMoveTask,
-// the console's "Start DLQ redrive"), which sends it as a new message with a
-// new id, SequenceNumber and SentTimestamp and keeps its attributes and
-// body: a dead letter the worker wrote carries AttrMessageID, and one SQS
-// moved itself after maxReceiveCount is recognised by its SentTimestamp,
-// long after the envelope's receivedAt. The claims of a redriven message
-// never count an earlier message's unfinished claim as done
-// (ledger.Fence.Replay): that message may have crashed into the DLQ.
-func redriven(rec *events.SQSMessage, env *envelope.Envelope) bool {
-	if _, ok := rec.MessageAttributes[AttrReplayOf]; ok {
-		return true
-	}
-	if _, ok := rec.MessageAttributes[AttrMessageID]; ok {
-		return true
-	}
-	sent, ok := sentAt(rec)
-	return ok && !env.ReceivedAt.IsZero() && sent.Sub(env.ReceivedAt) > redriveGap
+// redriven reports whether scripts/replay moved rec back from the DLQ
+// (AttrReplayOf). AWS's own redrive (StartMessageMoveTask, the console's
+// "Start DLQ redrive") needs no mark: the moved message keeps its envelope,
+// and with it the fence's Origin, which tells it from a later copy of the
+// event the ingest enqueued (ledger.Fence.Origin).
+func redriven(rec *events.SQSMessage) bool {
+	_, ok := rec.MessageAttributes[AttrReplayOf]
+	return ok
 }
 
 // sentAt returns the message's SentTimestamp (when SQS accepted it; a

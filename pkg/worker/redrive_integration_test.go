@@ -40,11 +40,8 @@ func TestAWSRedriveRunsUnfinishedEffectsOnMoto(t *testing.T) {
 	h := worker.New(s.workerConfig(&logs, reg))
 
 	// Receive 1: the worker completed "charge", claimed the forward and
-	// died (what it leaves in the ledger); SQS takes 170 receives of at
-	// least 180 s each to give up on such a message, so by the redrive the
-	// envelope is hours old.
+	// died (what it leaves in the ledger, fenced as the worker fences).
 	e := s.env("c1-e1", "c1")
-	e.ReceivedAt = time.Now().Add(-9 * time.Hour).UTC()
 	s.send(e, "")
 	first := s.receive(s.pair.URL)
 	if len(first.Records) != 1 {
@@ -54,6 +51,7 @@ func TestAWSRedriveRunsUnfinishedEffectsOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.Origin = e.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	charge, err := s.ledger.Claim(ctx, f, ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}, time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -260,7 +260,7 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 		units    float64
 	}{
 		{"message", rec(t, e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
-		{"the event enqueued again", recAs(t, "m-again", e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 0},
+		{"the event enqueued again", recAs(t, "m-again", reenqueued(e), 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 0},
 		// Claim, the effect's Fail, and the message's FailedAttempt count.
 		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}, 3},
 		{"its retry", rec(t, flaky, 2), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},

@@ -484,12 +484,12 @@ func TestOnce(t *testing.T) {
 		// The first message claimed the effect and its worker crashed, until
 		// SQS moved the message to the DLQ: its claim is all that is left.
 		// However it comes back — scripts/replay, AWS's move task (a new
-		// message, SentTimestamp long after the envelope's receivedAt), or a
-		// dead letter the worker wrote moved back — the effect runs: a custom
-		// effect always (its success would have been completed at once); the
-		// forward whenever the message is recognisably redriven. Only the
-		// forward of a plain later message (ingest enqueued the event again)
-		// counts the earlier message's claim as done by its deletion.
+		// message with the same envelope), or a dead letter the worker wrote
+		// moved back — the effect runs: a custom effect always (its success
+		// would have been completed at once); the forward because the
+		// message carries the same envelope (its origin). Only the forward
+		// of a later copy the ingest enqueued (a new envelope) counts the
+		// earlier message's claim as done by its deletion.
 		tests := []struct {
 			name    string
 			forward bool
@@ -661,8 +661,13 @@ func workerDeadLetter(r *events.SQSMessage, e *envelope.Envelope) {
 	r.Attributes["SentTimestamp"] = strconv.FormatInt(e.ReceivedAt.Add(time.Second).UnixMilli(), 10)
 }
 
+// plain is the event enqueued again by the ingest: a new envelope.
 func plain(r *events.SQSMessage, e *envelope.Envelope) {
-	r.Attributes["SentTimestamp"] = strconv.FormatInt(e.ReceivedAt.Add(2*time.Second).UnixMilli(), 10)
+	b, err := reenqueued(e).Encode()
+	if err != nil {
+		panic(err)
+	}
+	r.Body = string(b)
 }
 
 func TestApplyIfNewer(t *testing.T) {

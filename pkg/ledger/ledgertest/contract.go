@@ -473,6 +473,35 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("MovedBackMessageIsNotDoneByItsOwnEarlierClaim", func(t *testing.T) {
+		// A message SQS moved to the DLQ after its worker crashed holding a
+		// claim, moved back by AWS's redrive as a new message (a greater
+		// SequenceNumber, the same envelope): the claim its earlier self left
+		// is not done, and is taken over once its lease ends. A later copy
+		// the ingest enqueued (another origin) counts it done as before.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "forward")
+		crashed := fence(t, conv, 10, 3)
+		crashed.Origin = "2026-11-26T06:00:00.000000001Z"
+		mustClaim(t, s, crashed, k)
+		movedBack := fence(t, conv, 40, 1)
+		movedBack.Origin = crashed.Origin
+		if _, err := s.Claim(ctx, movedBack, k, 0); !errors.Is(err, ledger.ErrInFlight) {
+			t.Errorf("Claim() by the moved-back message inside the lease = %v, want ErrInFlight", err)
+		}
+		again := fence(t, conv, 41, 1)
+		again.Origin = "2026-11-26T06:05:00.000000002Z"
+		if _, err := s.Claim(ctx, again, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by a copy the ingest enqueued again = %v, want ErrCompleted (done by the earlier message's deletion)", err)
+		}
+		clock.Advance(2 * Lease)
+		if _, err := s.Claim(ctx, movedBack, k, 0); err != nil {
+			t.Errorf("Claim() by the moved-back message after the lease = %v, want takeover", err)
+		}
+	})
+
 	t.Run("RecreatedQueueIsNotFencedByTheOldOne", func(t *testing.T) {
 		// The queue was deleted and created again under its name: its
 		// SequenceNumbers start over, below everything the old one wrote.
