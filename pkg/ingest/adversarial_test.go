@@ -22,8 +22,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/logtest"
 	"github.com/hookpack/hookpack/pkg/local/provision"
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -70,10 +70,10 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 	reg := provider.Registry()
 	acme := tenant.Inbound{Providers: map[string]webhook.Config{}}
 	globex := tenant.Inbound{Providers: map[string]webhook.Config{}}
-	deliveries := map[string]samples.Sample{}
+	deliveries := map[string]providertest.Sample{}
 	var secrets []string
 	for _, a := range adversaries {
-		s, err := samples.LoadSample(awstest.ModuleRoot()+"/events/samples", a.provider, a.sample)
+		s, err := providertest.LoadSample(providertest.SamplesDir(), a.provider, a.sample)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 	}
 	creds := tenant.NewSSM(ssm.NewFromConfig(base), "/"+name)
 	for id, in := range map[string]tenant.Inbound{"acme": acme, "globex": globex} {
-		if err := creds.Put(ctx, id, in, tenant.Outbound{}, ""); err != nil {
+		if err := creds.Put(ctx, id, in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -46,6 +47,8 @@ const MaxLambdaBodyBytes = 6 << 20
 // TenantListRefresh); ids not on it are answered 404 without an AWS call.
 func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger) *Handler {
 	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), s.ParameterPrefix)
+	providers := provider.Registry()
+	inbound := func(ctx context.Context, id string) (tenant.Inbound, error) { return creds.Inbound(ctx, id, providers) }
 	q := queue.NewSQS(sqs.NewFromConfig(cfg))
 	var maxBody, maxEvent int // defaults: what SQS takes inline
 	if s.PayloadBucket != "" {
@@ -53,8 +56,8 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger) *Handler {
 		maxBody, maxEvent = MaxLambdaBodyBytes, queue.MaxOffloadBytes
 	}
 	return New(Config{
-		Providers:        provider.Registry(),
-		Tenants:          tenant.NewDirectory(creds.IDs, tenant.NewCache(creds.Inbound, s.TenantCacheTTL, 0, nil), s.TenantListRefresh, nil),
+		Providers:        providers,
+		Tenants:          tenant.NewDirectory(creds.IDs, tenant.NewCache(inbound, s.TenantCacheTTL, 0, nil), s.TenantListRefresh, nil),
 		Claims:           idempotency.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.IdempotencyTable, idempotency.Options{Retention: s.Retention, Lease: s.Lease}),
 		Queue:            q,
 		MaxBodyBytes:     maxBody,

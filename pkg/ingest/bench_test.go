@@ -20,6 +20,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -91,7 +92,7 @@ func BenchmarkEmulator(b *testing.B) {
 	}
 	gh := webhook.Config{Secrets: []string{acmeGitHubSecret}}
 	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": gh}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 		b.Fatal(err)
 	}
 	handlerCalls, bareCalls := awscount.New(), awscount.New()

@@ -16,8 +16,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/logtest"
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -36,12 +36,12 @@ import (
 //     queues nothing more;
 //   - the log holds no secret, no signature and no body.
 func FuzzHandler(f *testing.F) {
-	file, err := tenant.LoadFile(awstest.ModuleRoot() + "/events/tenants.json")
+	file, err := tenant.LoadFile(awstest.ModuleRoot()+"/events/tenants.json", provider.Registry())
 	if err != nil {
 		f.Fatal(err)
 	}
 	in := file.Tenants["demo"].Inbound
-	all, err := samples.LoadSamples(awstest.ModuleRoot() + "/events/samples")
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -75,13 +75,15 @@ func newStack(t *testing.T, now func() time.Time) *stack {
 	prefix := "/" + name
 	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), prefix)
 	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
-	if err := creds.Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+	if err := creds.Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 		t.Fatal(err)
 	}
 	faults := &faultySender{next: queue.NewSQS(sq)}
 	h := New(Config{
-		Providers:        provider.Registry(),
-		Tenants:          tenant.NewCache(creds.Inbound, 0, 0, nil),
+		Providers: provider.Registry(),
+		Tenants: tenant.NewCache(func(ctx context.Context, id string) (tenant.Inbound, error) {
+			return creds.Inbound(ctx, id, provider.Registry())
+		}, 0, 0, nil),
 		Claims:           idempotency.NewDynamoDB(ddb, name, idempotency.Options{Now: now, Lease: 30 * time.Second}),
 		Queue:            faults,
 		QueueURLTemplate: pair.URL, // one tenant: the template is the URL itself

@@ -1,16 +1,5 @@
 package ingest
 
-import "github.com/hookpack/hookpack/pkg/idempotency"
-
-// claimState is what claiming did for one event of a delivery.
-type claimState struct {
-	claim   idempotency.Claim
-	claimed bool    // this delivery holds claim
-	out     outcome // "" until the event is reused, duplicate, in flight, held back or accepted
-	stored  string  // the payload digest a reused id was claimed with
-	err     error
-}
-
 // holdBack keeps each conversation in delivery order at the claim stage,
 // as queue.SQS.SendBatch does at the send stage, and returns the indexes of
 // the events to send, in delivery order. After the first event of a

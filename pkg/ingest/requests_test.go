@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/provider"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -48,7 +49,7 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	in := tenant.Inbound{Providers: map[string]webhook.Config{
 		"github": {Secrets: []string{acmeGitHubSecret}}, "whatsapp": {Secrets: []string{acmeWhatsAppSecret}},
 	}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, ""); err != nil {
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
 		t.Fatal(err)
 	}
 

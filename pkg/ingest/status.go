@@ -6,6 +6,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -45,7 +46,7 @@ const (
 // logged instead.
 func classify(err error) (status int, out outcome, msg string) {
 	switch {
-	case errors.Is(err, tenant.ErrInvalidID):
+	case errors.Is(err, tenantid.ErrInvalid):
 		return http.StatusBadRequest, outBadTenantID, err.Error()
 	case errors.Is(err, errNotFound), errors.Is(err, tenant.ErrNotFound):
 		// One message for unknown tenant and disabled provider: the sender

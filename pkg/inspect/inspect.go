@@ -19,7 +19,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -231,7 +231,7 @@ var (
 // message says what was searched and why an event may leave no trace), or
 // a wrapped AWS error.
 func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
-	if err := tenant.ValidID(q.Tenant); err != nil {
+	if err := tenantid.Validate(q.Tenant); err != nil {
 		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidQuery, err)
 	}
 	if q.Event == "" {
@@ -315,7 +315,7 @@ func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth
 // resolve turns q.Event into candidate idempotency keys.
 func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, scan func() ([]ledger.Record, error)) ([]string, error) {
 	ref := q.Event
-	if t, _, ok := strings.Cut(ref, "#"); ok && strings.Count(ref, "#") >= 2 && tenant.ValidID(t) == nil {
+	if t, _, ok := strings.Cut(ref, "#"); ok && strings.Count(ref, "#") >= 2 && tenantid.Validate(t) == nil {
 		if t != q.Tenant {
 			return nil, fmt.Errorf("%w: %q is an event key of tenant %s, not %s", ErrInvalidQuery, ref, t, q.Tenant)
 		}

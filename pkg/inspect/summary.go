@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // metricAPI reads CloudWatch's SQS metrics.
@@ -50,7 +50,7 @@ type ReasonCount struct {
 // its oldest queued message. It returns an error wrapping ErrInvalidQuery
 // or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
-	if err := tenant.ValidID(tenantID); err != nil {
+	if err := tenantid.Validate(tenantID); err != nil {
 		return Summary{}, fmt.Errorf("%w: tenant: %v", ErrInvalidQuery, err)
 	}
 	s := Summary{Tenant: tenantID}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // Attribute names.
@@ -370,7 +370,7 @@ func (d *DynamoDB) Attempts(ctx context.Context, messageID string) (int, error) 
 // few match). It returns an error wrapping ErrInvalidKey for an invalid
 // tenant, or a wrapped AWS error.
 func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Record, error) {
-	if err := tenant.ValidID(tenantID); err != nil {
+	if err := tenantid.Validate(tenantID); err != nil {
 		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
 	}
 	prefix := "fx|" + tenantID + "|" // effectPK up to the effect name

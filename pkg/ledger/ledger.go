@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/internal/lease"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // Status is the state of an effect record.
@@ -238,7 +238,7 @@ func entityPK(t, id string) string       { return "st|" + t + "|" + id }
 func attemptsPK(messageID string) string { return "at|" + messageID }
 
 func validKey(k Key) error {
-	if err := tenant.ValidID(k.Tenant); err != nil {
+	if err := tenantid.Validate(k.Tenant); err != nil {
 		return fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
 	}
 	if err := ValidEffect(k.Effect); err != nil {
@@ -248,7 +248,7 @@ func validKey(k Key) error {
 }
 
 func validConversation(tenantID, conversation string) error {
-	if err := tenant.ValidID(tenantID); err != nil {
+	if err := tenantid.Validate(tenantID); err != nil {
 		return fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
 	}
 	return validName("conversation", conversation)

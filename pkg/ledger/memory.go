@@ -9,7 +9,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,
@@ -194,7 +194,7 @@ func (m *Memory) Attempts(_ context.Context, messageID string) (int, error) {
 
 // Effects behaves like (*DynamoDB).Effects.
 func (m *Memory) Effects(_ context.Context, tenantID, event string) ([]Record, error) {
-	if err := tenant.ValidID(tenantID); err != nil {
+	if err := tenantid.Validate(tenantID); err != nil {
 		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
 	}
 	m.mu.Lock()

@@ -20,20 +20,8 @@ const receiverLibrary = "github.com/standard-webhooks/standard-webhooks/"
 // Test files may use the harness; they are not linked into a function. Nor
 // may product code link the receivers' library (receiverLibrary).
 func TestProductNeverImportsLocal(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Deps", "../../functions/...", "../../pkg/...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
 	checked := 0
-	for dec.More() {
-		var p struct {
-			ImportPath string
-			Deps       []string
-		}
-		if err := dec.Decode(&p); err != nil {
-			t.Fatalf("decode go list output: %v", err)
-		}
+	for _, p := range list(t, "../../functions/...", "../../pkg/...") {
 		if isLocal(p.ImportPath) || strings.Contains(p.ImportPath, "/testdata/") || strings.HasPrefix(p.ImportPath, module+"scripts/") {
 			continue
 		}
@@ -50,6 +38,50 @@ func TestProductNeverImportsLocal(t *testing.T) {
 	if checked < 10 {
 		t.Fatalf("checked %d product packages; the go list pattern no longer finds them", checked)
 	}
+}
+
+// TestAdapterTestsNeverImportLocal fails when the tests of a provider
+// adapter, or of the webhook contract they implement, reach pkg/local: they
+// need no emulator, and read their vectors from events/samples through
+// providertest, so the product's own checks run without the harness.
+func TestAdapterTestsNeverImportLocal(t *testing.T) {
+	checked := 0
+	for _, p := range list(t, "-test", "../../pkg/provider/...", "../../pkg/webhook/...") {
+		checked++
+		for _, d := range p.Deps {
+			if isLocal(d) {
+				t.Errorf("%s imports %s: adapter tests must not depend on the local harness", strings.TrimPrefix(p.ImportPath, module), strings.TrimPrefix(d, module))
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("checked %d adapter packages; the go list pattern no longer finds them", checked)
+	}
+}
+
+type pkg struct {
+	ImportPath string
+	Deps       []string
+}
+
+// list runs go list -json with args and returns every package it reports
+// (with -test, the test variants too).
+func list(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", append([]string{"list", "-json=ImportPath,Deps"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("go list %v: %v", args, err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
 }
 
 func isLocal(path string) bool {

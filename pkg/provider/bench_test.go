@@ -5,15 +5,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -38,8 +36,7 @@ func pad(body []byte, n int) []byte {
 // encoding — next to the bare HMAC-SHA256 over the same bytes.
 // Budget: each provider ≤ 2× bare-hmac at 4 KB.
 func BenchmarkHotPath(b *testing.B) {
-	_, file, _, _ := runtime.Caller(0)
-	samples, err := samples.LoadSamples(filepath.Join(filepath.Dir(file), "..", "..", "events", "samples"))
+	samples, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -90,7 +90,7 @@ func TestContract(t *testing.T) {
 // TestSamples verifies and parses every delivery under events/samples with
 // its own tenant config, so the samples the demo tooling replays stay valid.
 func TestSamples(t *testing.T) {
-	all, err := samples.LoadSamples("../../events/samples")
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}

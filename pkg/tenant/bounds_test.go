@@ -15,6 +15,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -172,7 +173,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := errors.Join(tt.in.Validate("acme"), tt.out.Validate("acme"))
+			err := errors.Join(tt.in.Validate("acme", provider.Registry()), tt.out.Validate("acme"))
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("Validate() = %v, want nil", err)
@@ -203,11 +204,11 @@ func TestSSMListsOnboardedTenantsOnMoto(t *testing.T) {
 	for i := range 105 {
 		id := fmt.Sprintf("%s%03d", strings.Repeat("t", 37), i)
 		want = append(want, id)
-		if err := store.Put(ctx, id, in, Outbound{}, ""); err != nil {
+		if err := store.Put(ctx, id, in, Outbound{}, "", provider.Registry()); err != nil {
 			t.Fatalf("Put(%s) = %v", id, err)
 		}
 	}
-	if err := store.Put(ctx, want[0], in, Outbound{}, ""); err != nil { // again: listed once
+	if err := store.Put(ctx, want[0], in, Outbound{}, "", provider.Registry()); err != nil { // again: listed once
 		t.Fatal(err)
 	}
 	ids, err := store.IDs(ctx)
@@ -216,10 +217,10 @@ func TestSSMListsOnboardedTenantsOnMoto(t *testing.T) {
 	}
 
 	bad := Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{""}}}}
-	if err := store.Put(ctx, "broken", bad, Outbound{}, ""); !errors.Is(err, ErrInvalid) {
+	if err := store.Put(ctx, "broken", bad, Outbound{}, "", provider.Registry()); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("Put(empty secret) = %v, want ErrInvalid", err)
 	}
-	if _, err := store.Inbound(ctx, "broken"); !errors.Is(err, ErrNotFound) {
+	if _, err := store.Inbound(ctx, "broken", provider.Registry()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("after a refused Put, Inbound() = %v, want ErrNotFound (nothing written)", err)
 	}
 	// A parameter written around Put (by hand, an old script) is checked on load.
@@ -228,7 +229,7 @@ func TestSSMListsOnboardedTenantsOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Inbound(ctx, "handmade"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "providers.stripe.secrets") {
+	if _, err := store.Inbound(ctx, "handmade", provider.Registry()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "providers.stripe.secrets") {
 		t.Errorf("Inbound(handmade) = %v, want ErrInvalid naming providers.stripe.secrets", err)
 	}
 }

@@ -6,6 +6,9 @@ import (
 	"maps"
 	"os"
 	"slices"
+
+	"github.com/hookpack/hookpack/pkg/tenantid"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // File is the local tenants file (default events/tenants.json, path in
@@ -23,10 +26,10 @@ type FileTenant struct {
 	Outbound Outbound `json:"outbound"`
 }
 
-// LoadFile reads and validates a tenants file (ValidID, Inbound.Validate,
-// Outbound.Validate). Errors name the file, the tenant and the field, never
-// a secret.
-func LoadFile(path string) (*File, error) {
+// LoadFile reads and validates a tenants file (tenantid.Validate,
+// Inbound.Validate against providers, Outbound.Validate). Errors name the
+// file, the tenant and the field, never a secret.
+func LoadFile(path string, providers webhook.Registry) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read tenants file: %w", err)
@@ -36,13 +39,13 @@ func LoadFile(path string) (*File, error) {
 		return nil, fmt.Errorf("tenants file %s: %w", path, err)
 	}
 	for _, id := range f.IDs() {
-		if err := ValidID(id); err != nil {
+		if err := tenantid.Validate(id); err != nil {
 			return nil, fmt.Errorf("tenants file %s: tenant %q: %w", path, id, err)
 		}
 		if len(f.Tenants[id].Providers) == 0 {
 			return nil, fmt.Errorf("tenants file %s: tenant %q enables no provider", path, id)
 		}
-		if err := f.Tenants[id].Inbound.Validate(id); err != nil {
+		if err := f.Tenants[id].Inbound.Validate(id, providers); err != nil {
 			return nil, fmt.Errorf("tenants file %s: %w", path, err)
 		}
 		if err := f.Tenants[id].Outbound.Validate(id); err != nil {

@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/hookpack/hookpack/pkg/tenantid"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 type ssmAPI interface {
@@ -39,17 +42,23 @@ func NewSSM(client ssmAPI, prefix string) *SSM {
 
 // Inbound returns the tenant's inbound configuration, or an error wrapping
 // ErrNotFound when the tenant has none and ErrInvalid when it fails
-// Inbound.Validate.
-func (s *SSM) Inbound(ctx context.Context, id string) (Inbound, error) {
+// Inbound.Validate against providers.
+func (s *SSM) Inbound(ctx context.Context, id string, providers webhook.Registry) (Inbound, error) {
 	var in Inbound
-	return validated(in, s.get(ctx, id, "inbound", &in), id)
+	if err := s.get(ctx, id, "inbound", &in); err != nil {
+		return in, err
+	}
+	return in, in.Validate(id, providers)
 }
 
 // Outbound returns the tenant's outbound credentials, or an error wrapping
 // ErrNotFound or ErrInvalid.
 func (s *SSM) Outbound(ctx context.Context, id string) (Outbound, error) {
 	var out Outbound
-	return validated(out, s.get(ctx, id, "outbound", &out), id)
+	if err := s.get(ctx, id, "outbound", &out); err != nil {
+		return out, err
+	}
+	return out, out.Validate(id)
 }
 
 func (s *SSM) get(ctx context.Context, id, kind string, v any) error {
@@ -69,17 +78,9 @@ func (s *SSM) get(ctx context.Context, id, kind string, v any) error {
 	return nil
 }
 
-// validated returns what load returns, checked with Validate.
-func validated[T interface{ Validate(id string) error }](v T, err error, id string) (T, error) {
-	if err == nil {
-		err = v.Validate(id)
-	}
-	return v, err
-}
-
 // IDs returns the onboarded tenant ids: one GetParametersByPath request (more
 // only when the list spans over 10 parameters). An empty list is not an
-// error; an id that fails ValidID is.
+// error; an id that fails tenantid.Validate is.
 func (s *SSM) IDs(ctx context.Context) ([]string, error) {
 	shards, err := s.idShards(ctx)
 	if err != nil {
@@ -88,7 +89,7 @@ func (s *SSM) IDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	for _, sh := range shards {
 		for _, id := range sh.ids {
-			if err := ValidID(id); err != nil {
+			if err := tenantid.Validate(id); err != nil {
 				return nil, fmt.Errorf("%s lists %q: %w", sh.name, id, err)
 			}
 			ids = append(ids, id)
@@ -170,17 +171,18 @@ func (s *SSM) register(ctx context.Context, id string) error {
 
 func (s *SSM) idsPath() string { return strings.TrimRight(s.prefix, "/") + "/tenant-ids" }
 
-// Put validates a tenant's configuration, writes both parameters as
-// SecureString (KMS key keyID, or the account's aws/ssm key when empty),
-// overwriting existing values, and adds id to the onboarded tenants. It
-// returns an error wrapping ErrInvalidID or ErrInvalid, writing nothing,
-// when the configuration fails validation. It is used by the local stack
+// Put validates a tenant's configuration (its inbound one against
+// providers), writes both parameters as SecureString (KMS key keyID, or the
+// account's aws/ssm key when empty), overwriting existing values, and adds
+// id to the onboarded tenants. It returns an error wrapping
+// tenantid.ErrInvalid or ErrInvalid, writing nothing, when the
+// configuration fails validation. It is used by the local stack
 // and tests; scripts/tenant does the same with the AWS CLI.
-func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyID string) error {
-	if err := ValidID(id); err != nil {
+func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyID string, providers webhook.Registry) error {
+	if err := tenantid.Validate(id); err != nil {
 		return err
 	}
-	if err := in.Validate(id); err != nil {
+	if err := in.Validate(id, providers); err != nil {
 		return err
 	}
 	if err := out.Validate(id); err != nil {

@@ -11,41 +11,13 @@ package tenant
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// Sentinel errors.
-var (
-	// ErrNotFound: no such tenant (or no such credential for it).
-	ErrNotFound = errors.New("tenant not found")
-	// ErrInvalidID: the tenant id fails ValidID.
-	ErrInvalidID = errors.New("invalid tenant id")
-)
-
-// MaxIDLen keeps "<stack>-<tenant>-dlq.fifo" within SQS's 80-character
-// queue name limit with room for a stack prefix.
-const MaxIDLen = 40
-
-// ValidID checks a tenant id before any lookup: 1–40 characters of
-// lower-case letters, digits and '-', starting with a letter or digit. The
-// id becomes part of queue names, parameter paths and idempotency keys, so
-// nothing else is allowed in.
-func ValidID(id string) error {
-	if id == "" || len(id) > MaxIDLen {
-		return fmt.Errorf("%w: must be 1-%d characters", ErrInvalidID, MaxIDLen)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (c != '-' || i == 0) {
-			return fmt.Errorf("%w: only a-z, 0-9 and '-' (not first) are allowed", ErrInvalidID)
-		}
-	}
-	return nil
-}
+// ErrNotFound: no such tenant (or no such credential for it).
+var ErrNotFound = errors.New("tenant not found")
 
 // Inbound is what the ingest function may know about a tenant.
 type Inbound struct {

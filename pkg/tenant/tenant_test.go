@@ -14,25 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
-
-func TestValidID(t *testing.T) {
-	tests := []struct {
-		id string
-		ok bool
-	}{
-		{"acme", true}, {"a", true}, {"acme-eu-1", true}, {strings.Repeat("a", 40), true},
-		{"", false}, {strings.Repeat("a", 41), false}, {"-acme", false}, {"Acme", false},
-		{"acme_eu", false}, {"acme/../x", false}, {"acme#1", false}, {"ac me", false},
-	}
-	for _, tt := range tests {
-		err := ValidID(tt.id)
-		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalidID)) {
-			t.Errorf("ValidID(%q) = %v, want ok=%v", tt.id, err, tt.ok)
-		}
-	}
-}
 
 func TestCache(t *testing.T) {
 	now := time.Unix(1000, 0)
@@ -110,10 +95,10 @@ func TestSSMOnMoto(t *testing.T) {
 	ctx := context.Background()
 	in := Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{"s1", "s2"}}}}
 	out := Outbound{TargetURL: "https://example.test/hook", Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}
-	if err := store.Put(ctx, "acme", in, out, ""); err != nil {
+	if err := store.Put(ctx, "acme", in, out, "", provider.Registry()); err != nil {
 		t.Fatalf("Put() = %v", err)
 	}
-	gotIn, err := store.Inbound(ctx, "acme")
+	gotIn, err := store.Inbound(ctx, "acme", provider.Registry())
 	if err != nil || len(gotIn.Providers["github"].Secrets) != 2 {
 		t.Fatalf("Inbound() = %+v, %v", gotIn, err)
 	}
@@ -121,11 +106,11 @@ func TestSSMOnMoto(t *testing.T) {
 	if err != nil || gotOut.TargetURL != out.TargetURL {
 		t.Fatalf("Outbound() = %+v, %v", gotOut, err)
 	}
-	if _, err := store.Inbound(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+	if _, err := store.Inbound(ctx, "nobody", provider.Registry()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Inbound(unknown) = %v, want ErrNotFound", err)
 	}
-	if err := store.Put(ctx, "Bad/ID", in, out, ""); !errors.Is(err, ErrInvalidID) {
-		t.Errorf("Put(bad id) = %v, want ErrInvalidID", err)
+	if err := store.Put(ctx, "Bad/ID", in, out, "", provider.Registry()); !errors.Is(err, tenantid.ErrInvalid) {
+		t.Errorf("Put(bad id) = %v, want tenantid.ErrInvalid", err)
 	}
 }
 
@@ -151,7 +136,7 @@ func TestLoadFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := LoadFile(write(tt.name+".json", tt.body))
+			f, err := LoadFile(write(tt.name+".json", tt.body), provider.Registry())
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("LoadFile() = %v, want error containing %q", err, tt.wantErr)

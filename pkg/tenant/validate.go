@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -26,18 +25,19 @@ type configChecker interface {
 
 // Validate checks the inbound configuration of tenant id (one that enables
 // no provider is valid, and answers 404 for every provider): every provider is
-// one this build supports, has at least one secret and no empty one, every
-// URL setting ("url", "…_url") is an absolute http(s) URL, and providers
-// that check their own settings accept them. It returns an error wrapping
-// ErrInvalid that names the tenant and the first field at fault.
-func (in Inbound) Validate(id string) error {
-	reg := provider.Registry()
+// one of providers (the build's provider.Registry; passed in so that packages
+// reading only outbound credentials, like the worker, link no adapter), has
+// at least one secret and no empty one, every URL setting ("url", "…_url")
+// is an absolute http(s) URL, and providers that check their own settings
+// accept them. It returns an error wrapping ErrInvalid that names the tenant
+// and the first field at fault.
+func (in Inbound) Validate(id string, providers webhook.Registry) error {
 	for _, name := range slices.Sorted(maps.Keys(in.Providers)) {
 		cfg := in.Providers[name]
 		field := "providers." + name
-		p, ok := reg.Lookup(name)
+		p, ok := providers.Lookup(name)
 		if !ok {
-			return invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(reg)), ", "))
+			return invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
 		}
 		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil {
 			return err

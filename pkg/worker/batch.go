@@ -1,8 +1,14 @@
 package worker
 
 import (
+	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
 )
 
 // tracker holds the results of one batch while its groups run. A group
@@ -87,4 +93,117 @@ func (t *tracker) close() (results []result, finished, started []bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.results, t.finished, t.started
+}
+
+// runGroup processes one conversation's messages in order: a message
+// behind a failed one waits with it; one not started before the work
+// deadline is handed to the next invocation; one near the end of its
+// queue retention is dead-lettered rather than left to expire.
+func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMessage, group []int, workDeadline time.Time) {
+	var blocker *result
+	for _, i := range group {
+		if !t.start(i) {
+			return
+		}
+		rec := &recs[i]
+		var r result
+		switch {
+		case blocker != nil:
+			r = h.blocked(rec, blocker)
+			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
+				r = h.expiring(ctx, t, i, rec, r)
+			}
+		case !workDeadline.IsZero() && !h.cfg.Now().Before(workDeadline):
+			r = h.expired(rec)
+		default:
+			r = h.process(ctx, t, i, rec, workDeadline)
+		}
+		if !t.publish(i, r) {
+			return
+		}
+		if r.failed && blocker == nil {
+			blocker = &r
+		}
+	}
+}
+
+// leftBehind settles the messages the cut-off found unfinished: in each
+// group, the one that was running is a failed attempt (counted, so an
+// effect that hangs every time ends in the DLQ with a reason) and comes
+// back once its effects' leases have ended; the ones after it wait with it.
+func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grouped [][]int, results []result, finished, started []bool, deadline time.Time) {
+	for _, group := range grouped {
+		var blocker *result
+		for _, i := range group {
+			if finished[i] {
+				continue
+			}
+			rec := &recs[i]
+			if blocker != nil || !started[i] {
+				if blocker == nil {
+					results[i] = h.expired(rec)
+				} else {
+					results[i] = h.blocked(rec, blocker)
+				}
+				continue
+			}
+			r := h.newResult(rec)
+			r.env, _ = envelope.Decode([]byte(rec.Body))
+			fctx, cancel := h.finish(ctx)
+			n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
+			cancel()
+			if cerr == nil {
+				r.attempt = n
+			}
+			// The leases of its effects last until the deadline (see
+			// process): a retry before then would wait on them.
+			lease := deadline.Add(time.Second).Sub(h.cfg.Now())
+			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), lease))
+			r.outcome = outTimedOut
+			results[i] = r
+			blocker = &results[i]
+		}
+	}
+}
+
+// groups returns the record indices per message group, groups in order of
+// first appearance, records in batch order (SQS FIFO's order). Records
+// without a group (standard queues) are each their own group.
+func groups(recs []events.SQSMessage) [][]int {
+	var out [][]int
+	index := map[string]int{}
+	for i, r := range recs {
+		g, ok := r.Attributes["MessageGroupId"]
+		if !ok || g == "" {
+			out = append(out, []int{i})
+			continue
+		}
+		j, seen := index[g]
+		if !seen {
+			j = len(out)
+			index[g] = j
+			out = append(out, nil)
+		}
+		out[j] = append(out[j], i)
+	}
+	return out
+}
+
+// blocked reports a message behind a failed one of its group: it waits as
+// long as the failure does, so the group resumes in order.
+func (h *Handler) blocked(rec *events.SQSMessage, blocker *result) result {
+	r := h.newResult(rec)
+	r.outcome, r.failed = outBlocked, true
+	r.visibility, r.setVisibility = blocker.visibility, blocker.setVisibility
+	r.env, _ = envelope.Decode([]byte(rec.Body))
+	return r
+}
+
+// expired reports a message not started before the work deadline; it is
+// made visible at once so the next invocation takes it.
+func (h *Handler) expired(rec *events.SQSMessage) result {
+	r := h.newResult(rec)
+	r.outcome, r.failed, r.setVisibility = outDeadline, true, true
+	r.env, _ = envelope.Decode([]byte(rec.Body))
+	return r
 }

@@ -158,7 +158,7 @@ func newStackWith(t *testing.T, queues provision.PairOptions) *stack {
 	s.ledger = ledger.NewDynamoDB(ddb, table, ledger.Options{Now: s.clock.Now})
 	s.creds = tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+awstest.Name(t))
 	out := tenant.Outbound{TargetURL: s.target.URL + "/events", Secrets: []string{outboundSecret}, Timeout: "5s"}
-	if err := s.creds.Put(ctx, "acme", tenant.Inbound{}, out, ""); err != nil {
+	if err := s.creds.Put(ctx, "acme", tenant.Inbound{}, out, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -122,7 +122,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	}
 	srv, posts := okTarget(t)
 	out := tenant.Outbound{TargetURL: srv.URL, Secrets: []string{outboundSecret}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", tenant.Inbound{}, out, ""); err != nil {
+	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", tenant.Inbound{}, out, "", nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -19,6 +19,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/demo"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -34,7 +35,7 @@ func main() {
 func run(ctx context.Context) error {
 	env := devstack.EnvOptions()
 	addr, targetAddr, tenantsFile := env.Addr, env.TargetAddr, env.TenantsFile
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -57,7 +58,7 @@ func main() {
 // run writes the events; with timelessOnly, only those samples.Timeless
 // accepts.
 func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, now time.Time) error {
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, 
 	if !ok {
 		return fmt.Errorf("tenants file %s has no tenant %q", tenantsFile, id)
 	}
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -23,7 +24,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenants, err := tenant.LoadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"))
+	tenants, err := tenant.LoadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), provider.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

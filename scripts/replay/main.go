@@ -29,7 +29,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -60,7 +60,7 @@ func run() error {
 	}
 	source := *queueURL
 	if source == "" {
-		if err := tenant.ValidID(*tenantID); err != nil || *template == "" {
+		if err := tenantid.Validate(*tenantID); err != nil || *template == "" {
 			return errors.New("give -queue-url, or -tenant and -queue-url-template (or QUEUE_URL_TEMPLATE)")
 		}
 		source = queue.URL(*template, *tenantID)

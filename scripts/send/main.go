@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -39,7 +40,7 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if prov == "" {
 		return fmt.Errorf("PROVIDER is required (a folder of events/samples)")
 	}
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}
@@ -47,11 +48,11 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if !ok {
 		return fmt.Errorf("%s has no tenant %q", tenantsFile, id)
 	}
-	all, err := samples.LoadSamples("events/samples")
+	all, err := providertest.LoadSamples("events/samples")
 	if err != nil {
 		return err
 	}
-	var picked []samples.Sample
+	var picked []providertest.Sample
 	for _, s := range all {
 		if s.Provider == prov && (name == "" || s.Name == name) {
 			picked = append(picked, s)

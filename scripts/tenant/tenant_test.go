@@ -38,6 +38,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -322,7 +323,7 @@ func TestAddIngestRemove(t *testing.T) {
 	if n, m := e.depth(t, q), e.depth(t, dlq); n != -1 || m != -1 {
 		t.Errorf("after remove: queue depth %d, DLQ depth %d; want both deleted (-1)", n, m)
 	}
-	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme"); err == nil {
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme", provider.Registry()); err == nil {
 		t.Error("inbound credentials outlived the tenant")
 	}
 	if got := e.listedIDs(t); got != "" {
@@ -362,7 +363,7 @@ func TestAddRejects(t *testing.T) {
 	if n := e.depth(t, e.core+"_initech.fifo"); n != -1 {
 		t.Error("a rejected add created a queue")
 	}
-	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "initech"); err == nil {
+	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "initech", provider.Registry()); err == nil {
 		t.Error("a rejected add stored credentials")
 	}
 }
@@ -405,11 +406,11 @@ func ingestHandler(t *testing.T, e env) *ingest.Handler {
 // with in.json's secret.
 func githubEvent(t *testing.T) events.APIGatewayV2HTTPRequest {
 	t.Helper()
-	all, err := samples.LoadSamples(filepath.Join(awstest.ModuleRoot(), "events", "samples"))
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gh []samples.Sample
+	var gh []providertest.Sample
 	for _, s := range all {
 		if s.Provider == "github" {
 			gh = append(gh, s)

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -135,7 +136,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		o.Host = "127.0.0.1"
 	}
 	s := &Stack{Options: o}
-	f, err := tenant.LoadFile(o.TenantsFile)
+	f, err := tenant.LoadFile(o.TenantsFile, provider.Registry())
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		}
 		d.Queues[id] = pair
 		t := tenants.Tenants[id]
-		if err := creds.Put(ctx, id, t.Inbound, t.Outbound, ""); err != nil {
+		if err := creds.Put(ctx, id, t.Inbound, t.Outbound, "", provider.Registry()); err != nil {
 			return d, err
 		}
 	}

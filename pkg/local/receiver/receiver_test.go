@@ -23,6 +23,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/receiver"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
 // forwardOf is one forward the pipeline delivered for a sample.
@@ -135,7 +136,7 @@ func pipelineForwards(t *testing.T, root string) (string, []forwardOf) {
 	go func() { _ = stack.Serve(ctx) }()
 
 	demo := stack.Tenants.Tenants["demo"]
-	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func wrappedBody(b []byte) bool {
 
 // extraSamples are delivery shapes the sample folders lack, signed by
 // samples.Generate like the others.
-func extraSamples() []samples.Sample {
+func extraSamples() []providertest.Sample {
 	const host = "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/demo/"
 	form := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	with := func(h map[string]string, kv ...string) map[string]string {
@@ -265,7 +266,7 @@ func extraSamples() []samples.Sample {
 	}
 	interaction := `{"type":"block_actions","team":{"id":"T1DC2JH3J"},"user":{"id":"U2CERLKJA"},"channel":{"id":"C123"},"container":{"type":"message","message_ts":"1700000000.000100","channel_id":"C123"},"actions":[{"action_id":"approve","value":"yes"}]}`
 	ping := `{"zen":"Keep it logically awesome.","hook_id":1,"repository":{"full_name":"octo/hello"}}`
-	return []samples.Sample{
+	return []providertest.Sample{
 		{Provider: "twilio", Name: "status-callback (extra)", Method: http.MethodPost, URL: host + "twilio", Headers: with(form, "I-Twilio-Idempotency-Token", "b8f3ab6b-1f5c-4bd8-a0a5-9f0e1c2d3e4f"),
 			Body: []byte("AccountSid=ACXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX&ApiVersion=2010-04-01&From=%2B15557654321&MessageSid=SM2f0e8ae6ade43cb3c0ce4525424e404f&MessageStatus=delivered&SmsSid=SM2f0e8ae6ade43cb3c0ce4525424e404f&SmsStatus=delivered&To=%2B15551234567")},
 		{Provider: "twilio", Name: "event-streams-batch (extra)", Method: http.MethodPost, URL: host + "twilio", Query: map[string]string{"bodySHA256": "0"},

@@ -20,6 +20,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -66,11 +67,11 @@ var extra = []struct {
 // deliveries signs every sample of events/samples for tenant, and the
 // rehearsal's own Stripe events, for the API at baseURL.
 func deliveries(root, tenantID string, inbound tenant.Inbound, baseURL string) ([]planned, error) {
-	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
+	all, err := providertest.LoadSamples(filepath.Join(root, "events", "samples"))
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(all, func(s samples.Sample) bool { return s.Provider == "stripe" })
+	i := slices.IndexFunc(all, func(s providertest.Sample) bool { return s.Provider == "stripe" })
 	if i < 0 {
 		return nil, fmt.Errorf("no stripe sample under events/samples")
 	}

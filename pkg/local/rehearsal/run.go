@@ -32,6 +32,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
@@ -165,7 +166,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.NotCreated = rep.Core.Missing(core)
 
-	tenants, err := tenant.LoadFile(filepath.Join(o.Root, "events", "tenants.json"))
+	tenants, err := tenant.LoadFile(filepath.Join(o.Root, "events", "tenants.json"), provider.Registry())
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/local/apigw"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -46,7 +47,7 @@ const sourceIP = "203.0.113.10"
 type Event struct {
 	// File is the file name: "<provider>-<sample name>.json".
 	File   string
-	Sample Sample
+	Sample providertest.Sample
 	// Payload is the event API Gateway delivers to IngestFunction.
 	Payload events.APIGatewayV2HTTPRequest
 	// Reply is the answer IngestFunction owes a verification handshake
@@ -97,7 +98,7 @@ type Options struct {
 // It returns an error naming the sample and wrapping ErrUnknownProvider,
 // ErrNotEnabled, ErrCannotSign, or the provider's own webhook error when the
 // re-signed sample is rejected.
-func Generate(samples []Sample, o Options) ([]Event, error) {
+func Generate(samples []providertest.Sample, o Options) ([]Event, error) {
 	out := make([]Event, 0, len(samples))
 	for _, s := range samples {
 		ev, err := generate(s, o)
@@ -109,7 +110,7 @@ func Generate(samples []Sample, o Options) ([]Event, error) {
 	return out, nil
 }
 
-func generate(s Sample, o Options) (Event, error) {
+func generate(s providertest.Sample, o Options) (Event, error) {
 	ev := Event{File: s.Provider + "-" + s.Name + ".json", Sample: s}
 	p, ok := o.Registry.Lookup(s.Provider)
 	if !ok {

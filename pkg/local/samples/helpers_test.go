@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -32,7 +33,7 @@ var handshakes = map[string]bool{
 // file.
 func demo(t testing.TB) map[string]webhook.Config {
 	t.Helper()
-	f, err := tenant.LoadFile(tenantsFile)
+	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func demo(t testing.TB) map[string]webhook.Config {
 // generate re-signs every sample for the demo tenant at now.
 func generate(t testing.TB, now time.Time) []samples.Event {
 	t.Helper()
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}

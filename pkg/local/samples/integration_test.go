@@ -22,6 +22,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
 // TestEventsAcceptedByIngest is `make invoke` for every committed event
@@ -167,7 +168,7 @@ func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	go func() { _ = stack.Serve(ctx) }() // the target service
 
 	f := stack.Tenants
-	all, err := samples.LoadSamples(filepath.Join(root, "events", "samples"))
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
 	if err != nil {
 		t.Fatal(err)
 	}

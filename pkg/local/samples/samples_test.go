@@ -21,6 +21,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -35,7 +36,7 @@ func TestEveryProviderSigns(t *testing.T) {
 			t.Errorf("provider %q implements no webhook.Signer", name)
 		}
 	}
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +137,11 @@ func TestGenerate(t *testing.T) {
 }
 
 func TestGenerateErrors(t *testing.T) {
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var github samples.Sample
+	var github providertest.Sample
 	for _, s := range all {
 		if s.Provider == "github" {
 			github = s
@@ -160,7 +161,7 @@ func TestGenerateErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := samples.Generate([]samples.Sample{github}, samples.Options{Tenant: "demo", Providers: tt.cfgs, Registry: tt.reg, Now: time.Now()})
+			_, err := samples.Generate([]providertest.Sample{github}, samples.Options{Tenant: "demo", Providers: tt.cfgs, Registry: tt.reg, Now: time.Now()})
 			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), "github/issues-opened") {
 				t.Errorf("Generate() = %v, want %v naming the sample", err, tt.want)
 			}
@@ -341,7 +342,7 @@ func TestCommittedWorkerEvent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: first record: %v", path, err)
 	}
-	all, err := samples.LoadSamples(samplesDir)
+	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -37,7 +38,7 @@ type WorkerOptions struct {
 // the ingest path would queue for them (built with queue.EventMessage, so they
 // cannot drift from it), in sample order, at most 10 records as a FIFO
 // mapping delivers.
-func WorkerBatch(samples []Sample, o WorkerOptions) (events.SQSEvent, error) {
+func WorkerBatch(samples []providertest.Sample, o WorkerOptions) (events.SQSEvent, error) {
 	var ev events.SQSEvent
 	for _, s := range samples {
 		p, ok := o.Registry.Lookup(s.Provider)

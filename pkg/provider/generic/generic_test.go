@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -151,7 +150,7 @@ func TestContract(t *testing.T) {
 			return req(map[string]string{"Stripe-Signature": "t=1533204620,v1=" + stripeV1}, stripeBody(t))
 		}, Config: webhook.Config{Secrets: []string{stripeSecret}, Settings: stripeCfg}, At: time.Unix(1533204620, 0),
 			Headers: []string{"Stripe-Signature"}},
-		samples.Vector(t, "hmac", "paddle-transaction-paid", "Paddle-Signature"),
+		providertest.SampleVector(t, "hmac", "paddle-transaction-paid", "Paddle-Signature"),
 	}
 	body := `{"id":"1","event_id":"evt_1","type":"x","topic":"t","subject":"s","data":{"id":"d1","customer_id":"c1","item":{"id":"i1"}},` +
 		`"delivery_attempts":1,"first_sent_at":1699999990,"webhookTimestamp":` + strconv.FormatInt(providertest.Now.UnixMilli(), 10) + `}`

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -51,7 +50,7 @@ func TestContract(t *testing.T) {
 			{Name: "GitHub docs", Request: func() *webhook.Request { return request(docSignature, docPayload) },
 				Config: webhook.Config{Secrets: []string{docSecret}}, Headers: []string{"X-Hub-Signature-256"}},
 			// Signed with the secret from GitHub's validation docs.
-			samples.Vector(t, "github", "issues-opened", "X-Hub-Signature-256"),
+			providertest.SampleVector(t, "github", "issues-opened", "X-Hub-Signature-256"),
 		},
 		Tampers: []providertest.Change{
 			{Name: "sha1 prefix", Apply: func(r *webhook.Request) {

@@ -3,7 +3,9 @@
 // round trip, tampering, missing signatures, the replay window, secret
 // rotation, idempotency key and payload digest derivation (the provider's
 // own retry is a duplicate), malformed bodies and handshakes, so that each
-// adapter states only what is particular to it (a Case).
+// adapter states only what is particular to it (a Case). It also reads the
+// sample deliveries under events/samples (Sample, SampleVector), so the
+// adapters' tests need nothing from the local harness.
 package providertest
 
 import (

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -48,7 +47,7 @@ func TestContract(t *testing.T) {
 		vector("order", orderSig, orderBody, "X-Shopify-Hmac-Sha256", "X-Shopify-Topic"),
 		vector("refund", refundSig, refundBody, "X-Shopify-Hmac-Sha256", "X-Shopify-Topic"),
 		vector("events header spelling", orderSig, orderBody, "Shopify-Hmac-Sha256", "Shopify-Topic"),
-		samples.Vector(t, "shopify", "orders-create", "X-Shopify-Hmac-Sha256"),
+		providertest.SampleVector(t, "shopify", "orders-create", "X-Shopify-Hmac-Sha256"),
 	}
 	for _, spelling := range []string{"X-Shopify-", "Shopify-"} {
 		t.Run(spelling, func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -72,9 +71,9 @@ func TestContract(t *testing.T) {
 			{Name: "Slack docs", Request: func() *webhook.Request { return request(docSig, docTS, form, docBody) },
 				Config: webhook.Config{Secrets: []string{docSecret}}, At: docAt, Headers: signed},
 			// The slash command is the docs example as a delivery.
-			samples.Vector(t, "slack", "slash-command", signed...),
-			samples.Vector(t, "slack", "event-message", signed...),
-			samples.Vector(t, "slack", "url-verification", signed...),
+			providertest.SampleVector(t, "slack", "slash-command", signed...),
+			providertest.SampleVector(t, "slack", "event-message", signed...),
+			providertest.SampleVector(t, "slack", "url-verification", signed...),
 		},
 		Tampers: []providertest.Change{
 			{Name: "timestamp moved", Apply: header("X-Slack-Request-Timestamp", "1700000001")},

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -51,8 +50,8 @@ func TestContract(t *testing.T) {
 	}
 	vectors := []providertest.Vector{
 		vector("Webhook-"), vector("Svix-"),
-		samples.Vector(t, "standardwebhooks", "spec-vector", "Webhook-Timestamp", "Webhook-Signature"),
-		samples.Vector(t, "standardwebhooks", "svix-invoice-paid", "Svix-Timestamp", "Svix-Signature"),
+		providertest.SampleVector(t, "standardwebhooks", "spec-vector", "Webhook-Timestamp", "Webhook-Signature"),
+		providertest.SampleVector(t, "standardwebhooks", "svix-invoice-paid", "Svix-Timestamp", "Svix-Signature"),
 	}
 	for _, family := range []string{"Webhook-", "Svix-"} {
 		t.Run(family, func(t *testing.T) {

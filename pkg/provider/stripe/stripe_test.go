@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -81,7 +80,7 @@ func TestContract(t *testing.T) {
 				Config: webhook.Config{Secrets: []string{docSecret}}, At: time.Unix(docTimestamp, 0), Headers: []string{"Stripe-Signature"}},
 			// The stripe-dotnet fixture as a delivery, with its v0: verified
 			// only, since Sign writes no v0 (the vector above re-signs it).
-			samples.Vector(t, "stripe", "customer-created"),
+			providertest.SampleVector(t, "stripe", "customer-created"),
 		},
 		Tampers: []providertest.Change{
 			{Name: "timestamp moved", Apply: func(r *webhook.Request) {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -68,7 +67,7 @@ func TestContract(t *testing.T) {
 			Config: webhook.Config{Secrets: []string{docToken}}, Headers: []string{"X-Twilio-Signature"}},
 		{Name: "twilio-python JSON body", Request: func() *webhook.Request { return request(docURL+"&bodySHA256="+docBodyHash, docBodySig, docBody) },
 			Config: webhook.Config{Secrets: []string{docToken}}, Headers: []string{"X-Twilio-Signature"}, URL: docURL + "&bodySHA256=" + docBodyHash},
-		samples.Vector(t, "twilio", "sms-received", "X-Twilio-Signature"),
+		providertest.SampleVector(t, "twilio", "sms-received", "X-Twilio-Signature"),
 	}
 	replace := func(old, new string) func(*webhook.Request) {
 		return func(r *webhook.Request) { r.Body = []byte(strings.ReplaceAll(string(r.Body), old, new)) }

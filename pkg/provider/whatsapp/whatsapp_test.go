@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -86,7 +85,7 @@ func TestContract(t *testing.T) {
 		Vectors: []providertest.Vector{
 			vector("escaped unicode body", messageSig, msg),
 			vector("statuses", statusesSig, read(t, "statuses.json")),
-			samples.Vector(t, "whatsapp", "message-text", "X-Hub-Signature-256"),
+			providertest.SampleVector(t, "whatsapp", "message-text", "X-Hub-Signature-256"),
 		},
 		Tampers: []providertest.Change{
 			{Name: "body re-encoded", Apply: func(r *webhook.Request) { r.Body = reencoded }},

@@ -1,6 +1,6 @@
 // Command check validates a tenant's configuration files before
 // scripts/tenant/tenant.sh writes them to Parameter Store: the same checks
-// the functions apply when they load it (tenant.ValidID, Inbound.Validate,
+// the functions apply when they load it (tenantid.Validate, Inbound.Validate,
 // Outbound.Validate), plus unknown JSON fields, so a misspelt "secret"
 // fails here instead of on the first webhook. Errors name the tenant and
 // the field, never a secret.
@@ -16,7 +16,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 func main() {
@@ -31,14 +33,14 @@ func run(args []string) error {
 		return errors.New("usage: check <tenant> <inbound.json> [outbound.json]")
 	}
 	id := args[0]
-	if err := tenant.ValidID(id); err != nil {
+	if err := tenantid.Validate(id); err != nil {
 		return fmt.Errorf("tenant %q: %w", id, err)
 	}
 	var in tenant.Inbound
 	if err := decode(args[1], &in); err != nil {
 		return err
 	}
-	if err := in.Validate(id); err != nil {
+	if err := in.Validate(id, provider.Registry()); err != nil {
 		return err
 	}
 	if len(args) == 3 {

@@ -1,4 +1,4 @@
-package samples
+package providertest
 
 import (
 	"encoding/json"
@@ -7,8 +7,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -38,6 +40,27 @@ type Sample struct {
 }
 
 const requestSuffix = ".request.json"
+
+// SamplesDir returns the repository's events/samples folder, wherever the
+// test runs from: the one copy of the sample deliveries that the provider
+// tests, the local tools and the ingest tests all read.
+func SamplesDir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "events", "samples")
+}
+
+// SampleVector loads events/samples/<provider>/<name> as a vector of the
+// suite: the sample verifies under its tenant config at its "at", and
+// signing it again reproduces headers byte for byte. It fails t when the
+// sample cannot be read.
+func SampleVector(t testing.TB, provider, name string, headers ...string) Vector {
+	t.Helper()
+	s, err := LoadSample(SamplesDir(), provider, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Vector{Name: "sample " + name, Request: s.Request, Config: s.TenantConfig, At: s.Time(), Headers: headers}
+}
 
 // LoadSamples reads every <root>/*/*.request.json, sorted by provider and
 // name. It returns an error naming the file when one does not parse or its

@@ -1,0 +1,74 @@
+package ingest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+)
+
+// rank orders event outcomes by which one decides a delivery's answer: a
+// reused id outranks an in-flight one, which outranks a held-back one
+// (never the answer: the event that held it back is in the same delivery),
+// which outranks an accepted one.
+var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outHeldBack: 2, outInFlight: 3, outReused: 4}
+
+// respond turns a result into the HTTP response.
+func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome) {
+	if res.err != nil {
+		status, out, msg := classify(res.err)
+		resp := jsonResponse(status, map[string]string{"error": msg})
+		switch status {
+		case http.StatusServiceUnavailable:
+			resp.Headers["retry-after"] = "5"
+		case http.StatusMethodNotAllowed:
+			resp.Headers["allow"] = "GET, POST"
+		}
+		return resp, out
+	}
+	if res.reply != nil {
+		ct := res.reply.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		status := res.reply.Status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{"content-type": ct}, Body: res.reply.Body}, outHandshake
+	}
+	out := outDuplicate
+	for _, e := range res.events {
+		if rank[e.Outcome] > rank[out] {
+			out = e.Outcome
+		}
+	}
+	if out == outReused {
+		return jsonResponse(http.StatusConflict, map[string]any{
+			"error":  idempotency.ErrPayloadMismatch.Error() + ": this event id was already received with another body",
+			"events": res.events,
+		}), out
+	}
+	if out == outInFlight {
+		resp := jsonResponse(http.StatusConflict, map[string]any{
+			"error":  "an earlier delivery of this event is still being processed, retry later",
+			"events": res.events,
+		})
+		resp.Headers["retry-after"] = strconv.Itoa(int(res.retryAfter / time.Second))
+		return resp, out
+	}
+	return jsonResponse(http.StatusOK, map[string]any{"status": out, "events": res.events}), out
+}
+
+func jsonResponse(status int, v any) events.APIGatewayV2HTTPResponse {
+	b, _ := json.Marshal(v) // maps of strings and eventResults always encode
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"content-type": "application/json"},
+		Body:       string(b),
+	}
+}

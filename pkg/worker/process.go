@@ -1,0 +1,186 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// process runs message i's handler and routes its failure.
+func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, workDeadline time.Time) (r result) {
+	r = h.newResult(rec)
+	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
+	hasDeadline := !workDeadline.IsZero()
+
+	body, err := h.body(ctx, rec, workDeadline, hasDeadline)
+	if err != nil {
+		return h.failure(ctx, t, i, rec, r, err)
+	}
+	env, err := envelope.Decode(body)
+	if err != nil {
+		return h.failure(ctx, t, i, rec, r, Permanent(err))
+	}
+	r.env = env
+	if r.groupID == "" {
+		r.groupID = webhook.GroupID(env.Conversation, env.Key)
+	}
+	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
+	if !ok {
+		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
+	}
+
+	lease := h.cfg.Lease
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if hasDeadline {
+		hctx, cancel = context.WithDeadline(ctx, workDeadline)
+		// The lease lasts as long as this invocation can: a Lambda killed at
+		// its deadline holds nothing after it.
+		lease = workDeadline.Add(h.cfg.SafetyMargin).Sub(h.cfg.Now()) + time.Second
+	}
+	ev := &Event{
+		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
+		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
+		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline, window: workDeadline.Sub(t.begun),
+	}
+	// Effects record their outcome by the invocation's deadline, not by
+	// their own context's (the work deadline).
+	invocation, _ := ctx.Deadline()
+	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, invocation) }
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
+	if !env.ReceivedAt.IsZero() {
+		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
+		cancel()
+		return h.failure(ctx, t, i, rec, r, err)
+	}
+	err = h.run(hctx, handle, ev)
+	cancel()
+	if err != nil && !lost(err) {
+		// The message will not be reported done, so its deletion will not
+		// record the effects that ran: record them, so that its retry or
+		// replay skips them.
+		fctx, fcancel := h.finish(ctx)
+		if serr := ev.settle(fctx); serr != nil {
+			err = errors.Join(err, serr)
+		}
+		fcancel()
+	}
+	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
+
+	switch {
+	case err == nil && r.effects == 0 && r.skips > 0:
+		r.outcome = outDuplicate
+	case err == nil:
+		r.outcome = outProcessed
+	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
+		// A newer worker owns the message now; leave its visibility alone.
+		r.outcome, r.failed, r.err = outFenced, true, err
+	case errors.Is(err, ErrNoTime) && !IsPermanent(err):
+		// Not an attempt: the next invocation starts it with time to finish.
+		r = h.expired(rec)
+		r.err, r.env = err, env
+	default:
+		r = h.failure(ctx, t, i, rec, r, err)
+	}
+	return r
+}
+
+// incarnation returns the CreatedTimestamp of rec's queue (one
+// GetQueueAttributes per queue and instance), or "" without Config.Queues.
+func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (string, error) {
+	if h.cfg.Queues == nil {
+		return "", nil
+	}
+	url, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
+	if err != nil {
+		return "", Permanent(err)
+	}
+	if v, ok := h.created.Load(url); ok {
+		return v.(string), nil
+	}
+	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameCreatedTimestamp},
+	})
+	if err != nil {
+		return "", fmt.Errorf("queue %s creation time: %w", url, err)
+	}
+	created := out.Attributes[string(types.QueueAttributeNameCreatedTimestamp)]
+	if created == "" {
+		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
+	}
+	h.created.Store(url, created)
+	return created, nil
+}
+
+// redriven reports whether scripts/replay moved rec back from the DLQ
+// (AttrReplayOf). AWS's own redrive (StartMessageMoveTask, the console's
+// "Start DLQ redrive") needs no mark: the moved message keeps its envelope,
+// and with it the fence's Origin, which tells it from a later copy of the
+// event the ingest enqueued (ledger.Fence.Origin).
+func redriven(rec *events.SQSMessage) bool {
+	_, ok := rec.MessageAttributes[AttrReplayOf]
+	return ok
+}
+
+// sentAt returns the message's SentTimestamp (when SQS accepted it; a
+// redrive resets it, and with it the message's retention).
+func sentAt(rec *events.SQSMessage) (time.Time, bool) {
+	ms, err := strconv.ParseInt(rec.Attributes["SentTimestamp"], 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// body returns the envelope a message carries: its body, or for a pointer
+// message the object in S3 it names. A pointer that names nothing of this
+// deployment, or an object gone, is permanent; a failed read transient.
+func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, workDeadline time.Time, hasDeadline bool) ([]byte, error) {
+	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok {
+		return []byte(rec.Body), nil
+	}
+	if h.cfg.Payloads == nil {
+		return nil, Permanent(fmt.Errorf("%w: no payload bucket configured", queue.ErrPointer))
+	}
+	if hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, workDeadline)
+		defer cancel()
+	}
+	b, err := h.cfg.Payloads.Get(ctx, rec.Body)
+	if errors.Is(err, queue.ErrPointer) || errors.Is(err, queue.ErrPayloadGone) {
+		return nil, Permanent(err)
+	}
+	return b, err
+}
+
+// run calls the handler, turning a panic into a transient error: a bug
+// must not take the other groups of the batch down with it, and retrying
+// (rather than dead-lettering) keeps the conversation in order until the
+// fix is deployed.
+func (h *Handler) run(ctx context.Context, handle HandlerFunc, ev *Event) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.cfg.Logger.ErrorContext(ctx, "handler panicked",
+				slog.String("tenantId", ev.Tenant), slog.String("idempotencyKey", ev.Key),
+				slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return handle(ctx, ev)
+}
