@@ -240,3 +240,30 @@ func TestFIFOLongPollWakesWhenGroupUnlocks(t *testing.T) {
 		t.Errorf("long poll returned after %v, want soon after the delete", d)
 	}
 }
+
+// TestFIFODeduplicationOutlivesDeletion: a deduplication id holds for five
+// minutes from its first send, as in AWS, even after that message was
+// received and deleted (moto 5.2.1 alone only compares with the messages
+// still queued, so an SDK retry of a send whose answer was lost became a
+// second message once the first had been processed). Within the queue's
+// DeduplicationScope (the message group for provision's queues) only.
+func TestFIFODeduplicationOutlivesDeletion(t *testing.T) {
+	f := newFIFO(t, 5)
+	ctx := context.Background()
+	send := func(group, dedup, body string) {
+		t.Helper()
+		if _, err := f.client.SendMessage(ctx, &sqs.SendMessageInput{
+			QueueUrl: aws.String(f.pair.URL), MessageBody: aws.String(body),
+			MessageGroupId: aws.String(group), MessageDeduplicationId: aws.String(dedup),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("g1", "d1", "first")
+	got := f.receive(f.pair.URL, 10, 30)
+	f.expect("first send", got, "first")
+	f.delete(got[0])
+	send("g1", "d1", "retried send") // same id, the first copy already deleted
+	send("g2", "d1", "other group")  // same id in another group: its own scope
+	f.expect("after the retry", f.receive(f.pair.URL, 10, 30), "other group")
+}

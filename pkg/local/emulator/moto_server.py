@@ -24,6 +24,13 @@
 # CancelMessageMoveTask (DLQ redrive, absent from moto 5.2.1) move a DLQ's
 # messages back as new messages; see start_message_move_task below.
 #
+# A FIFO deduplication id holds for five minutes from its first send, as in
+# AWS, whether or not that message has been deleted since: moto 5.2.1 only
+# compares with messages still in the queue, so an SDK retry of a send whose
+# answer was lost, arriving after the first copy was processed and deleted,
+# became a second message. The scope is the queue, or the message group
+# with DeduplicationScope=messageGroup.
+#
 # It also numbers FIFO messages as AWS does: moto gives each one 20 random
 # digits as its SequenceNumber, where AWS's increase within a message group
 # (the worker's fencing tokens, package ledger, rely on that). Here they
@@ -197,6 +204,29 @@ def receive_message(
 models.SQSBackend.receive_message = receive_message
 
 _last_sequence_number = [0]
+
+
+_original_add_message = models.Queue.add_message
+
+
+def _add_message(self, message):
+    if self.fifo_queue and message.deduplication_id:
+        with _lock:
+            seen = self.__dict__.setdefault("_hookpack_dedup", {})
+            now = message.sent_timestamp or int(unix_time_millis())
+            window = models.DEDUPLICATION_TIME_IN_SECONDS * 1000
+            for key, at in list(seen.items()):
+                if now - at >= window:
+                    del seen[key]
+            scope = message.group_id if self.attributes.get("DeduplicationScope") == "messageGroup" else ""
+            key = (scope, message.deduplication_id)
+            if key in seen:
+                return
+            seen[key] = now
+    return _original_add_message(self, message)
+
+
+models.Queue.add_message = _add_message
 
 
 def _set_sequence_number(message, value):

@@ -56,6 +56,8 @@ func QueuePair(ctx context.Context, client adminAPI, name string, o PairOptions)
 		QueueName: aws.String(name + ".fifo"),
 		Attributes: map[string]string{
 			"FifoQueue":              "true",
+			"DeduplicationScope":     "messageGroup", // as template-tenant.yaml
+			"FifoThroughputLimit":    "perMessageGroupId",
 			"VisibilityTimeout":      strconv.Itoa(o.VisibilityTimeout),
 			"MessageRetentionPeriod": "1209600",
 			"RedrivePolicy":          redrive,
