@@ -27,7 +27,7 @@ import (
 // after its lease. Its late completion changes nothing.
 func TestHungEffectDoesNotRepeatTheBatch(t *testing.T) {
 	f := newFixture(t, func(c *worker.Config) {
-		c.SafetyMargin, c.FinishTimeout, c.EffectTimeout = 400*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+		c.SafetyMargin, c.FinishTimeout, c.EffectTimeout = time.Second, 300*time.Millisecond, 100*time.Millisecond
 	})
 	release := make(chan struct{})
 	hungReturned := make(chan struct{})
@@ -45,7 +45,7 @@ func TestHungEffectDoesNotRepeatTheBatch(t *testing.T) {
 			return nil
 		})
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	ev := batch(t, env("h1", "hung"), env("h2", "hung"), env("a1", "A"), env("b1", "B"))
