@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -101,6 +102,11 @@ func (t *tracker) close() (results []result, finished, started []bool) {
 // queue retention is dead-lettered rather than left to expire.
 func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMessage, group []int, workDeadline time.Time) {
 	var blocker *result
+	// expiring: an earlier message of the group failed again this near its
+	// retention's end. The ones after it that are as near are dead-lettered
+	// without an attempt, so a backlog behind a failing target drains at a
+	// batch per invocation instead of a target call (and its timeout) each.
+	expiring := false
 	for _, i := range group {
 		if !t.start(i) {
 			return
@@ -108,6 +114,11 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		rec := &recs[i]
 		var r result
 		switch {
+		case expiring && blocker == nil && h.expiresBefore(rec, h.cfg.Now()):
+			r = h.newResult(rec)
+			r.env, _ = envelope.Decode([]byte(rec.Body))
+			r.err = errEarlierExpiring
+			r = h.expiring(ctx, t, i, rec, r)
 		case blocker != nil:
 			r = h.blocked(rec, blocker)
 			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
@@ -124,8 +135,15 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		if r.failed && blocker == nil {
 			blocker = &r
 		}
+		if r.outcome == outDeadLettered && errors.Is(r.err, ErrExpiring) {
+			expiring = true
+		}
 	}
 }
+
+// errEarlierExpiring is why a message is dead-lettered without an attempt
+// behind one that failed near the end of its retention.
+var errEarlierExpiring = errors.New("an earlier message of its conversation failed this near the end of its retention, in this batch")
 
 // leftBehind settles the messages the cut-off found unfinished: in each
 // group, the one that was running is a failed attempt (counted, so an

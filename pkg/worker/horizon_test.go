@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -344,5 +345,33 @@ func TestCompletionWriteIsRetried(t *testing.T) {
 	}
 	if runs != 1 || flaky.calls != 4 {
 		t.Errorf("effect ran %d times, %d Complete calls; want 1 run, completed on the 4th write", runs, flaky.calls)
+	}
+}
+
+// A backlog behind a failing target, all of it near the end of its
+// retention, drains at a batch per invocation: once one message failed
+// again that near the end, the ones after it that are as near are
+// dead-lettered without calling the target (each call could take its whole
+// timeout, and the rest of the backlog would expire meanwhile).
+func TestExpiringBacklogDrainsWithoutAttempts(t *testing.T) {
+	f := newFixture(t, nil)
+	calls := 0
+	f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error {
+		calls++
+		return errors.New("target answered 503")
+	})
+	now := f.clock.Now()
+	var ev events.SQSEvent
+	for i := range 5 {
+		ev.Records = append(ev.Records, sentDaysAgo(rec(t, env(fmt.Sprint("old-", i), "A"), 1), now, 12.5))
+	}
+	ev.Records = append(ev.Records, sentDaysAgo(rec(t, env("young", "A"), 1), now, 1))
+	resp, _ := f.h.Handle(context.Background(), ev)
+	if calls != 2 || len(f.sqs.sent) != 5 || strings.Join(failed(resp), ",") != "m-young" {
+		t.Errorf("%d target calls, %d dead letters, failures %v; want the head and the young one attempted, the 5 old dead-lettered, the young one retried",
+			calls, len(f.sqs.sent), failed(resp))
+	}
+	if reason := f.sqs.sent[1].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, "an earlier message of its conversation failed") {
+		t.Errorf("reason = %q, want the earlier failure named", reason)
 	}
 }

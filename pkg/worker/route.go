@@ -83,7 +83,7 @@ func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 // why it was waiting as the reason.
 func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result) result {
 	end, _ := h.retentionEnd(rec)
-	reason := fmt.Sprintf("%v: SQS deletes it at %s", ErrExpiring, end.UTC().Format(time.RFC3339))
+	reason := fmt.Sprintf("SQS deletes it at %s", end.UTC().Format(time.RFC3339))
 	if sent, ok := sentAt(rec); ok {
 		reason += fmt.Sprintf("; queued %s ago", h.cfg.Now().Sub(sent).Round(time.Minute))
 	}
@@ -93,7 +93,7 @@ func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.S
 	if r.err != nil {
 		reason += "; waiting on: " + r.err.Error()
 	}
-	return h.deadLetter(ctx, t, i, rec, r, errors.New(reason))
+	return h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("%w: %s", ErrExpiring, reason))
 }
 
 // retry schedules the message again after the backoff of its attempt (the
