@@ -151,9 +151,12 @@ var errEarlierExpiring = errors.New("an earlier message of its conversation fail
 // back once its effects' leases have ended; the ones after it wait with it.
 func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grouped [][]int, results []result, finished, started []bool, deadline time.Time) {
 	for _, group := range grouped {
-		var blocker *result
+		var blocker *result // the group's first failed message
 		for _, i := range group {
 			if finished[i] {
+				if results[i].failed && blocker == nil {
+					blocker = &results[i]
+				}
 				continue
 			}
 			rec := &recs[i]
