@@ -141,6 +141,11 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 	}
 }
 
+// leaseEnd is when the effect leases of an invocation with this deadline
+// end: they last as long as the invocation can, since a Lambda killed at
+// its deadline holds nothing after it.
+func leaseEnd(deadline time.Time) time.Time { return deadline.Add(time.Second) }
+
 // errEarlierExpiring is why a message is dead-lettered without an attempt
 // behind one that failed near the end of its retention.
 var errEarlierExpiring = errors.New("an earlier message of its conversation failed this near the end of its retention, in this batch")
@@ -176,9 +181,8 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 			if cerr == nil {
 				r.attempt = n
 			}
-			// The leases of its effects last until the deadline (see
-			// process): a retry before then would wait on them.
-			lease := deadline.Add(time.Second).Sub(h.cfg.Now())
+			// A retry before its effects' leases end would wait on them.
+			lease := leaseEnd(deadline).Sub(h.cfg.Now())
 			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), lease))
 			r.outcome = outTimedOut
 			results[i] = r

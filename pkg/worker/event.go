@@ -211,14 +211,9 @@ func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 			// give up.
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
-			continue
+		if !pause(ctx, wait) {
+			break
 		}
-		break
 	}
 	// The effect ran but its completion is not recorded. Give the lease up
 	// so the next attempt need not wait for it to run out; that attempt runs
@@ -231,6 +226,18 @@ func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 		return errors.Join(err, ferr)
 	}
 	return err
+}
+
+// pause waits d, and reports false if ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // completeRetryBase is the first wait between completion writes.

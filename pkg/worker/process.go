@@ -47,9 +47,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	hctx, cancel := ctx, context.CancelFunc(func() {})
 	if hasDeadline {
 		hctx, cancel = context.WithDeadline(ctx, workDeadline)
-		// The lease lasts as long as this invocation can: a Lambda killed at
-		// its deadline holds nothing after it.
-		lease = workDeadline.Add(h.cfg.SafetyMargin).Sub(h.cfg.Now()) + time.Second
+		lease = leaseEnd(workDeadline.Add(h.cfg.SafetyMargin)).Sub(h.cfg.Now())
 	}
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,

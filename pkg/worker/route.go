@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
-	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -58,8 +57,8 @@ func (h *Handler) failure(ctx context.Context, t *tracker, i int, rec *events.SQ
 }
 
 // expiresBefore reports whether rec's queue retention (counted from its
-// SentTimestamp, or the envelope's receivedAt when absent) ends, less
-// Config.ExpiryMargin, before at.
+// SentTimestamp, which SQS always sets) ends, less Config.ExpiryMargin,
+// before at.
 func (h *Handler) expiresBefore(rec *events.SQSMessage, at time.Time) bool {
 	end, ok := h.retentionEnd(rec)
 	return ok && !at.Before(end.Add(-h.cfg.ExpiryMargin))
@@ -68,14 +67,7 @@ func (h *Handler) expiresBefore(rec *events.SQSMessage, at time.Time) bool {
 // retentionEnd is when SQS would delete rec without sending it anywhere.
 func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 	sent, ok := sentAt(rec)
-	if !ok {
-		env, err := envelope.Decode([]byte(rec.Body))
-		if err != nil || env.ReceivedAt.IsZero() {
-			return time.Time{}, false
-		}
-		sent = env.ReceivedAt
-	}
-	return sent.Add(h.cfg.QueueRetention), true
+	return sent.Add(h.cfg.QueueRetention), ok
 }
 
 // expiring dead-letters a message that would otherwise wait past its
@@ -83,12 +75,9 @@ func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 // why it was waiting as the reason.
 func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result) result {
 	end, _ := h.retentionEnd(rec)
-	reason := fmt.Sprintf("SQS deletes it at %s", end.UTC().Format(time.RFC3339))
-	if sent, ok := sentAt(rec); ok {
-		reason += fmt.Sprintf("; queued %s ago", h.cfg.Now().Sub(sent).Round(time.Minute))
-	}
-	if env, err := envelope.Decode([]byte(rec.Body)); err == nil && !env.ReceivedAt.IsZero() {
-		reason += fmt.Sprintf("; received %s ago", h.cfg.Now().Sub(env.ReceivedAt).Round(time.Minute))
+	reason := fmt.Sprintf("SQS deletes it at %s; queued %s ago", end.UTC().Format(time.RFC3339), h.cfg.Now().Sub(end.Add(-h.cfg.QueueRetention)).Round(time.Minute))
+	if r.env != nil && !r.env.ReceivedAt.IsZero() {
+		reason += fmt.Sprintf("; received %s ago", h.cfg.Now().Sub(r.env.ReceivedAt).Round(time.Minute))
 	}
 	if r.err != nil {
 		reason += "; waiting on: " + r.err.Error()
