@@ -151,3 +151,11 @@ func (r Registry) Lookup(name string) (Provider, bool) {
 	p, ok := r[name]
 	return p, ok
 }
+
+// Checker is implemented by providers that can tell, before a tenant is
+// onboarded, whether its settings are complete: Check returns an error
+// wrapping ErrMisconfigured that names every missing or unusable field (never
+// a secret's value). scripts/tenant validates inbound.json through it.
+type Checker interface {
+	Check(cfg Config) error
+}
