@@ -17,7 +17,7 @@ DYNAMODB_PORT ?= 8000
 TENANTS_FILE ?= events/tenants.json
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz emulators clean invoke events chaos rehearse
+.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -118,6 +118,12 @@ chaos: emulators
 ## cost: measure the whole path on emulators and price a million webhooks (writes docs/cost.md)
 cost: emulators
 	@$(GO) run ./scripts/cost
+
+## simulate: the property-based search of ingest, queue, worker and ledger under faults (SEED=…, STEPS=… in all, about 30 per run); prints the runs, the steps explored and the first violation's shrunk history
+SEED ?= 1
+STEPS ?= 30000
+simulate:
+	SIMULATE=1 $(GO) test -count=1 -run '^TestSimulation$$' -v ./pkg/worker -rapid.seed=$(SEED) -rapid.checks=$$(( $(STEPS) / 30 )) -rapid.steps=30 2>&1 | grep -v '^=== RUN'
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

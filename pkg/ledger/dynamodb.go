@@ -29,6 +29,8 @@ const (
 	attrSeries    = "fence_series"     // its conversation (Fence.series)
 	attrOrigin    = "origin"           // the claimer's Fence.Origin
 	attrReason    = "reason"           // why an effect last failed
+	attrByReplay  = "by_replay"        // claimed by a replay (Fence.Replay)
+	attrDeadMsg   = "dead_message"     // the message a DEAD record's event was dead-lettered from
 	attrVersion   = "version"          // entity version
 	attrData      = "data"             // entity state
 	attrUpdatedMs = "updated_at"       // epoch milliseconds
@@ -64,14 +66,38 @@ const fenceOK = "(attribute_not_exists(#series) OR #series <> :series OR #fence 
 
 // Claim conditions: the record is absent or past its retention, or FAILED,
 // or INPROGRESS out of lease and not done (see done: claimed for an earlier
-// message of the conversation); and not written under a newer token.
-var (
-	claimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
-		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms AND " +
-		"NOT (#series = :series AND #fence < :first AND (attribute_not_exists(#origin) OR #origin <> :origin)))) AND " + fenceOK + ")")
-	replayClaimCondition = aws.String("attribute_not_exists(#pk) OR #exp < :now OR " +
-		"((#status = :failed OR (#status = :inprogress AND #lexp < :nowms)) AND " + fenceOK + ")")
+// message of the conversation, or in another queue incarnation), or DEAD
+// and revived by the claimer (see revives); and not written under a newer
+// token.
+const (
+	claimOpen = "attribute_not_exists(#pk) OR #exp < :now OR ((#status = :failed OR "
+	takeOver  = "(#status = :inprogress AND #lexp < :nowms AND #series = :series AND " +
+		"NOT (#fence < :first AND (attribute_not_exists(#origin) OR #origin <> :origin OR attribute_exists(#byreplay))))"
+	replayTakeOver = "(#status = :inprogress AND #lexp < :nowms AND #series = :series AND " +
+		"NOT (#fence < :first AND attribute_exists(#origin) AND (#origin <> :origin OR attribute_exists(#byreplay))))"
+	immediateTakeOver = "(#status = :inprogress AND #lexp < :nowms)"
+	reviveReplay      = "(#status = :dead AND #deadmsg <> :msgid)"
+	reviveByHand      = "(#status = :dead AND #deadmsg <> :msgid AND #origin = :origin)"
 )
+
+// claimCondition returns the condition of f's claim.
+func claimCondition(f Fence) string {
+	take := takeOver
+	switch {
+	case f.Immediate:
+		take = immediateTakeOver
+	case f.Replay:
+		take = replayTakeOver
+	}
+	switch {
+	case f.Replay:
+		return claimOpen + take + " OR " + reviveReplay + ") AND " + fenceOK + ")"
+	case f.Origin == "":
+		return claimOpen + take + ") AND " + fenceOK + ")"
+	default:
+		return claimOpen + take + " OR " + reviveByHand + ") AND " + fenceOK + ")"
+	}
+}
 
 // Claim takes the effect with a fresh lease of the given duration
 // (Options.Lease when ≤ 0), fenced by f: one conditional PutItem, the only
@@ -89,14 +115,19 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	}
 	now := d.opts.Now()
 	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, d.opts.Lease))}
-	cond, values := claimCondition, map[string]types.AttributeValue{":first": str(f.first()), ":origin": str(f.Origin)}
+	cond := claimCondition(f)
+	values := map[string]types.AttributeValue{}
 	names := map[string]string{
 		"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#lexp": attrLeaseMs,
-		"#series": attrSeries, "#fence": attrFence, "#origin": attrOrigin,
+		"#series": attrSeries, "#fence": attrFence,
 	}
-	if f.Replay {
-		cond, values = replayClaimCondition, map[string]types.AttributeValue{}
-		delete(names, "#origin")
+	if !f.Immediate {
+		values[":first"], values[":origin"], names["#origin"], names["#byreplay"] = str(f.first()), str(f.Origin), attrOrigin, attrByReplay
+	} else if f.Origin != "" && !f.Replay {
+		values[":origin"], names["#origin"] = str(f.Origin), attrOrigin
+	}
+	if f.Replay || f.Origin != "" {
+		values[":dead"], values[":msgid"], names["#deadmsg"] = str(string(StatusDead)), str(f.MessageID), attrDeadMsg
 	}
 	item := map[string]types.AttributeValue{
 		attrPK:      str(effectPK(k)),
@@ -110,6 +141,9 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	if f.Origin != "" {
 		item[attrOrigin] = str(f.Origin)
 	}
+	if f.Replay {
+		item[attrByReplay] = &types.AttributeValueMemberBOOL{Value: true}
+	}
 	for k, v := range map[string]types.AttributeValue{
 		":now":        num(epoch.Seconds(now)),
 		":nowms":      num(epoch.Millis(now)),
@@ -120,10 +154,13 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	} {
 		values[k] = v
 	}
-	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                           aws.String(d.table),
-		Item:                                item,
-		ConditionExpression:                 cond,
+	out, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:           aws.String(d.table),
+		Item:                item,
+		ConditionExpression: aws.String(cond),
+		// The record a claim replaces comes back at no cost: an INPROGRESS
+		// one tells the worker an earlier run was interrupted.
+		ReturnValues:                        types.ReturnValueAllOld,
 		ExpressionAttributeNames:            names,
 		ExpressionAttributeValues:           values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -133,12 +170,37 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	case err != nil:
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 	case old == nil:
+		if strAttr(out.Attributes[attrStatus]) == string(StatusDead) && !f.Replay {
+			// A copy of the dead letter's body re-sent by hand revived the
+			// event: mark its claim a replay's, as scripts/replay's are (see
+			// done), so that another copy counts it done once it was deleted.
+			if err := d.markReplay(ctx, l); err != nil {
+				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
+			}
+		}
+		if prev := out.Attributes; strAttr(prev[attrStatus]) == string(StatusInProgress) && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
+			r := record(k, prev)
+			l.Taken = &r
+		}
 		return l, nil
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
-		return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
+		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
 	default:
-		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), f))
+		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f))
 	}
+}
+
+// markReplay marks l's claim as made by a replay: one UpdateItem, on the
+// path of a revived dead letter only.
+func (d *DynamoDB) markReplay(ctx context.Context, l Lease) error {
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: d.key(effectPK(l.Key)),
+		UpdateExpression:          aws.String("SET #byreplay = :true"),
+		ConditionExpression:       aws.String("#token = :token"),
+		ExpressionAttributeNames:  map[string]string{"#byreplay": attrByReplay, "#token": attrToken},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":token": str(l.Token)},
+	})
+	return err
 }
 
 // leaseCondition holds while the lease owns the effect record. The fence
@@ -212,6 +274,56 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 	default:
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
 	}
+}
+
+// Bury records that the event of keys was dead-lettered from f's message
+// with reason: each record of keys not completed becomes DEAD (see
+// StatusDead), and every one of them starts its retention again, so that no
+// record expires while the dead letter can come back (the DLQ keeps it 14
+// days; Retention is longer). One UpdateItem per key, on the dead-letter
+// path only; a record that is absent or written under a newer token is
+// left alone. It returns the first wrapped AWS error.
+func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string) error {
+	exp := num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention)))
+	for _, k := range keys {
+		names := map[string]string{"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence}
+		values := map[string]types.AttributeValue{":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted))}
+		// A completed record only starts its retention again.
+		update, cond := "SET #exp = :exp", "attribute_exists(#pk) AND #status = :completed"
+		bury := &dynamodb.UpdateItemInput{
+			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+			UpdateExpression:          aws.String("SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid REMOVE #lexp"),
+			ConditionExpression:       aws.String("attribute_exists(#pk) AND #status <> :completed AND " + fenceOK),
+			ExpressionAttributeNames:  map[string]string{"#reason": attrReason, "#deadmsg": attrDeadMsg, "#lexp": attrLeaseMs},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID)},
+		}
+		maps.Copy(bury.ExpressionAttributeNames, names)
+		maps.Copy(bury.ExpressionAttributeValues, values)
+		if f.Origin != "" {
+			*bury.UpdateExpression = "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid, #origin = :origin REMOVE #lexp"
+			bury.ExpressionAttributeNames["#origin"], bury.ExpressionAttributeValues[":origin"] = attrOrigin, str(f.Origin)
+		}
+		_, err := d.client.UpdateItem(ctx, bury)
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			delete(values, ":series")
+			delete(values, ":fence")
+			delete(names, "#series")
+			delete(names, "#fence")
+			_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+				UpdateExpression: aws.String(update), ConditionExpression: aws.String(cond),
+				ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			})
+			if errors.As(err, &ccf) {
+				err = nil // absent, or newer: nothing of ours to bury
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("bury %s: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // Apply stores the entity when u.Version is greater than the stored
@@ -431,6 +543,7 @@ func record(k Key, item map[string]types.AttributeValue) Record {
 	if v, ok := item[attrReason].(*types.AttributeValueMemberS); ok {
 		r.Reason = v.Value
 	}
+	r.DeadMessage = strAttr(item[attrDeadMsg])
 	if _, ok := item[attrExp]; ok {
 		r.Expires = epoch.FromSeconds(numAttr(item[attrExp]))
 	}

@@ -22,6 +22,10 @@ const (
 	StatusInProgress Status = "INPROGRESS"
 	StatusCompleted  Status = "COMPLETED"
 	StatusFailed     Status = "FAILED"
+	// StatusDead: the event's message was dead-lettered with Reason while
+	// this effect was not completed (Bury). Only a replay of the event
+	// claims it again, never a copy of the dead-lettered message itself.
+	StatusDead Status = "DEAD"
 )
 
 // Defaults. Retention must outlast a message's life in the source queue
@@ -46,6 +50,9 @@ var (
 	// conversation, so a newer worker took the caller's message; the
 	// caller's token is stale and it must stop writing.
 	ErrFenced = errors.New("fenced by a newer worker")
+	// ErrDead: the event was dead-lettered (Bury) and the claimer is not a
+	// replay of it: skip the message, its dead letter is the way back.
+	ErrDead = errors.New("event dead-lettered")
 	// ErrStale: the update's version is not newer than the stored entity's.
 	ErrStale = errors.New("stale update")
 	// ErrNotFound: no such entity or effect record.
@@ -113,6 +120,14 @@ type Fence struct {
 	// A claim never counts an earlier message's INPROGRESS record of the
 	// same origin as done: that message is this one, moved back (see done).
 	Origin string
+	// MessageID is the SQS message id. A record buried by the message
+	// (Bury) refuses every claim of that same message: its redelivery is a
+	// stray copy, not a replay.
+	MessageID string
+	// Immediate marks a claim of an effect whose success is recorded at
+	// once (a custom effect): an INPROGRESS record of it never counts as
+	// done, whoever claimed it.
+	Immediate bool
 }
 
 // NewFence returns the fence of a message from its SQS attributes. It
@@ -122,6 +137,12 @@ type Fence struct {
 func NewFence(tenantID, conversation, sequence string, attempt int, replay bool) (Fence, error) {
 	f := Fence{Tenant: tenantID, Conversation: conversation, Sequence: sequence, Attempt: attempt, Replay: replay}
 	return f, validFence(f)
+}
+
+// SameMessage reports whether a stored token (Record.Fence) was written for
+// f's message (the same SequenceNumber), in any of its receives.
+func (f Fence) SameMessage(token string) bool {
+	return len(token) >= 40 && token[:40] == pad(f.Sequence, 40)
 }
 
 // Token is the fence as stored and compared: the sequence number and the
@@ -156,6 +177,9 @@ type Lease struct {
 	Token string
 	// Expires is when another worker may take the effect over.
 	Expires time.Time
+	// Taken is the INPROGRESS record the claim took over after its lease
+	// ended (an earlier run was interrupted), or nil.
+	Taken *Record
 }
 
 // Record is the stored state of an effect.
@@ -168,12 +192,16 @@ type Record struct {
 	// Fence is the token (Fence.Token) of the worker that last claimed it
 	// (completing or failing it keeps the claimer's token).
 	Fence string
-	// Reason is why the effect last failed.
+	// Reason is why the effect last failed, or why its event was
+	// dead-lettered.
 	Reason string
+	// DeadMessage is the message a DEAD record's event was dead-lettered
+	// from.
+	DeadMessage string
 }
 
 // ConflictError reports why a claim failed and the record in the way. It
-// wraps ErrCompleted or ErrInFlight.
+// wraps ErrCompleted, ErrInFlight, ErrDead or ErrFenced.
 type ConflictError struct {
 	Record Record
 	err    error
@@ -185,6 +213,9 @@ func (e *ConflictError) Unwrap() error { return e.err }
 // conflict classifies the record that made a claim fail; done reports
 // that an INPROGRESS record counts as completed (see done).
 func conflict(r Record, done bool) error {
+	if r.Status == StatusDead {
+		return &ConflictError{Record: r, err: ErrDead}
+	}
 	if r.Status == StatusCompleted || r.Status == StatusInProgress && done {
 		return &ConflictError{Record: r, err: ErrCompleted}
 	}
@@ -276,19 +307,42 @@ func newer(storedSeries, stored string, f Fence) bool {
 }
 
 // done reports whether an INPROGRESS effect record claimed under token
-// stored of storedSeries, by a message of origin storedOrigin, counts as
-// completed for f: it was claimed for an earlier message of f's
-// conversation, and SQS FIFO hands out a group's next message only after
-// deleting the earlier one, which the event source mapping does only when
-// the worker reported it done. (A worker that dead-letters a message or
-// reports it failed first completes or fails its effects explicitly.) The
-// exception is a message moved back from the DLQ — SQS moves a message there
-// by itself after repeated crashes, its effects unfinished, and AWS's
-// redrive sends it back as a new message with a new SequenceNumber: it
-// carries the same envelope, so the same origin, or a Replay fence.
-func done(storedSeries, stored, storedOrigin string, f Fence) bool {
-	return !f.Replay && storedSeries == f.series() && stored < f.first() &&
-		(storedOrigin == "" || storedOrigin != f.Origin)
+// stored of storedSeries, by a message of origin storedOrigin (byReplay: a
+// replay), counts as completed for f: it was claimed for an earlier message
+// of f's conversation, and SQS FIFO hands out a group's next message only
+// after the earlier one left the queue — deleted when the worker reported
+// it done, or dead-lettered, which buries its unfinished effects (DEAD) or,
+// when SQS moved it by itself after repeated crashes, leaves them
+// INPROGRESS. That last message comes back (a replay) as a new message with
+// the same envelope, so the same origin: an earlier claim of the same
+// origin counts as done only when a replay made it (a replay that was
+// deleted; the event has several dead letters).
+//
+// A record of another series is another queue incarnation's (an effect's
+// event has one conversation): its message left that queue, deleted as done
+// or lost with the queue by whoever deleted it, so it counts as done too.
+//
+// An Immediate effect records its success at once, so an INPROGRESS record
+// of it is never done: it was interrupted. A replay never counts a record
+// without an origin as done.
+func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) bool {
+	switch {
+	case f.Immediate:
+		return false
+	case storedSeries != f.series():
+		return true
+	case storedOrigin == "":
+		return !f.Replay && stored < f.first()
+	}
+	return stored < f.first() && (storedOrigin != f.Origin || byReplay)
+}
+
+// revives reports whether f may claim a DEAD record buried by message
+// deadMessage of origin storedOrigin: a different message that is a replay
+// (marked, or moved back with its dead letter's attributes), or a copy of
+// the dead letter's body re-sent by hand (the same origin).
+func revives(deadMessage, storedOrigin string, f Fence) bool {
+	return f.MessageID != deadMessage && (f.Replay || storedOrigin != "" && storedOrigin == f.Origin)
 }
 
 func validName(what, s string) error {

@@ -30,6 +30,8 @@ type memEffect struct {
 	token  string
 	series string
 	origin string
+	// byReplay: claimed by a replay (Fence.Replay).
+	byReplay bool
 }
 
 type memEntity struct {
@@ -56,18 +58,25 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pk := effectPK(k)
+	var taken *Record
+	revivedBy := false
 	// Compare in the stored units, exactly as the DynamoDB condition does.
 	if r, ok := m.effects[pk]; ok && epoch.Seconds(r.Expires) >= epoch.Seconds(now) {
 		if newer(r.series, r.Fence, f) {
-			return Lease{}, fmt.Errorf("claim %s: %w", k, ErrFenced)
+			return Lease{}, &ConflictError{Record: r.Record, err: ErrFenced}
 		}
-		isDone := done(r.series, r.Fence, r.origin, f)
+		isDone := done(r.series, r.Fence, r.origin, r.byReplay, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
-		if !takeOver && r.Status != StatusFailed {
+		revived := r.Status == StatusDead && revives(r.DeadMessage, r.origin, f)
+		if !takeOver && !revived && r.Status != StatusFailed {
 			return Lease{}, conflict(r.Record, isDone)
 		}
+		if takeOver {
+			taken = &r.Record
+		}
+		revivedBy = revived
 	}
-	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease))}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken}
 	m.effects[pk] = memEffect{
 		Record: Record{
 			Key: k, Status: StatusInProgress, Fence: f.Token(),
@@ -75,9 +84,10 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 			LeaseExpires: epoch.FromMillis(epoch.Millis(l.Expires)),
 			Expires:      epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention))),
 		},
-		token:  l.Token,
-		series: f.series(),
-		origin: f.Origin,
+		token:    l.Token,
+		series:   f.series(),
+		origin:   f.Origin,
+		byReplay: f.Replay || revivedBy,
 	}
 	return l, nil
 }
@@ -125,6 +135,28 @@ func (m *Memory) Fail(_ context.Context, l Lease, reason string) error {
 	r.Status, r.Reason = StatusFailed, reasonText(reason)
 	r.LeaseExpires = time.Time{}
 	m.effects[effectPK(l.Key)] = r
+	return nil
+}
+
+// Bury behaves like (*DynamoDB).Bury.
+func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, reason string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.opts.Now()
+	for _, k := range keys {
+		r, ok := m.effects[effectPK(k)]
+		if !ok || newer(r.series, r.Fence, f) {
+			continue
+		}
+		r.Expires = epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))
+		if r.Status != StatusCompleted {
+			r.Status, r.Reason, r.DeadMessage, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, time.Time{}
+			if f.Origin != "" {
+				r.origin = f.Origin
+			}
+		}
+		m.effects[effectPK(k)] = r
+	}
 	return nil
 }
 

@@ -16,6 +16,7 @@ type effectStore interface {
 	Claim(ctx context.Context, f ledger.Fence, k ledger.Key, lease time.Duration) (ledger.Lease, error)
 	Complete(ctx context.Context, l ledger.Lease) error
 	Fail(ctx context.Context, l ledger.Lease, reason string) error
+	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error
 }
 
 // stateStore applies versioned entity updates under a fence.
@@ -52,6 +53,13 @@ type Event struct {
 	Attempt int
 	// GroupID is the SQS message group: the unit of order and fencing.
 	GroupID string
+	// Repeat is set, inside an effect's function, when an earlier run of
+	// the same effect was interrupted after its claim (a crash, a timed-out
+	// invocation, a completion write that never landed): it may have
+	// reached the downstream system. The idempotency key is the same, so a
+	// downstream that deduplicates by it absorbs the repeat; an effect that
+	// cannot pass a key should check the downstream's state first.
+	Repeat bool
 
 	ledger ledgerStore
 	lease  time.Duration
@@ -77,10 +85,16 @@ type Event struct {
 	fenceErr error
 	// held are the leases of effects that ran in this message and are not
 	// recorded completed: the message's deletion does that (see settle).
-	held      []ledger.Lease
-	ran       int
-	skipped   int
-	effectDur time.Duration
+	held []ledger.Lease
+	// touched are the effects this message claimed or found completed:
+	// the ones a dead letter buries (ledger.Bury).
+	touched []ledger.Key
+	// maxAttempts dead-letters a message whose effect was interrupted
+	// that many times (Config.MaxAttempts).
+	maxAttempts int
+	ran         int
+	skipped     int
+	effectDur   time.Duration
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -141,18 +155,19 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		return fmt.Errorf("effect %s needs %s: %w", name, need, ErrNoTime)
 	}
 	f := e.fence
-	if !deferred {
-		// A record of this effect left INPROGRESS by an earlier message was
-		// interrupted (its success would have been completed at once), so
-		// it never counts as done: it is taken over when its lease ends.
-		f.Replay = true
-	}
+	// A record of this effect left INPROGRESS by an earlier message was
+	// interrupted (its success would have been completed at once), so it
+	// never counts as done: it is taken over when its lease ends.
+	f.Immediate = !deferred
 	l, err := e.ledger.Claim(ctx, f, k, e.lease)
 	var ce *ledger.ConflictError
 	switch {
 	case errors.Is(err, ledger.ErrCompleted):
 		e.skipped++
+		e.touched = append(e.touched, k)
 		return nil
+	case errors.Is(err, ledger.ErrDead), errors.Is(err, ledger.ErrFenced):
+		return err
 	case errors.As(err, &ce): // in flight under another worker's live lease
 		return RetryAfter(err, ce.Record.LeaseExpires.Sub(e.now()))
 	case errors.Is(err, ledger.ErrInvalidKey):
@@ -161,10 +176,17 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		return err
 	}
 
+	e.touched = append(e.touched, k)
+	e.Repeat = l.Taken != nil
+	if err := e.interrupted(ctx, l, name); err != nil {
+		return err
+	}
+
 	start := e.now()
 	fnctx, fncancel := context.WithTimeout(ctx, budget)
 	ferr := fn(fnctx, k.IdempotencyKey())
 	fncancel()
+	e.Repeat = false
 	e.effectDur += e.now().Sub(start)
 
 	// Record the outcome even when ctx has ended: the effect ran.
@@ -191,6 +213,29 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	e.ran++
 	return nil
+}
+
+// interrupted counts an attempt when l took over a run of this same
+// message that was interrupted (it ran past its budget, or its invocation
+// ended), so that an effect that hangs on every attempt ends in the DLQ with
+// that reason after MaxAttempts instead of looping until SQS moves it
+// without one. At MaxAttempts it gives the claim up and returns a permanent
+// error wrapping ErrTimedOut.
+func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) error {
+	if l.Taken == nil || !e.fence.SameMessage(l.Taken.Fence) {
+		return nil
+	}
+	n, err := e.ledger.FailedAttempt(ctx, e.MessageID)
+	if err != nil || e.maxAttempts <= 0 || n < e.maxAttempts {
+		return nil // counted (or not countable): run it again
+	}
+	cause := fmt.Errorf("%w: effect %s was interrupted in %d attempts (it ran past its budget, or its invocation ended)", ErrTimedOut, name, n)
+	fctx, cancel := e.finish(ctx)
+	defer cancel()
+	if err := e.ledger.Fail(fctx, l, cause.Error()); err != nil && !lost(err) {
+		return errors.Join(cause, err)
+	}
+	return Permanent(cause)
 }
 
 // complete records l's effect completed. The effect ran, so the write is

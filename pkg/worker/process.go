@@ -53,12 +53,14 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline, window: workDeadline.Sub(t.begun),
+		maxAttempts: h.cfg.MaxAttempts,
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
 	invocation, _ := ctx.Deadline()
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, invocation) }
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
+	ev.fence.MessageID = rec.MessageId
 	if !env.ReceivedAt.IsZero() {
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -79,8 +81,31 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		fcancel()
 	}
 	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
+	r.fence, r.touched = ev.fence, ev.touched
 
+	var ce *ledger.ConflictError
 	switch {
+	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce) && ce.Record.DeadMessage == rec.MessageId:
+		// This message was dead-lettered, and its deletion, or the dead
+		// letter's send itself, may have been lost: send it (again; the
+		// DLQ deduplicates a repeat within five minutes).
+		r = h.deadLetter(ctx, t, i, rec, r, errors.New(ce.Record.Reason))
+	case errors.Is(err, ledger.ErrDead):
+		// A stray copy of a dead-lettered message, or another copy of its
+		// event that is no replay: its dead letter is the way back.
+		r.outcome, r.err = outDeadAlready, err
+	case errors.Is(err, ledger.ErrFenced) && errors.As(err, &ce) && !ev.fence.SameMessage(ce.Record.Fence):
+		if h.requeued(ctx, rec, ev.fence.Queue) {
+			// The queue was deleted and created again: its numbering
+			// restarted. Take the message again at once under the new
+			// incarnation; not an attempt.
+			r = h.expired(rec)
+			r.err, r.env = err, env
+			break
+		}
+		// A later message of the conversation took the event over (a
+		// replay, or the ingest's later copy): this copy is stale.
+		r.outcome, r.err = outSuperseded, err
 	case err == nil && r.effects == 0 && r.skips > 0:
 		r.outcome = outDuplicate
 	case err == nil:
@@ -108,8 +133,8 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (stri
 	if err != nil {
 		return "", Permanent(err)
 	}
-	if v, ok := h.created.Load(url); ok {
-		return v.(string), nil
+	if v, ok := h.created.Load(url); ok && h.cfg.Now().Sub(v.(incarnation).read) < incarnationTTL {
+		return v.(incarnation).created, nil
 	}
 	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameCreatedTimestamp},
@@ -121,18 +146,49 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (stri
 	if created == "" {
 		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
 	}
-	h.created.Store(url, created)
+	h.created.Store(url, incarnation{created: created, read: h.cfg.Now()})
 	return created, nil
 }
 
-// redriven reports whether scripts/replay moved rec back from the DLQ
-// (AttrReplayOf). AWS's own redrive (StartMessageMoveTask, the console's
+// incarnationTTL is how long a queue's CreatedTimestamp is cached. SQS
+// makes whoever deletes a queue wait 60 seconds before creating one of the
+// same name, so a value read before the deletion has expired before the new
+// queue's first message arrives: a warm instance never fences a re-created
+// queue's messages with its old incarnation.
+const incarnationTTL = time.Minute
+
+// incarnation is a cached CreatedTimestamp and when it was read.
+type incarnation struct {
+	created string
+	read    time.Time
+}
+
+// requeued reports whether rec's queue has another incarnation than
+// cached (it was deleted and created again), and caches the new one: one
+// GetQueueAttributes, only for a fenced message.
+func (h *Handler) requeued(ctx context.Context, rec *events.SQSMessage, cached string) bool {
+	if h.cfg.Queues == nil {
+		return false
+	}
+	url, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
+	if err != nil {
+		return false
+	}
+	h.created.Delete(url)
+	now, err := h.incarnation(ctx, rec)
+	return err == nil && now != cached
+}
+
+// redriven reports whether rec was moved back from the DLQ: by
+// scripts/replay (AttrReplayOf), or by a move task or a re-send that kept
+// the dead letter's attributes (AttrReason). AWS's own redrive (StartMessageMoveTask, the console's
 // "Start DLQ redrive") needs no mark: the moved message keeps its envelope,
 // and with it the fence's Origin, which tells it from a later copy of the
 // event the ingest enqueued (ledger.Fence.Origin).
 func redriven(rec *events.SQSMessage) bool {
-	_, ok := rec.MessageAttributes[AttrReplayOf]
-	return ok
+	_, replay := rec.MessageAttributes[AttrReplayOf]
+	_, moved := rec.MessageAttributes[AttrReason]
+	return replay || moved
 }
 
 // sentAt returns the message's SentTimestamp (when SQS accepted it; a

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -126,11 +127,27 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if r.attempt > 0 {
 		attrs[AttrAttempts] = strconv.Itoa(r.attempt)
 	}
+	if r.env == nil {
+		r.env = h.envelope(ctx, rec)
+	}
 	if r.env != nil {
 		attrs[AttrEventKey] = r.env.Key
 	}
 	if size, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
 		attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer
+	}
+	// The event's outcome first, where every copy of its message reads it
+	// before it acts: its unfinished effects refuse all but a replay, and
+	// its records start their retention again, so they outlive the dead
+	// letter. A copy of this message that finds it sends the dead letter
+	// again (process), so a crash before the send below loses nothing.
+	if len(r.touched) > 0 {
+		bctx, bcancel := h.finish(ctx)
+		err := h.cfg.Ledger.Bury(bctx, r.fence, r.touched, cause.Error())
+		bcancel()
+		if err != nil {
+			return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
+		}
 	}
 	fctx, cancel := h.finish(ctx)
 	defer cancel()
@@ -147,4 +164,27 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	}
 	r.outcome, r.failed = outDeadLettered, false
 	return r
+}
+
+// envelope decodes rec's envelope for a dead letter's attributes, reading
+// an offloaded body from S3 (nil when it cannot).
+func (h *Handler) envelope(ctx context.Context, rec *events.SQSMessage) *envelope.Envelope {
+	body := []byte(rec.Body)
+	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
+		if h.cfg.Payloads == nil {
+			return nil
+		}
+		fctx, cancel := h.finish(ctx)
+		defer cancel()
+		b, err := h.cfg.Payloads.Get(fctx, rec.Body)
+		if err != nil {
+			return nil
+		}
+		body = b
+	}
+	env, err := envelope.Decode(body)
+	if err != nil {
+		return nil
+	}
+	return env
 }

@@ -60,8 +60,8 @@ type Config struct {
 	DLQ sender
 	// Visibility changes the visibility of retried messages (the SQS client).
 	Visibility visibilityAPI
-	// Queues reads each source queue's CreatedTimestamp once per instance
-	// (the SQS client), so that fencing tokens of a queue deleted and
+	// Queues reads each source queue's CreatedTimestamp at most once a
+	// minute per instance (the SQS client), so that fencing tokens of a queue deleted and
 	// created again under the same name never fence the new one
 	// (ledger.Fence.Queue). Without it tokens compare across incarnations.
 	Queues queueAttributes
@@ -113,7 +113,8 @@ type Config struct {
 // Handler consumes SQS batches. It is safe for concurrent use.
 type Handler struct {
 	cfg Config
-	// created caches each source queue's CreatedTimestamp by URL.
+	// created caches each source queue's CreatedTimestamp by URL
+	// (incarnation, for incarnationTTL).
 	created sync.Map
 }
 
@@ -158,6 +159,12 @@ const (
 	outDeadline     outcome = "deadline"
 	outFenced       outcome = "fenced"
 	outTimedOut     outcome = "timed_out"
+	// outDeadAlready: the event was dead-lettered and this copy is no
+	// replay of it (ledger.ErrDead); the copy is deleted.
+	outDeadAlready outcome = "skipped_dead_lettered"
+	// outSuperseded: a later message of the conversation holds the event
+	// (ledger.ErrFenced by another message); this stale copy is deleted.
+	outSuperseded outcome = "superseded"
 )
 
 // result is what happened to one message.
@@ -181,6 +188,10 @@ type result struct {
 	effects, skips int
 	effectDur      time.Duration
 	groupID        string
+	// fence and touched: the message's fence and the effects it claimed
+	// or found completed, which its dead letter buries.
+	fence   ledger.Fence
+	touched []ledger.Key
 }
 
 // Handle processes one batch and reports the messages to leave on the

@@ -1,0 +1,345 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
+)
+
+// This file holds the simulation's twins: an SQS FIFO queue pair with AWS's
+// documented semantics, and the invocation session through which every AWS
+// call of one worker invocation passes, so a crash can fall between any two.
+
+// errCrashed is what every call of a crashed invocation gets.
+var errCrashed = errors.New("simulated crash: the invocation is gone")
+
+// session is one worker invocation's view of AWS. After crashAfter calls
+// (negative: never) the process is gone: that call and every later one
+// fail without effect, and the invocation's answer is discarded.
+type session struct {
+	calls, crashAfter int
+	crashed           bool
+}
+
+// call reports whether the next AWS call lands.
+func (s *session) call() bool {
+	if s == nil {
+		return true
+	}
+	if s.crashed || s.crashAfter >= 0 && s.calls >= s.crashAfter {
+		s.crashed = true
+		return false
+	}
+	s.calls++
+	return true
+}
+
+// provenance says who put a message on the source queue.
+type provenance string
+
+const (
+	byIngest provenance = "ingest"
+	byReplay provenance = "scripts/replay"
+	byMove   provenance = "move-task"
+	byHand   provenance = "hand re-send"
+)
+
+// simMsg is one SQS message.
+type simMsg struct {
+	id, body, group, dedup string
+	attrs                  map[string]string
+	seq                    uint64
+	sent                   time.Time
+	receives               int
+	visibleAt              time.Time
+	receipt                string
+	event                  *simEvent
+	from                   provenance
+	// reasonless: SQS itself moved it to the DLQ (maxReceiveCount).
+	reasonless bool
+}
+
+// fifo is an SQS FIFO queue: message groups handed out one in-flight group
+// at a time in order, visibility timeouts, receive counts, a redrive policy
+// (maxReceiveCount, to dlq), retention, and the five-minute deduplication.
+type fifo struct {
+	name       string
+	created    time.Time
+	seq        uint64
+	msgs       []*simMsg
+	dedup      map[string]time.Time
+	dlq        *fifo
+	maxRecv    int
+	retention  time.Duration
+	visibility time.Duration
+	nextID     *int
+	// expired collects messages SQS deleted at the end of their retention.
+	expired []*simMsg
+}
+
+func newFIFO(name string, now time.Time, ids *int) *fifo {
+	return &fifo{name: name, created: now, seq: 1000, dedup: map[string]time.Time{}, retention: 14 * 24 * time.Hour, visibility: 6 * time.Minute, nextID: ids}
+}
+
+func (q *fifo) url() string {
+	return "https://sqs.us-east-1.amazonaws.com/123456789012/" + q.name + ".fifo"
+}
+func (q *fifo) arn() string { return "arn:aws:sqs:us-east-1:123456789012:" + q.name + ".fifo" }
+
+// send enqueues m unless its deduplication id was sent in the last five
+// minutes (then SQS answers success and drops it).
+func (q *fifo) send(now time.Time, m *simMsg) (*simMsg, bool) {
+	if at, ok := q.dedup[m.dedup]; ok && now.Sub(at) < 5*time.Minute {
+		return nil, false
+	}
+	q.dedup[m.dedup] = now
+	*q.nextID++
+	q.seq++
+	m.id, m.seq, m.sent, m.visibleAt, m.receives = fmt.Sprintf("m%d", *q.nextID), q.seq, now, now, 0
+	q.msgs = append(q.msgs, m)
+	return m, true
+}
+
+// expire deletes messages past their retention.
+func (q *fifo) expire(now time.Time) {
+	kept := q.msgs[:0]
+	for _, m := range q.msgs {
+		if !now.Before(m.sent.Add(q.retention)) {
+			q.expired = append(q.expired, m)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	q.msgs = kept
+}
+
+// receive returns up to n visible messages of one message group (the
+// oldest group with nothing in flight), in order, as SQS FIFO may. A
+// message received maxReceiveCount times already moves to the DLQ instead,
+// keeping its id; the DLQ's retention counts from the move (FIFO).
+func (q *fifo) receive(now time.Time, n int) []*simMsg {
+	q.expire(now)
+	inflight := map[string]bool{}
+	for _, m := range q.msgs {
+		if now.Before(m.visibleAt) {
+			inflight[m.group] = true
+		}
+	}
+	var out []*simMsg
+	group := ""
+	for i := 0; i < len(q.msgs) && len(out) < n; i++ {
+		m := q.msgs[i]
+		if inflight[m.group] || group != "" && m.group != group {
+			continue
+		}
+		if q.maxRecv > 0 && m.receives >= q.maxRecv && q.dlq != nil {
+			q.remove(m)
+			i--
+			m.reasonless = true
+			m.sent, m.visibleAt = now, now
+			q.dlq.msgs = append(q.dlq.msgs, m)
+			continue
+		}
+		group = m.group
+		m.receives++
+		m.receipt = fmt.Sprintf("%s-r%d", m.id, m.receives)
+		m.visibleAt = now.Add(q.visibility)
+		out = append(out, m)
+	}
+	return out
+}
+
+func (q *fifo) remove(m *simMsg) {
+	for i, x := range q.msgs {
+		if x == m {
+			q.msgs = append(q.msgs[:i], q.msgs[i+1:]...)
+			return
+		}
+	}
+}
+
+// byReceipt finds the message a receipt handle names; only the latest
+// receipt of a message still in flight counts.
+func (q *fifo) byReceipt(now time.Time, receipt string) *simMsg {
+	for _, m := range q.msgs {
+		if m.receipt == receipt && now.Before(m.visibleAt) {
+			return m
+		}
+	}
+	return nil
+}
+
+// visible reports whether any message could be received now.
+func (q *fifo) visible(now time.Time) bool {
+	for _, m := range q.msgs {
+		if !now.Before(m.visibleAt) && now.Before(m.sent.Add(q.retention)) {
+			return true
+		}
+	}
+	return false
+}
+
+// nextChange is the earliest instant after now at which a message becomes
+// visible or expires.
+func (q *fifo) nextChange(now time.Time) (time.Time, bool) {
+	var ts []time.Time
+	for _, m := range q.msgs {
+		if m.visibleAt.After(now) {
+			ts = append(ts, m.visibleAt)
+		}
+		if end := m.sent.Add(q.retention); end.After(now) {
+			ts = append(ts, end)
+		}
+	}
+	if len(ts) == 0 {
+		return time.Time{}, false
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	return ts[0], true
+}
+
+// record renders m as the event source mapping hands it to the worker.
+func (q *fifo) record(m *simMsg) events.SQSMessage {
+	attrs := map[string]events.SQSMessageAttribute{}
+	for k, v := range m.attrs {
+		attrs[k] = events.SQSMessageAttribute{DataType: "String", StringValue: aws.String(v)}
+	}
+	return events.SQSMessage{
+		MessageId: m.id, ReceiptHandle: m.receipt, Body: m.body, EventSourceARN: q.arn(),
+		MessageAttributes: attrs,
+		Attributes: map[string]string{
+			"ApproximateReceiveCount": strconv.Itoa(m.receives),
+			"SentTimestamp":           strconv.FormatInt(m.sent.UnixMilli(), 10),
+			"SequenceNumber":          strconv.FormatUint(m.seq, 10),
+			"MessageGroupId":          m.group,
+			"MessageDeduplicationId":  m.dedup,
+		},
+	}
+}
+
+// simSQS is the worker's SQS client in one invocation: the DLQ send, the
+// visibility change and the queue attributes.
+type simSQS struct {
+	w *world
+	s *session
+}
+
+func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, error) {
+	if !c.s.call() {
+		return "", errCrashed
+	}
+	q := c.w.queueByURL(url)
+	if q == nil {
+		return "", fmt.Errorf("AWS.SimpleQueueService.NonExistentQueue: %s", url)
+	}
+	msg := &simMsg{body: string(m.Body), group: m.GroupID, dedup: m.DeduplicationID, attrs: m.Attributes, from: byIngest}
+	msg.event = c.w.eventOfBody(msg.body)
+	if sent, ok := q.send(c.w.now, msg); ok && q == c.w.src.dlq {
+		c.w.deadLettered(sent)
+	}
+	return "ok", nil
+}
+
+func (c simSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if !c.s.call() {
+		return nil, errCrashed
+	}
+	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	for _, e := range in.Entries {
+		m := (*simMsg)(nil)
+		if q != nil {
+			m = q.byReceipt(c.w.now, aws.ToString(e.ReceiptHandle))
+		}
+		if m == nil {
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("ReceiptHandleIsInvalid")})
+			continue
+		}
+		m.visibleAt = c.w.now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+	}
+	return out, nil
+}
+
+func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	if !c.s.call() {
+		return nil, errCrashed
+	}
+	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
+	if q == nil {
+		return nil, fmt.Errorf("AWS.SimpleQueueService.NonExistentQueue")
+	}
+	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"CreatedTimestamp": strconv.FormatInt(q.created.Unix(), 10)}}, nil
+}
+
+// simLedger passes the worker's ledger calls through the session to the
+// in-memory ledger (DynamoDB's semantics), and tells the world which
+// completions landed.
+type simLedger struct {
+	w *world
+	s *session
+}
+
+func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
+	if !l.s.call() {
+		return ledger.Lease{}, errCrashed
+	}
+	return l.w.ledger.Claim(ctx, f, k, d)
+}
+
+func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
+	if !l.s.call() {
+		return errCrashed
+	}
+	err := l.w.ledger.Complete(ctx, ls)
+	if err == nil {
+		l.w.durable(ls.Key.Event, ls.Key.Effect, "its completion was written")
+	}
+	return err
+}
+
+func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) error {
+	if !l.s.call() {
+		return errCrashed
+	}
+	return l.w.ledger.Fail(ctx, ls, reason)
+}
+
+func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error {
+	if !l.s.call() {
+		return errCrashed
+	}
+	return l.w.ledger.Bury(ctx, f, keys, reason)
+}
+
+func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
+	if !l.s.call() {
+		return errCrashed
+	}
+	return l.w.ledger.Apply(ctx, f, u)
+}
+
+func (l simLedger) FailedAttempt(ctx context.Context, id string) (int, error) {
+	if !l.s.call() {
+		return 0, errCrashed
+	}
+	return l.w.ledger.FailedAttempt(ctx, id)
+}
+
+type (
+	sqsOpts    = sqs.Options
+	sqsVisIn   = sqs.ChangeMessageVisibilityBatchInput
+	sqsVisOut  = sqs.ChangeMessageVisibilityBatchOutput
+	sqsAttrIn  = sqs.GetQueueAttributesInput
+	sqsAttrOut = sqs.GetQueueAttributesOutput
+)
