@@ -170,15 +170,17 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	case err != nil:
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 	case old == nil:
-		if strAttr(out.Attributes[attrStatus]) == string(StatusDead) && !f.Replay {
+		prev := out.Attributes
+		if !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence]))) {
 			// A copy of the dead letter's body re-sent by hand revived the
-			// event: mark its claim a replay's, as scripts/replay's are (see
-			// done), so that another copy counts it done once it was deleted.
+			// event (or this is its retry): mark its claim a replay's, as
+			// scripts/replay's are (see done), so that another copy counts
+			// it done once it was deleted.
 			if err := d.markReplay(ctx, l); err != nil {
 				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 			}
 		}
-		if prev := out.Attributes; strAttr(prev[attrStatus]) == string(StatusInProgress) && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
+		if strAttr(prev[attrStatus]) == string(StatusInProgress) && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
 			r := record(k, prev)
 			l.Taken = &r
 		}

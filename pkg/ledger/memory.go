@@ -74,7 +74,8 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		if takeOver {
 			taken = &r.Record
 		}
-		revivedBy = revived
+		// A revival, or a retry of one, is a replay's claim (see done).
+		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence)
 	}
 	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken}
 	m.effects[pk] = memEffect{

@@ -235,8 +235,9 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	case "permanent":
 		return worker.Permanent(errors.New("target: 422 unprocessable"))
 	case "hang":
-		w.sess.crashed = true // Lambda ends the invocation at its timeout
-		return context.DeadlineExceeded
+		// The call never answers: the effect's context ends at its budget
+		// (an invocation killed at its timeout is the "crash" fault).
+		return fmt.Errorf("target: %w", context.DeadlineExceeded)
 	}
 	w.apply(e, effect)
 	return nil
@@ -571,7 +572,9 @@ func (w *world) recreate() {
 		if m.event != nil {
 			// Lost with the queue: if its sender delivers it again, it is
 			// queued anew, in its new place.
-			m.event.lostByOwner, m.event.queued = true, false
+			// (An event applied before keeps its place.)
+			m.event.lostByOwner = true
+			m.event.queued = m.event.applied
 		}
 	}
 	dlq := w.src.dlq
