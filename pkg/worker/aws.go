@@ -88,6 +88,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		CompleteEffects:  s.CompleteEffects,
 		EffectTimeout:    s.EffectTimeout,
 		QueueRetention:   s.QueueRetention,
+		LedgerRetention:  s.LedgerRetention,
 		ExpiryMargin:     s.ExpiryMargin,
 		Logger:           logger,
 	})

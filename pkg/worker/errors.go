@@ -25,6 +25,11 @@ var (
 	// cut-off (an effect that ignores its context). The attempt counts; the
 	// message comes back after its effects' leases end.
 	ErrTimedOut = errors.New("timed out")
+	// ErrReplayTooOld: the message's event was received longer ago than the
+	// ledger remembers completed effects (a dead letter replayed again and
+	// again); running it could repeat them. Permanent: send the event again
+	// as a new one if it is still wanted.
+	ErrReplayTooOld = errors.New("event older than the ledger's memory")
 	// ErrExpiring: the message would outlive its queue's retention before
 	// its next attempt. It is dead-lettered with this reason instead of
 	// being dropped by SQS without one.

@@ -38,6 +38,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	if r.groupID == "" {
 		r.groupID = webhook.GroupID(env.Conversation, env.Key)
 	}
+	if age := h.cfg.Now().Sub(env.ReceivedAt); !env.ReceivedAt.IsZero() && age > h.cfg.LedgerRetention-DefaultReplayMargin {
+		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: received %s ago; effect records are kept %s, so a completed effect may be forgotten and run again",
+			ErrReplayTooOld, age.Round(time.Hour), h.cfg.LedgerRetention)))
+	}
 	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
 	if !ok {
 		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))

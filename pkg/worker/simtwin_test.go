@@ -319,7 +319,15 @@ func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, 
 	if !l.s.call() {
 		return errCrashed
 	}
-	return l.w.ledger.Bury(ctx, f, keys, reason)
+	// (Through an interface, so the simulation also runs against a worker
+	// and ledger from before Bury: make simulate against an older commit.)
+	b, ok := any(l.w.ledger).(interface {
+		Bury(context.Context, ledger.Fence, []ledger.Key, string) error
+	})
+	if !ok {
+		return errors.New("this ledger has no Bury")
+	}
+	return b.Bury(ctx, f, keys, reason)
 }
 
 func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {

@@ -335,7 +335,7 @@ func (w *world) logf(format string, args ...any) {
 }
 
 func (w *world) violate(format string, args ...any) {
-	w.t.Fatalf("VIOLATION: %s\nhistory:\n%s", fmt.Sprintf(format, args...), strings.Join(w.history, "\n"))
+	w.t.Fatalf("VIOLATION: %s (first found after %d steps explored)\nhistory:\n%s", fmt.Sprintf(format, args...), simFirst(simExplored.Load()+int64(w.steps)), strings.Join(w.history, "\n"))
 }
 
 // --- actions ---
@@ -632,6 +632,15 @@ func (w *world) whereIs(e *simEvent) string {
 // --- the test ---
 
 var simExplored atomic.Int64
+
+// simFirstAt keeps the step count at the first violation (shrinking
+// replays shorter histories afterwards).
+var simFirstAt atomic.Int64
+
+func simFirst(n int64) int64 {
+	simFirstAt.CompareAndSwap(0, n)
+	return simFirstAt.Load()
+}
 
 func TestSimulation(t *testing.T) {
 	if os.Getenv("SIMULATE") == "" {

@@ -49,6 +49,10 @@ const (
 	// worker before their retention ends, and are dead-lettered if they
 	// are that old.
 	DefaultExpiryMargin = 48 * time.Hour
+	// DefaultReplayMargin covers the ingest's dedup window: a later copy of
+	// an event (the ingest's second send) carries a later receivedAt than
+	// the copy whose effects completed first.
+	DefaultReplayMargin = 7 * 24 * time.Hour
 )
 
 // Config holds the handler's dependencies. Ledger, Handlers, DLQ and
@@ -103,6 +107,12 @@ type Config struct {
 	// delete it without a trace).
 	QueueRetention time.Duration
 	ExpiryMargin   time.Duration
+	// LedgerRetention is how long the ledger keeps effect records
+	// (ledger.Options.Retention). A message whose event was received more
+	// than LedgerRetention less DefaultReplayMargin ago (a dead letter
+	// replayed again and again) is dead-lettered with ErrReplayTooOld
+	// instead of run: its completed effects may have been forgotten.
+	LedgerRetention time.Duration
 	// Lease is the effect lease when the context has no deadline (a local
 	// poller); under Lambda a lease lasts until the invocation's deadline.
 	Lease  time.Duration
@@ -137,6 +147,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.ExpiryMargin <= 0 {
 		cfg.ExpiryMargin = DefaultExpiryMargin
+	}
+	if cfg.LedgerRetention <= 0 {
+		cfg.LedgerRetention = ledger.DefaultRetention
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
