@@ -71,10 +71,10 @@ const fenceOK = "(attribute_not_exists(#series) OR #series <> :series OR #fence 
 // token.
 const (
 	claimOpen = "attribute_not_exists(#pk) OR #exp < :now OR ((#status = :failed OR "
-	takeOver  = "(#status = :inprogress AND #lexp < :nowms AND #series = :series AND " +
-		"NOT (#fence < :first AND (attribute_not_exists(#origin) OR #origin <> :origin OR attribute_exists(#byreplay))))"
-	replayTakeOver = "(#status = :inprogress AND #lexp < :nowms AND #series = :series AND " +
-		"NOT (#fence < :first AND attribute_exists(#origin) AND (#origin <> :origin OR attribute_exists(#byreplay))))"
+	takeOver  = "(#status = :inprogress AND #lexp < :nowms AND (#series <> :series OR " +
+		"NOT (#fence < :first AND (attribute_not_exists(#origin) OR #origin <> :origin OR attribute_exists(#byreplay)))))"
+	replayTakeOver = "(#status = :inprogress AND #lexp < :nowms AND (#series <> :series OR " +
+		"NOT (#fence < :first AND attribute_exists(#origin) AND (#origin <> :origin OR attribute_exists(#byreplay)))))"
 	immediateTakeOver = "(#status = :inprogress AND #lexp < :nowms)"
 	reviveReplay      = "(#status = :dead AND #deadmsg <> :msgid)"
 	reviveByHand      = "(#status = :dead AND #deadmsg <> :msgid AND #origin = :origin)"

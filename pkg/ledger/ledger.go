@@ -330,7 +330,7 @@ func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) boo
 	case f.Immediate:
 		return false
 	case storedSeries != f.series():
-		return true
+		return false
 	case storedOrigin == "":
 		return !f.Replay && stored < f.first()
 	}

@@ -30,7 +30,16 @@ var errCrashed = errors.New("simulated crash: the invocation is gone")
 type session struct {
 	calls, crashAfter int
 	crashed           bool
+	// loseAt, when > 0, is the call whose answer is lost: it lands, and
+	// its caller gets an error (a timeout on the response).
+	loseAt int
 }
+
+// errLost is the answer of a call whose response was lost.
+var errLost = errors.New("simulated lost response: the call landed, its answer did not")
+
+// lost reports whether the answer of the call just made is lost.
+func (s *session) lost() bool { return s != nil && s.loseAt > 0 && s.calls == s.loseAt }
 
 // call reports whether the next AWS call lands.
 func (s *session) call() bool {
@@ -248,6 +257,9 @@ func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, er
 	if sent, ok := q.send(c.w.now, msg); ok && q == c.w.src.dlq {
 		c.w.deadLettered(sent)
 	}
+	if c.s.lost() {
+		return "", errLost
+	}
 	return "ok", nil
 }
 
@@ -294,7 +306,11 @@ func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d ti
 	if !l.s.call() {
 		return ledger.Lease{}, errCrashed
 	}
-	return l.w.ledger.Claim(ctx, f, k, d)
+	ls, err := l.w.ledger.Claim(ctx, f, k, d)
+	if l.s.lost() {
+		return ledger.Lease{}, errLost
+	}
+	return ls, err
 }
 
 func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
@@ -305,6 +321,9 @@ func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
 	if err == nil {
 		l.w.durable(ls.Key.Event, ls.Key.Effect, "its completion was written")
 	}
+	if l.s.lost() {
+		return errLost
+	}
 	return err
 }
 
@@ -312,7 +331,11 @@ func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) err
 	if !l.s.call() {
 		return errCrashed
 	}
-	return l.w.ledger.Fail(ctx, ls, reason)
+	err := l.w.ledger.Fail(ctx, ls, reason)
+	if l.s.lost() {
+		return errLost
+	}
+	return err
 }
 
 func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error {
@@ -327,7 +350,11 @@ func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, 
 	if !ok {
 		return errors.New("this ledger has no Bury")
 	}
-	return b.Bury(ctx, f, keys, reason)
+	err := b.Bury(ctx, f, keys, reason)
+	if l.s.lost() {
+		return errLost
+	}
+	return err
 }
 
 func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
@@ -341,7 +368,11 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string) (int, error) {
 	if !l.s.call() {
 		return 0, errCrashed
 	}
-	return l.w.ledger.FailedAttempt(ctx, id)
+	n, err := l.w.ledger.FailedAttempt(ctx, id)
+	if l.s.lost() {
+		return 0, errLost
+	}
+	return n, err
 }
 
 type (
