@@ -27,7 +27,12 @@ func wrapsSentinel(err error) bool {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"github", "hmac", "shopify", "slack", "standardwebhooks", "stripe", "svix", "twilio", "whatsapp"}
+	want := []string{
+		"bitbucket", "calendly", "clerk", "coinbase-commerce", "github", "hmac", "intercom", "lemonsqueezy",
+		"line", "linear", "openai", "paddle", "pagerduty", "razorpay", "replicate", "resend", "sentry",
+		"shopify", "slack", "square", "standardwebhooks", "stripe", "svix", "twilio", "typeform", "vercel",
+		"whatsapp", "woocommerce", "zendesk",
+	}
 	reg := Registry()
 	var got []string
 	for name := range reg {
@@ -40,6 +45,9 @@ func TestRegistry(t *testing.T) {
 	for name, p := range reg {
 		if _, ok := p.(webhook.Signer); !ok {
 			t.Errorf("%s does not implement webhook.Signer (make send, the samples and the chaos run sign with it)", name)
+		}
+		if _, ok := p.(webhook.Checker); !ok {
+			t.Errorf("%s does not implement webhook.Checker (scripts/tenant checks inbound.json through it)", name)
 		}
 	}
 	for _, name := range []string{"whatsapp", "slack"} {

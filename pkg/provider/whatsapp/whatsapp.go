@@ -205,3 +205,10 @@ func encode(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets (the app
+// secret) and the "verify_token" its subscription handshake needs, and no
+// other setting. Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error {
+	return cfg.CheckSettings("whatsapp", []string{"verify_token"}, nil)
+}
