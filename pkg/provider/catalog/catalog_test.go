@@ -222,6 +222,14 @@ var senders = map[string]sender{
 	},
 }
 
+// deliveryOf returns the unsigned delivery of c to row's URL.
+func deliveryOf(row *Row, c sender) *webhook.Request {
+	r := providertest.Request(c.header, c.body)
+	r.Header.Set("Content-Type", "application/json")
+	r.URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/demo/" + row.Name
+	return r
+}
+
 // TestContract runs every row through the provider contract suite with the
 // sender's delivery and its retry as its documentation describes them.
 func TestContract(t *testing.T) {
@@ -233,13 +241,8 @@ func TestContract(t *testing.T) {
 				t.Fatalf("no contract case for the row %q", row.Name)
 			}
 			tc := providertest.Case{
-				Provider: s,
-				Request: func() *webhook.Request {
-					r := providertest.Request(c.header, c.body)
-					r.Header.Set("Content-Type", "application/json")
-					r.URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/demo/" + row.Name
-					return r
-				},
+				Provider:   s,
+				Request:    func() *webhook.Request { return deliveryOf(row, c) },
 				Settings:   c.settings,
 				Signature:  row.Header,
 				OtherEvent: c.other,
