@@ -1,8 +1,8 @@
-// Package generic is a configurable HMAC verifier for providers without a named
-// adapter (Paddle, Square, Linear, Intercom, Zendesk, in-house senders …):
-// their scheme is described in the tenant's settings, not coded. The
-// settings, the replay rules they imply and worked configurations are in
-// docs/providers/hmac.md.
+// Package generic is a configurable HMAC verifier: a sender's scheme is
+// described in settings, not coded — by the tenant for senders without a
+// name (provider "hmac"), by a row of pkg/provider/catalog for the named
+// ones (Paddle, Linear, Square, …). The settings and the replay rules they
+// imply are in docs/providers/hmac.md.
 package generic
 
 import (
