@@ -207,8 +207,9 @@ func encode(v any) ([]byte, error) {
 }
 
 // Check implements webhook.Checker: the tenant has secrets (the app
-// secret) and the "verify_token" its subscription handshake needs, and no
-// other setting. Errors wrap webhook.ErrMisconfigured.
+// secret) and no setting but "verify_token", which only the subscription
+// handshake needs (a tenant subscribed before onboarding has none).
+// Errors wrap webhook.ErrMisconfigured.
 func (Provider) Check(cfg webhook.Config) error {
-	return cfg.CheckSettings("whatsapp", []string{"verify_token"}, nil)
+	return cfg.CheckSettings("whatsapp", nil, []string{"verify_token"})
 }
