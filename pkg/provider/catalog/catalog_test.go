@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -256,6 +257,7 @@ func TestContract(t *testing.T) {
 				tc.Retry = providertest.Resent
 			}
 			if row.Scheme == StandardWebhooks {
+				tc.Vectors = append(tc.Vectors, specVector)
 				tc.Secrets = whsec
 				tc.Signature = "Webhook-Signature"
 				if c.header["Svix-Id"] != "" {
@@ -272,6 +274,24 @@ func TestContract(t *testing.T) {
 			providertest.Run(t, tc)
 		})
 	}
+}
+
+// specVector is the Standard Webhooks specification's reference vector
+// (https://github.com/standard-webhooks/standard-webhooks, and
+// docs/providers/standardwebhooks.md): every Standard Webhooks row verifies
+// and reproduces it.
+var specVector = providertest.Vector{
+	Name: "Standard Webhooks specification",
+	Request: func() *webhook.Request {
+		return providertest.Request(map[string]string{
+			"Webhook-Id":        "msg_p5jXN8AQM9LWM0D4loKWxJek",
+			"Webhook-Timestamp": "1614265330",
+			"Webhook-Signature": "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+		}, `{"test": 2432232314}`)
+	},
+	Config:  webhook.Config{Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}},
+	At:      time.Unix(1614265330, 0),
+	Headers: []string{"Webhook-Signature"},
 }
 
 // signed returns the headers Sign writes for row.
