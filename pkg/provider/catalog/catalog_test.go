@@ -206,7 +206,7 @@ var senders = map[string]sender{
 	"line": {
 		body: `{"destination":"xxxxxxxxxx","events":[{"type":"message","message":{"type":"text","id":"468789577898262530","quoteToken":"q3Plxr4AgKd","text":"Hello, world"},"webhookEventId":"01H810YECXQQZ37VAXPF6H9E6T","deliveryContext":{"isRedelivery":false},"timestamp":1692251666727,"source":{"type":"user","userId":"U4af4980629"},"replyToken":"38ef843bde154d9b91c21320ffd17a0f","mode":"active"}]}`,
 		// A redelivered event says so in deliveryContext.
-		retry: set("events.0.deliveryContext", map[string]any{"isRedelivery": true}),
+		retry: both(set("events.0.deliveryContext", map[string]any{"isRedelivery": true}), set("events.0.replyToken", "redelivered0000000000000000000000")),
 		other: set("events.0.webhookEventId", "01H810YECXQQZ37VAXPF6OTHER"),
 	},
 	"pagerduty": {

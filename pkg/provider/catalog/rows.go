@@ -88,8 +88,10 @@ var Rows = []Row{
 	{
 		Name: "line", Header: "X-Line-Signature", Encoding: "base64",
 		Type: "json:events.0.type", Conversation: "json:events.0.source.groupId|json:events.0.source.roomId|json:events.0.source.userId",
-		// A redelivery sets deliveryContext.isRedelivery; webhookEventId stays.
-		Defining: "destination,events.*.webhookEventId",
+		// A redelivery sets deliveryContext.isRedelivery (and its replyToken
+		// cannot be used); the event's id, time, type and source stay. The
+		// time, type and source keep events apart should one lack an id.
+		Defining: "destination,events.*.webhookEventId,events.*.timestamp,events.*.type,events.*.source",
 	},
 	{
 		Name: "pagerduty", Header: "X-PagerDuty-Signature", Param: "v1",
