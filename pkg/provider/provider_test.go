@@ -27,7 +27,12 @@ func wrapsSentinel(err error) bool {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"github", "hmac", "shopify", "slack", "standardwebhooks", "stripe", "svix", "twilio", "whatsapp"}
+	want := []string{
+		"bitbucket", "calendly", "clerk", "coinbase-commerce", "github", "hmac", "intercom", "lemonsqueezy",
+		"line", "linear", "openai", "paddle", "pagerduty", "razorpay", "replicate", "resend", "sentry",
+		"shopify", "slack", "square", "standardwebhooks", "stripe", "svix", "twilio", "typeform", "vercel",
+		"whatsapp", "woocommerce", "zendesk",
+	}
 	reg := Registry()
 	var got []string
 	for name := range reg {
@@ -40,6 +45,9 @@ func TestRegistry(t *testing.T) {
 	for name, p := range reg {
 		if _, ok := p.(webhook.Signer); !ok {
 			t.Errorf("%s does not implement webhook.Signer (make send, the samples and the chaos run sign with it)", name)
+		}
+		if _, ok := p.(webhook.Checker); !ok {
+			t.Errorf("%s does not implement webhook.Checker (scripts/tenant checks inbound.json through it)", name)
 		}
 	}
 	for _, name := range []string{"whatsapp", "slack"} {
@@ -140,6 +148,61 @@ func TestSamples(t *testing.T) {
 	for name := range Registry() {
 		if name != "svix" && !seen[name] {
 			t.Errorf("no sample under events/samples/%s", name)
+		}
+	}
+}
+
+// TestCheck holds every provider's webhook.Checker (what scripts/tenant
+// validates inbound.json with) to the samples' own tenant configurations,
+// and has it name a setting it does not take and refuse a tenant without
+// secrets.
+func TestCheck(t *testing.T) {
+	all, err := providertest.LoadSamples(providertest.SamplesDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := map[string]webhook.Config{}
+	for _, s := range all {
+		configs[s.Provider] = s.TenantConfig
+	}
+	configs["svix"] = configs["standardwebhooks"]
+	for name, p := range Registry() {
+		t.Run(name, func(t *testing.T) {
+			c := p.(webhook.Checker)
+			cfg, ok := configs[name]
+			if !ok {
+				t.Fatalf("no sample configuration for %s", name)
+			}
+			if err := c.Check(cfg); err != nil {
+				t.Errorf("Check(the sample's configuration) = %v", err)
+			}
+			typo := webhook.Config{Secrets: cfg.Secrets, Settings: map[string]string{"not_a_setting": "x"}}
+			for k, v := range cfg.Settings {
+				typo.Settings[k] = v
+			}
+			if err := c.Check(typo); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "not_a_setting") {
+				t.Errorf("Check(an unknown setting) = %v, want %v naming it", err, webhook.ErrMisconfigured)
+			}
+			if err := c.Check(webhook.Config{Settings: cfg.Settings}); !errors.Is(err, webhook.ErrMisconfigured) {
+				t.Errorf("Check(no secrets) = %v, want %v", err, webhook.ErrMisconfigured)
+			}
+		})
+	}
+	hmac, _ := Registry().Lookup("hmac")
+	for _, tt := range []struct {
+		settings map[string]string
+		names    string
+	}{
+		{map[string]string{"algorithm": "sha256"}, "header"},
+		{map[string]string{"header": "X-Sig", "algorithm": "md5"}, "md5"},
+		{map[string]string{"header": "X-Sig", "signed": "{timestamp}.{body}"}, "timestamp"},
+		{map[string]string{"header": "X-Sig", "timestamp_param": "t"}, "param"},
+		{map[string]string{"header": "X-Sig", "id": "body:id"}, "id source"},
+		{map[string]string{"header": "X-Sig", "base_url": "ftp://h"}, "base_url"},
+	} {
+		err := hmac.(webhook.Checker).Check(webhook.Config{Secrets: []string{"s"}, Settings: tt.settings})
+		if !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), tt.names) {
+			t.Errorf("hmac Check(%v) = %v, want %v naming %s", tt.settings, err, webhook.ErrMisconfigured, tt.names)
 		}
 	}
 }

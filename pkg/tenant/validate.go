@@ -17,12 +17,6 @@ import (
 // tenant and the field, never a secret or a setting's value.
 var ErrInvalid = errors.New("invalid tenant configuration")
 
-// configChecker is implemented by providers that can check their settings
-// before use (see webhook.Provider for what a setting is).
-type configChecker interface {
-	CheckConfig(cfg webhook.Config) error
-}
-
 // Validate checks the inbound configuration of tenant id (one that enables
 // no provider is valid, and answers 404 for every provider): every provider is
 // one of providers (the build's provider.Registry; passed in so that packages
@@ -49,8 +43,8 @@ func (in Inbound) Validate(id string, providers webhook.Registry) error {
 				}
 			}
 		}
-		if c, ok := p.(configChecker); ok {
-			if err := c.CheckConfig(cfg); err != nil {
+		if c, ok := p.(webhook.Checker); ok {
+			if err := c.Check(cfg); err != nil {
 				return invalid(id, field+".settings", "%v", err)
 			}
 		}

@@ -87,6 +87,8 @@ func setup(t *testing.T) env {
 		"empty-secret.json":     `{"providers":{"stripe":{"secrets":[""]}}}`,
 		"typo.json":             `{"providers":{"stripe":{"secret":["whsec_x"]}}}`,
 		"unknown-provider.json": `{"providers":{"paypal":{"secrets":["x"]}}}`,
+		"square-no-url.json":    `{"providers":{"square":{"secrets":["sq-key"]}}}`,
+		"paddle-header.json":    `{"providers":{"paddle":{"secrets":["pdl"],"settings":{"header":"X-Other"}}}}`,
 		"bad-target.json":       `{"targetUrl":"/relative","secrets":["whsec_y"]}`,
 	} {
 		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o600); err != nil {
@@ -347,6 +349,8 @@ func TestAddRejects(t *testing.T) {
 		{"empty secret", nil, []string{"add", "initech", "empty-secret.json"}, `tenant "initech": providers.stripe.secrets[0]: empty secret`},
 		{"misspelt field", nil, []string{"add", "initech", "typo.json"}, `unknown field "secret"`},
 		{"unknown provider", nil, []string{"add", "initech", "unknown-provider.json"}, `providers.paypal: unknown provider`},
+		{"missing setting", nil, []string{"add", "initech", "square-no-url.json"}, `providers.square.settings: provider misconfigured: square: missing settings base_url`},
+		{"setting a named sender owns", nil, []string{"add", "initech", "paddle-header.json"}, `paddle: unknown settings header (known: tolerance)`},
 		{"bad target url", nil, []string{"add", "initech", "in.json", "bad-target.json"}, `tenant "initech": outbound.targetUrl`},
 		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, "is not a number"},
 		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, "core stack nosuchcore not found"},

@@ -149,6 +149,9 @@ func generate(s providertest.Sample, o Options) (Event, error) {
 		ev.Reply = &reply
 	} else {
 		req.URL = withQuery(base+path, req.Query)
+		if req.Body, err = s.Stamp(o.Now); err != nil {
+			return ev, err
+		}
 		signer, ok := p.(webhook.Signer)
 		if !ok {
 			return ev, fmt.Errorf("%w: %s implements no webhook.Signer", ErrCannotSign, s.Provider)

@@ -1,13 +1,14 @@
-// Package generic is a configurable HMAC verifier for providers without a named
-// adapter (Paddle, Square, Linear, Intercom, Zendesk, in-house senders …):
-// their scheme is described in the tenant's settings, not coded. The
-// settings, the replay rules they imply and worked configurations are in
-// docs/providers/hmac.md.
+// Package generic is a configurable HMAC verifier: a sender's scheme is
+// described in settings, not coded — by the tenant for senders without a
+// name (provider "hmac"), by a row of pkg/provider/catalog for the named
+// ones (Paddle, Linear, Square, …). The settings and the replay rules they
+// imply are in docs/providers/hmac.md.
 package generic
 
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -361,6 +362,44 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	req.SetHeader(name, sig)
 	if tsHeader != "" {
 		req.SetHeader(tsHeader, ts)
+	}
+	return nil
+}
+
+// Settings are the setting keys of the scheme (docs/providers/hmac.md).
+var Settings = []string{
+	"header", "algorithm", "encoding", "prefix", "param", "separator", "signed", "base_url",
+	"timestamp_header", "timestamp_param", "timestamp_json", "tolerance",
+	"id", "type", "conversation", "defining",
+}
+
+// Check implements webhook.Checker: every setting is one of Settings,
+// "header" is set, the algorithm and encoding are known, a {timestamp} in
+// the template has a source, "timestamp_param" comes with "param", the id,
+// type and conversation sources start with header: or json:, and base_url
+// is an absolute http(s) URL. Errors wrap webhook.ErrMisconfigured and name
+// the setting, never a value beyond the algorithm's or encoding's name.
+func (Provider) Check(cfg webhook.Config) error {
+	if err := cfg.CheckSettings("hmac", []string{"header"}, Settings[1:]); err != nil {
+		return err
+	}
+	if _, _, _, err := scheme(cfg); err != nil {
+		return err
+	}
+	s := cfg.Settings
+	if s["timestamp_param"] != "" && s["param"] == "" && s["timestamp_header"] == "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: timestamp_param needs param (the header must be a key=value list)")
+	}
+	if strings.Contains(s["signed"], "{timestamp}") && s["timestamp_header"] == "" && s["timestamp_param"] == "" {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: template uses {timestamp} but no timestamp_header or timestamp_param is set")
+	}
+	for _, k := range [...]string{"id", "type", "conversation"} {
+		if _, _, err := extract(&webhook.Request{}, nil, s[k], k); errors.Is(err, webhook.ErrMisconfigured) {
+			return err
+		}
+	}
+	if _, err := webhook.RebaseURL("https://h/", s["base_url"]); err != nil {
+		return webhook.Errorf(webhook.ErrMisconfigured, "hmac: base_url is not an absolute http(s) URL without query")
 	}
 	return nil
 }

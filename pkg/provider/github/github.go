@@ -92,3 +92,7 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		},
 	}}, nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets and no setting
+// (the scheme takes none). Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error { return cfg.CheckSettings("github", nil, nil) }

@@ -1,6 +1,7 @@
 package providertest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,11 @@ type Sample struct {
 	BodyFile string `json:"body,omitempty"`
 	// At is the Unix time at which a timestamped signature is fresh.
 	At int64 `json:"at,omitempty"`
+	// StampMS names a top-level JSON member of the body holding the send
+	// time in Unix milliseconds, which the sender signs as part of the body
+	// (Linear's webhookTimestamp): tooling that re-signs the sample later
+	// stamps it first (Stamp).
+	StampMS string `json:"stampMs,omitempty"`
 	// TenantConfig is the provider configuration the sample was signed for.
 	TenantConfig webhook.Config `json:"tenantConfig"`
 	// Body holds the bytes of BodyFile, exactly as stored.
@@ -119,6 +126,31 @@ func (s Sample) Time() time.Time {
 		return time.Time{}
 	}
 	return time.Unix(s.At, 0)
+}
+
+// Stamp returns the body with the StampMS member set to t in Unix
+// milliseconds, every other byte kept; the body unchanged when the sample
+// has no StampMS. It returns an error when the member is not a number in
+// the body.
+func (s Sample) Stamp(t time.Time) ([]byte, error) {
+	if s.StampMS == "" {
+		return s.Body, nil
+	}
+	name := []byte(`"` + s.StampMS + `":`)
+	i := bytes.Index(s.Body, name)
+	if i < 0 {
+		return nil, fmt.Errorf("sample %s/%s: body has no %s member", s.Provider, s.Name, s.StampMS)
+	}
+	start := i + len(name)
+	end := start
+	for end < len(s.Body) && s.Body[end] >= '0' && s.Body[end] <= '9' {
+		end++
+	}
+	if end == start {
+		return nil, fmt.Errorf("sample %s/%s: %s is not a number", s.Provider, s.Name, s.StampMS)
+	}
+	out := append(bytes.Clone(s.Body[:start]), strconv.FormatInt(t.UnixMilli(), 10)...)
+	return append(out, s.Body[end:]...), nil
 }
 
 // Request returns the delivery as the ingest path hands it to a provider:

@@ -133,3 +133,7 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	req.SetHeader(name, base64.StdEncoding.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
 	return nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets and no setting
+// (the scheme takes none). Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error { return cfg.CheckSettings("shopify", nil, nil) }

@@ -194,3 +194,9 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	req.SetHeader("X-Slack-Signature", prefix+hex.EncodeToString(mac))
 	return nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets and no setting
+// but a positive "tolerance". Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error {
+	return cfg.CheckSettings("slack", nil, []string{"tolerance"})
+}

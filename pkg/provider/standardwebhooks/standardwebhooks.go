@@ -208,3 +208,26 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	req.SetHeader(family+"Signature", "v1,"+base64.StdEncoding.EncodeToString(mac))
 	return nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets, each "whsec_"
+// (or nothing) followed by base64, or a "whpk_" base64 Ed25519 public key,
+// and no setting but "type", "conversation" and a positive "tolerance".
+// Errors wrap webhook.ErrMisconfigured and name the secret by position,
+// never its value.
+func (Provider) Check(cfg webhook.Config) error {
+	if err := cfg.CheckSettings("standardwebhooks", nil, []string{"type", "conversation", "tolerance"}); err != nil {
+		return err
+	}
+	for i, s := range cfg.Secrets {
+		if pk, ok := strings.CutPrefix(s, "whpk_"); ok {
+			if key, err := base64.StdEncoding.DecodeString(pk); err != nil || len(key) != ed25519.PublicKeySize {
+				return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not a base64 Ed25519 public key", i+1)
+			}
+			continue
+		}
+		if key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "whsec_")); err != nil || len(key) == 0 {
+			return webhook.Errorf(webhook.ErrMisconfigured, "standardwebhooks: secret %d is not whsec_ followed by base64", i+1)
+		}
+	}
+	return nil
+}

@@ -191,3 +191,9 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 	req.SetHeader("Stripe-Signature", "t="+ts+",v1="+hex.EncodeToString(mac))
 	return nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets and no setting
+// but a positive "tolerance". Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error {
+	return cfg.CheckSettings("stripe", nil, []string{"tolerance"})
+}

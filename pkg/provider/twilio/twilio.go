@@ -339,7 +339,7 @@ func signedURL(raw string, cfg webhook.Config) (string, error) {
 	if exact == "" {
 		return webhook.RebaseURL(raw, cfg.Settings["base_url"])
 	}
-	if err := (Provider{}).CheckConfig(cfg); err != nil {
+	if err := checkURL(cfg); err != nil {
 		return "", err
 	}
 	exact, _, _ = strings.Cut(exact, "#")
@@ -354,10 +354,22 @@ func signedURL(raw string, cfg webhook.Config) (string, error) {
 	return base + "?" + query, nil
 }
 
-// CheckConfig checks the tenant's Twilio settings: "url", when set, is an
-// absolute http(s) URL without user information, and "base_url" is not set
-// beside it. Errors name the setting, never its value.
-func (Provider) CheckConfig(cfg webhook.Config) error {
+// Check implements webhook.Checker: the tenant has secrets, sets no
+// setting but "url" and "base_url", "url", when set, is an absolute http(s)
+// URL without user information, and "base_url" is not set beside it. Errors
+// wrap webhook.ErrMisconfigured and name the setting, never its value.
+func (Provider) Check(cfg webhook.Config) error {
+	if err := cfg.CheckSettings("twilio", nil, []string{"url", "base_url"}); err != nil {
+		return err
+	}
+	if _, err := webhook.RebaseURL("https://h/", cfg.Settings["base_url"]); err != nil {
+		return webhook.Errorf(webhook.ErrMisconfigured, "twilio: base_url is not an absolute http(s) URL without query")
+	}
+	return checkURL(cfg)
+}
+
+// checkURL checks "url" as Check describes.
+func checkURL(cfg webhook.Config) error {
 	exact := cfg.Settings["url"]
 	if exact == "" {
 		return nil

@@ -205,3 +205,11 @@ func encode(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// Check implements webhook.Checker: the tenant has secrets (the app
+// secret) and no setting but "verify_token", which only the subscription
+// handshake needs (a tenant subscribed before onboarding has none).
+// Errors wrap webhook.ErrMisconfigured.
+func (Provider) Check(cfg webhook.Config) error {
+	return cfg.CheckSettings("whatsapp", nil, []string{"verify_token"})
+}

@@ -33,32 +33,19 @@ func Decode(body []byte) (any, error) {
 // Field returns the value at a dotted path of doc: strings unquoted, numbers
 // and booleans in their JSON text, objects and arrays as compact JSON. ok is
 // false when the path does not exist or holds null. The path "" is doc
-// itself.
+// itself. A "*" segment maps the rest of the path over every element of an
+// array ("events.*.webhookEventId"), giving the JSON array of the values
+// found.
 func Field(doc any, path string) (string, bool) {
-	v := doc
+	var parts []string
 	if path != "" {
-		for part := range strings.SplitSeq(path, ".") {
-			switch node := v.(type) {
-			case map[string]any:
-				next, found := node[part]
-				if !found {
-					return "", false
-				}
-				v = next
-			case []any:
-				i, err := strconv.Atoi(part)
-				if err != nil || i < 0 || i >= len(node) {
-					return "", false
-				}
-				v = node[i]
-			default:
-				return "", false
-			}
-		}
+		parts = strings.Split(path, ".")
+	}
+	v, ok := resolve(doc, parts)
+	if !ok {
+		return "", false
 	}
 	switch x := v.(type) {
-	case nil:
-		return "", false
 	case string:
 		return x, true
 	case json.Number:
@@ -72,6 +59,39 @@ func Field(doc any, path string) (string, bool) {
 		}
 		return string(b), true
 	}
+}
+
+// resolve returns the value at parts of v; ok is false when it is missing
+// or null.
+func resolve(v any, parts []string) (any, bool) {
+	for i, part := range parts {
+		switch node := v.(type) {
+		case map[string]any:
+			next, found := node[part]
+			if !found {
+				return nil, false
+			}
+			v = next
+		case []any:
+			if part == "*" {
+				all := make([]any, 0, len(node))
+				for _, elem := range node {
+					if x, ok := resolve(elem, parts[i+1:]); ok {
+						all = append(all, x)
+					}
+				}
+				return all, true
+			}
+			n, err := strconv.Atoi(part)
+			if err != nil || n < 0 || n >= len(node) {
+				return nil, false
+			}
+			v = node[n]
+		default:
+			return nil, false
+		}
+	}
+	return v, v != nil
 }
 
 // Text returns Field's value, "" when there is none.

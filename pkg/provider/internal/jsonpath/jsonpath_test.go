@@ -29,6 +29,11 @@ func TestField(t *testing.T) {
 		{"a.b.0", `{"c":"x"}`, true},
 		{"h", `{"x":1,"y":"\u003c"}`, true},
 		{"", `{"a":{"b":[{"c":"x"},{"n":12345678901234567890}]},"h":{"x":1,"y":"\u003c"},"t":true,"z":null}`, true},
+		{"a.b.*.c", `["x"]`, true},
+		{"a.b.*.n", `[12345678901234567890]`, true},
+		{"a.b.*", `[{"c":"x"},{"n":12345678901234567890}]`, true},
+		{"a.b.*.q", `[]`, true},
+		{"h.*", "", false},
 	}
 	for _, tt := range tests {
 		got, ok := Field(doc, tt.path)
