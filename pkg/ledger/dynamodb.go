@@ -20,21 +20,22 @@ import (
 
 // Attribute names.
 const (
-	attrPK        = "pk"
-	attrExp       = "expiration"       // epoch seconds; the table's TTL attribute
-	attrStatus    = "status"           // effect status
-	attrToken     = "lease_token"      // effect lease token
-	attrLeaseMs   = "lease_expiration" // epoch milliseconds
-	attrFence     = "fence"            // last writer's Fence.Token
-	attrSeries    = "fence_series"     // its conversation (Fence.series)
-	attrOrigin    = "origin"           // the claimer's Fence.Origin
-	attrReason    = "reason"           // why an effect last failed
-	attrByReplay  = "by_replay"        // claimed by a replay (Fence.Replay)
-	attrDeadMsg   = "dead_message"     // the message a DEAD record's event was dead-lettered from
-	attrVersion   = "version"          // entity version
-	attrData      = "data"             // entity state
-	attrUpdatedMs = "updated_at"       // epoch milliseconds
-	attrAttempts  = "attempts"         // failed attempts at a queue message
+	attrPK          = "pk"
+	attrExp         = "expiration"       // epoch seconds; the table's TTL attribute
+	attrStatus      = "status"           // effect status
+	attrToken       = "lease_token"      // effect lease token
+	attrLeaseMs     = "lease_expiration" // epoch milliseconds
+	attrFence       = "fence"            // last writer's Fence.Token
+	attrSeries      = "fence_series"     // its conversation (Fence.series)
+	attrOrigin      = "origin"           // the claimer's Fence.Origin
+	attrReason      = "reason"           // why an effect last failed
+	attrByReplay    = "by_replay"        // claimed by a replay (Fence.Replay)
+	attrDeadMsg     = "dead_message"     // the message a DEAD record's event was dead-lettered from
+	attrVersion     = "version"          // entity version
+	attrData        = "data"             // entity state
+	attrUpdatedMs   = "updated_at"       // epoch milliseconds
+	attrAttempts    = "attempts"         // failed attempts at a queue message
+	attrLastReceive = "last_receive"     // the last receive counted as an attempt
 )
 
 // dynamoAPI is the subset of the DynamoDB client the store uses.
@@ -404,32 +405,43 @@ func (d *DynamoDB) rejected(ctx context.Context, pk string, err error) (map[stri
 	return item, nil
 }
 
-// FailedAttempt records that one more attempt at the queue message
-// messageID failed and returns how many have failed, this one included:
-// one UpdateItem, made on the failure path only, so a message that
-// succeeds costs nothing here. Counting attempts (not SQS receives) keeps a
-// message that was received only to wait behind an earlier failure of its
-// conversation from using up its retries. The record expires with the
-// retention (longer than SQS keeps a message, and message ids are never
-// reused). It returns ErrInvalidKey for an empty or oversized id, or a
-// wrapped AWS error.
-func (d *DynamoDB) FailedAttempt(ctx context.Context, messageID string) (int, error) {
+// FailedAttempt records that the attempt at the queue message messageID
+// made in its receive-th receive (its ApproximateReceiveCount) failed, and
+// returns how many attempts have failed: one UpdateItem, made on the failure
+// path only, so a message that succeeds costs nothing here. A receive is
+// counted once, however many times it is reported (a duplicate invocation
+// of the batch, the cut-off and the next receive's takeover of an
+// interrupted effect): a report of a receive counted already, or of an
+// earlier one, returns the count unchanged. Counting attempts (not SQS
+// receives) keeps a message that was received only to wait behind an
+// earlier failure of its conversation from using up its retries. The record
+// expires with the retention (longer than SQS keeps a message, and message
+// ids are never reused). It returns ErrInvalidKey for an empty or oversized
+// id, or a wrapped AWS error.
+func (d *DynamoDB) FailedAttempt(ctx context.Context, messageID string, receive int) (int, error) {
 	if err := validName("message id", messageID); err != nil {
 		return 0, err
 	}
 	out, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                aws.String(d.table),
 		Key:                      d.key(attemptsPK(messageID)),
-		UpdateExpression:         aws.String("ADD #n :one SET #exp = :exp"),
-		ExpressionAttributeNames: map[string]string{"#n": attrAttempts, "#exp": attrExp},
+		UpdateExpression:         aws.String("ADD #n :one SET #exp = :exp, #last = :receive"),
+		ConditionExpression:      aws.String("attribute_not_exists(#last) OR #last < :receive"),
+		ExpressionAttributeNames: map[string]string{"#n": attrAttempts, "#exp": attrExp, "#last": attrLastReceive},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one": num(1),
-			":exp": num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":one":     num(1),
+			":exp":     num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":receive": num(int64(receive)),
 		},
-		ReturnValues: types.ReturnValueUpdatedNew,
+		ReturnValues:                        types.ReturnValueUpdatedNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
-	if err != nil {
+	old, err := d.rejected(ctx, attemptsPK(messageID), err)
+	switch {
+	case err != nil:
 		return 0, fmt.Errorf("count attempt of message %s: %w", messageID, err)
+	case old != nil: // this receive was counted already
+		return int(numAttr(old[attrAttempts])), nil
 	}
 	return int(numAttr(out.Attributes[attrAttempts])), nil
 }

@@ -23,6 +23,8 @@ type Memory struct {
 	effects  map[string]memEffect
 	entities map[string]memEntity
 	attempts map[string]int
+	// last is the last receive counted per message.
+	last map[string]int
 }
 
 type memEffect struct {
@@ -46,6 +48,7 @@ func NewMemory(opts Options) *Memory {
 		effects:  map[string]memEffect{},
 		entities: map[string]memEntity{},
 		attempts: map[string]int{},
+		last:     map[string]int{},
 	}
 }
 
@@ -242,12 +245,16 @@ func (m *Memory) Effects(_ context.Context, tenantID, event string) ([]Record, e
 }
 
 // FailedAttempt behaves like (*DynamoDB).FailedAttempt.
-func (m *Memory) FailedAttempt(_ context.Context, messageID string) (int, error) {
+func (m *Memory) FailedAttempt(_ context.Context, messageID string, receive int) (int, error) {
 	if err := validName("message id", messageID); err != nil {
 		return 0, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if last, ok := m.last[messageID]; ok && last >= receive {
+		return m.attempts[messageID], nil
+	}
+	m.last[messageID] = receive
 	m.attempts[messageID]++
 	return m.attempts[messageID], nil
 }

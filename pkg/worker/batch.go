@@ -176,7 +176,7 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 			r := h.newResult(rec)
 			r.env, _ = envelope.Decode([]byte(rec.Body))
 			fctx, cancel := h.finish(ctx)
-			n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
+			n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
 			cancel()
 			if cerr == nil {
 				r.attempt = n

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
@@ -27,7 +29,7 @@ type stateStore interface {
 // attemptCounter counts the failed attempts at a queue message (see
 // ledger.DynamoDB.FailedAttempt).
 type attemptCounter interface {
-	FailedAttempt(ctx context.Context, messageID string) (int, error)
+	FailedAttempt(ctx context.Context, messageID string, receive int) (int, error)
 }
 
 // ledgerStore is everything the worker needs from the ledger.
@@ -225,7 +227,8 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	if l.Taken == nil || !e.fence.SameMessage(l.Taken.Fence) {
 		return nil
 	}
-	n, err := e.ledger.FailedAttempt(ctx, e.MessageID)
+	// The interrupted receive is the one the taken record was claimed in.
+	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, receiveOf(l.Taken.Fence))
 	if err != nil || e.maxAttempts <= 0 || n < e.maxAttempts {
 		return nil // counted (or not countable): run it again
 	}
@@ -236,6 +239,13 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 		return errors.Join(cause, err)
 	}
 	return Permanent(cause)
+}
+
+// receiveOf returns the receive count of a stored fence token
+// (ledger.Fence.Token: 40 digits of sequence, 10 of receive count).
+func receiveOf(token string) int {
+	n, _ := strconv.Atoi(strings.TrimLeft(token[min(40, len(token)):], "0"))
+	return n
 }
 
 // complete records l's effect completed. The effect ran, so the write is

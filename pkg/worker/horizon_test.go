@@ -79,7 +79,7 @@ func TestHungEffectDoesNotRepeatTheBatch(t *testing.T) {
 	if v := f.sqs.visibility["rh-h1"]; v < 1 {
 		t.Errorf("visibility of the hung message = %d s, want it hidden until its effect's lease ends", v)
 	}
-	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-h1"); n != 2 {
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-h1", 99); n != 2 {
 		t.Errorf("failed attempts of the hung message = %d after this count, want 2 (the cut-off counted one)", n)
 	}
 	close(release)
@@ -151,7 +151,7 @@ func TestNoEffectStartsWithoutTimeToFinish(t *testing.T) {
 	if v, ok := f.sqs.visibility["rh-late"]; !ok || v != 0 {
 		t.Errorf("visibility = %d (set %v), want 0: the next invocation takes it at once", v, ok)
 	}
-	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-late"); n != 1 {
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-late", 99); n != 1 {
 		t.Errorf("attempts = %d after this count, want 1: running out of time is no attempt", n)
 	}
 }
@@ -167,7 +167,7 @@ func TestInFlightIsNoAttempt(t *testing.T) {
 		return ev.Once(ctx, "charge", func(context.Context, string) error { return nil })
 	})
 	f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 2)}})
-	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-inflight"); n != 1 {
+	if n, _ := f.ledger.FailedAttempt(context.Background(), "m-inflight", 99); n != 1 {
 		t.Errorf("attempts = %d after this count, want 1: the wait was not counted", n)
 	}
 }

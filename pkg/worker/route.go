@@ -36,7 +36,7 @@ func (h *Handler) failure(ctx context.Context, t *tracker, i int, rec *events.SQ
 		return h.retry(r, err)
 	}
 	fctx, cancel := h.finish(ctx)
-	n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId)
+	n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
 	cancel()
 	if cerr == nil {
 		r.attempt = n

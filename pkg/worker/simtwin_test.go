@@ -364,11 +364,11 @@ func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) e
 	return l.w.ledger.Apply(ctx, f, u)
 }
 
-func (l simLedger) FailedAttempt(ctx context.Context, id string) (int, error) {
+func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
 	if !l.s.call() {
 		return 0, errCrashed
 	}
-	n, err := l.w.ledger.FailedAttempt(ctx, id)
+	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
 	if l.s.lost() {
 		return 0, errLost
 	}

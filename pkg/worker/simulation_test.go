@@ -166,8 +166,8 @@ func (l simLedgerFor) Bury(ctx context.Context, f ledger.Fence, k []ledger.Key, 
 func (l simLedgerFor) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
 	return l.s().Apply(ctx, f, u)
 }
-func (l simLedgerFor) FailedAttempt(ctx context.Context, id string) (int, error) {
-	return l.s().FailedAttempt(ctx, id)
+func (l simLedgerFor) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
+	return l.s().FailedAttempt(ctx, id, receive)
 }
 
 func (c simSQSFor) s() simSQS { return simSQS{c.w, c.w.sess} }

@@ -291,8 +291,8 @@ func TestTransientRetryUsesAttemptsAndRetryAfter(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, nil)
 			f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error { return tt.err })
-			for range tt.failed {
-				f.ledger.FailedAttempt(context.Background(), "m-1")
+			for i := range tt.failed {
+				f.ledger.FailedAttempt(context.Background(), "m-1", i+1)
 			}
 			r := rec(t, env("1", "A"), tt.receives)
 			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
@@ -308,11 +308,11 @@ func TestMaxAttempts(t *testing.T) {
 	f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error {
 		return errors.New("target answered 503")
 	})
-	for range 3 {
-		f.ledger.FailedAttempt(context.Background(), "m-1")
+	for i := range 3 {
+		f.ledger.FailedAttempt(context.Background(), "m-1", i+1)
 	}
-	for range 4 {
-		f.ledger.FailedAttempt(context.Background(), "m-2")
+	for i := range 4 {
+		f.ledger.FailedAttempt(context.Background(), "m-2", i+1)
 	}
 	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, env("1", "A"), 4), rec(t, env("2", "B"), 5)}})
 	if got := failed(resp); !slices.Equal(got, []string{"m-1"}) {

@@ -24,7 +24,7 @@ type Store interface {
 	Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error
 	Entity(ctx context.Context, tenant, id string) (ledger.Entity, error)
 	Record(ctx context.Context, k ledger.Key) (ledger.Record, error)
-	FailedAttempt(ctx context.Context, messageID string) (int, error)
+	FailedAttempt(ctx context.Context, messageID string, receive int) (int, error)
 	Attempts(ctx context.Context, messageID string) (int, error)
 	Effects(ctx context.Context, tenant, event string) ([]ledger.Record, error)
 }
@@ -337,14 +337,24 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		s := newStore(t, lease.NewClock())
 		a, b := "m-a-"+uniq(t), "m-b-"+uniq(t)
 		for want := 1; want <= 3; want++ {
-			if n, err := s.FailedAttempt(ctx, a); err != nil || n != want {
-				t.Fatalf("FailedAttempt(a) = %d, %v; want %d", n, err, want)
+			if n, err := s.FailedAttempt(ctx, a, want); err != nil || n != want {
+				t.Fatalf("FailedAttempt(a, %d) = %d, %v; want %d", want, n, err, want)
 			}
 		}
-		if n, err := s.FailedAttempt(ctx, b); err != nil || n != 1 {
+		// A receive counts once, whoever reports it (a duplicate
+		// invocation, the cut-off and the next receive's takeover).
+		for _, receive := range []int{3, 2} {
+			if n, err := s.FailedAttempt(ctx, a, receive); err != nil || n != 3 {
+				t.Errorf("FailedAttempt(a, %d) again = %d, %v; want 3 (counted already)", receive, n, err)
+			}
+		}
+		if n, err := s.FailedAttempt(ctx, a, 7); err != nil || n != 4 {
+			t.Errorf("FailedAttempt(a, 7) = %d, %v; want 4", n, err)
+		}
+		if n, err := s.FailedAttempt(ctx, b, 1); err != nil || n != 1 {
 			t.Errorf("FailedAttempt(b) = %d, %v; want 1 (counts are per message)", n, err)
 		}
-		if _, err := s.FailedAttempt(ctx, ""); !errors.Is(err, ledger.ErrInvalidKey) {
+		if _, err := s.FailedAttempt(ctx, "", 1); !errors.Is(err, ledger.ErrInvalidKey) {
 			t.Errorf("FailedAttempt(\"\") = %v, want ErrInvalidKey", err)
 		}
 	})
@@ -355,8 +365,8 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		if n, err := s.Attempts(ctx, m); err != nil || n != 0 {
 			t.Fatalf("Attempts() of a new message = %d, %v; want 0", n, err)
 		}
-		for range 2 {
-			if _, err := s.FailedAttempt(ctx, m); err != nil {
+		for receive := range 2 {
+			if _, err := s.FailedAttempt(ctx, m, receive+1); err != nil {
 				t.Fatal(err)
 			}
 		}
