@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -18,8 +17,6 @@ import (
 // running (a straggler: an effect that ignores its context) publishes
 // afterwards is discarded, so the batch's answer never waits for it.
 type tracker struct {
-	// begun is when Handle started the batch.
-	begun    time.Time
 	mu       sync.Mutex
 	results  []result
 	finished []bool
@@ -31,8 +28,8 @@ type tracker struct {
 	sending sync.WaitGroup
 }
 
-func newTracker(begun time.Time, n int) *tracker {
-	return &tracker{begun: begun, results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
+func newTracker(n int) *tracker {
+	return &tracker{results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
 }
 
 // start marks message i started; it reports false once the batch closed
@@ -100,7 +97,7 @@ func (t *tracker) close() (results []result, finished, started []bool) {
 // behind a failed one waits with it; one not started before the work
 // deadline is handed to the next invocation; one near the end of its
 // queue retention is dead-lettered rather than left to expire.
-func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMessage, group []int, workDeadline time.Time) {
+func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMessage, group []int, b budget) {
 	var blocker *result
 	// expiring: an earlier message of the group failed again this near its
 	// retention's end. The ones after it that are as near are dead-lettered
@@ -124,10 +121,10 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
 				r = h.expiring(ctx, t, i, rec, r)
 			}
-		case !workDeadline.IsZero() && !h.cfg.Now().Before(workDeadline):
+		case b.limited() && !h.cfg.Now().Before(b.work):
 			r = h.expired(rec)
 		default:
-			r = h.process(ctx, t, i, rec, workDeadline)
+			r = h.process(ctx, t, i, rec, b)
 		}
 		if !t.publish(i, r) {
 			return
@@ -141,11 +138,6 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 	}
 }
 
-// leaseEnd is when the effect leases of an invocation with this deadline
-// end: they last as long as the invocation can, since a Lambda killed at
-// its deadline holds nothing after it.
-func leaseEnd(deadline time.Time) time.Time { return deadline.Add(time.Second) }
-
 // errEarlierExpiring is why a message is dead-lettered without an attempt
 // behind one that failed near the end of its retention.
 var errEarlierExpiring = errors.New("an earlier message of its conversation failed this near the end of its retention, in this batch")
@@ -154,41 +146,55 @@ var errEarlierExpiring = errors.New("an earlier message of its conversation fail
 // group, the one that was running is a failed attempt (counted, so an
 // effect that hangs every time ends in the DLQ with a reason) and comes
 // back once its effects' leases have ended; the ones after it wait with it.
-func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grouped [][]int, results []result, finished, started []bool, deadline time.Time) {
+// The counts run side by side, each bounded by the answer's time: however
+// many groups are stuck and however slow the ledger, the batch answers
+// before the deadline (an uncounted attempt is counted by the next
+// receive's takeover of the interrupted effect).
+func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grouped [][]int, results []result, finished, started []bool, b budget) {
+	bctx, cancel := h.bookkeeping(ctx, b)
+	defer cancel()
+	var wg sync.WaitGroup
 	for _, group := range grouped {
 		var blocker *result // the group's first failed message
+		var waiting []int   // behind the running one
+		running := -1
 		for _, i := range group {
-			if finished[i] {
+			switch {
+			case finished[i]:
 				if results[i].failed && blocker == nil {
 					blocker = &results[i]
 				}
-				continue
+			case blocker == nil && running < 0 && !started[i]:
+				results[i] = h.expired(&recs[i])
+			case blocker == nil && running < 0:
+				running = i
+			default:
+				waiting = append(waiting, i)
 			}
-			rec := &recs[i]
-			if blocker != nil || !started[i] {
-				if blocker == nil {
-					results[i] = h.expired(rec)
-				} else {
-					results[i] = h.blocked(rec, blocker)
-				}
-				continue
+		}
+		if running < 0 {
+			for _, i := range waiting {
+				results[i] = h.blocked(&recs[i], blocker)
 			}
+			continue
+		}
+		wg.Go(func() {
+			rec := &recs[running]
 			r := h.newResult(rec)
 			r.env, _ = envelope.Decode([]byte(rec.Body))
-			fctx, cancel := h.finish(ctx)
-			n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
-			cancel()
-			if cerr == nil {
+			if n, err := h.cfg.Ledger.FailedAttempt(bctx, rec.MessageId, receivesOf(rec)); err == nil {
 				r.attempt = n
 			}
 			// A retry before its effects' leases end would wait on them.
-			lease := leaseEnd(deadline).Sub(h.cfg.Now())
-			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), lease))
+			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), b.leaseEnd.Sub(h.cfg.Now())))
 			r.outcome = outTimedOut
-			results[i] = r
-			blocker = &results[i]
-		}
+			results[running] = r
+			for _, i := range waiting {
+				results[i] = h.blocked(&recs[i], &results[running])
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // groups returns the record indices per message group, groups in order of

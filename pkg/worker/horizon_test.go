@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -373,5 +374,56 @@ func TestExpiringBacklogDrainsWithoutAttempts(t *testing.T) {
 	}
 	if reason := f.sqs.sent[1].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, "an earlier message of its conversation failed") {
 		t.Errorf("reason = %q, want the earlier failure named", reason)
+	}
+}
+
+// silentLedger is a ledger whose attempt counts never answer (DynamoDB
+// throttled or unreachable): each call waits for its context.
+type silentLedger struct{ *ledger.Memory }
+
+func (silentLedger) FailedAttempt(ctx context.Context, _ string, _ int) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// However many conversations are stuck on a hung effect and however slow
+// the ledger, Handle answers before the invocation's deadline (Lambda
+// would otherwise time the invocation out and return the whole batch).
+func TestCutOffAnswersBeforeTheDeadline(t *testing.T) {
+	for _, stuck := range []int{1, 3, 8} {
+		t.Run(fmt.Sprintf("%d stuck", stuck), func(t *testing.T) {
+			f := newFixture(t, func(c *worker.Config) {
+				c.SafetyMargin, c.FinishTimeout, c.EffectTimeout = time.Second, 300*time.Millisecond, 100*time.Millisecond
+			})
+			f.h = worker.New(worker.Config{
+				Ledger: silentLedger{f.ledger}, Handlers: f.reg, DLQ: f.sqs, Visibility: f.sqs, Now: f.clock.Now,
+				SafetyMargin: time.Second, FinishTimeout: 300 * time.Millisecond, EffectTimeout: 100 * time.Millisecond,
+			})
+			release := make(chan struct{})
+			defer close(release)
+			f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+				return ev.Once(ctx, "email", func(context.Context, string) error {
+					if strings.HasPrefix(ev.Conversation, "hung") {
+						<-release
+					}
+					return nil
+				})
+			})
+			var envs []*envelope.Envelope
+			for i := range stuck {
+				envs = append(envs, env(fmt.Sprintf("h%d", i), fmt.Sprintf("hung%d", i)))
+			}
+			envs = append(envs, env("ok", "A"))
+			ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+			defer cancel()
+			deadline, _ := ctx.Deadline()
+			resp, _ := f.h.Handle(ctx, batch(t, envs...))
+			if now := time.Now(); !now.Before(deadline) {
+				t.Errorf("Handle answered %s after the deadline", now.Sub(deadline))
+			}
+			if len(resp.BatchItemFailures) != stuck {
+				t.Errorf("failures = %v, want the %d stuck messages", failed(resp), stuck)
+			}
+		})
 	}
 }

@@ -21,12 +21,11 @@ import (
 )
 
 // process runs message i's handler and routes its failure.
-func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, workDeadline time.Time) (r result) {
+func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, b budget) (r result) {
 	r = h.newResult(rec)
 	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
-	hasDeadline := !workDeadline.IsZero()
 
-	body, err := h.body(ctx, rec, workDeadline, hasDeadline)
+	body, err := h.body(ctx, rec, b)
 	if err != nil {
 		return h.failure(ctx, t, i, rec, r, err)
 	}
@@ -49,20 +48,19 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	lease := h.cfg.Lease
 	hctx, cancel := ctx, context.CancelFunc(func() {})
-	if hasDeadline {
-		hctx, cancel = context.WithDeadline(ctx, workDeadline)
-		lease = leaseEnd(workDeadline.Add(h.cfg.SafetyMargin)).Sub(h.cfg.Now())
+	if b.limited() {
+		hctx, cancel = context.WithDeadline(ctx, b.work)
+		lease = b.leaseEnd.Sub(h.cfg.Now())
 	}
 	ev := &Event{
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
-		effectTimeout: h.cfg.EffectTimeout, workDeadline: workDeadline, window: workDeadline.Sub(t.begun),
+		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
 		maxAttempts: h.cfg.MaxAttempts,
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
-	invocation, _ := ctx.Deadline()
-	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, invocation) }
+	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, b.deadline) }
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
 	ev.fence.MessageID = rec.MessageId
 	if !env.ReceivedAt.IsZero() {
@@ -208,23 +206,23 @@ func sentAt(rec *events.SQSMessage) (time.Time, bool) {
 // body returns the envelope a message carries: its body, or for a pointer
 // message the object in S3 it names. A pointer that names nothing of this
 // deployment, or an object gone, is permanent; a failed read transient.
-func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, workDeadline time.Time, hasDeadline bool) ([]byte, error) {
+func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, b budget) ([]byte, error) {
 	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok {
 		return []byte(rec.Body), nil
 	}
 	if h.cfg.Payloads == nil {
 		return nil, Permanent(fmt.Errorf("%w: no payload bucket configured", queue.ErrPointer))
 	}
-	if hasDeadline {
+	if b.limited() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, workDeadline)
+		ctx, cancel = context.WithDeadline(ctx, b.work)
 		defer cancel()
 	}
-	b, err := h.cfg.Payloads.Get(ctx, rec.Body)
+	body, err := h.cfg.Payloads.Get(ctx, rec.Body)
 	if errors.Is(err, queue.ErrPointer) || errors.Is(err, queue.ErrPayloadGone) {
 		return nil, Permanent(err)
 	}
-	return b, err
+	return body, err
 }
 
 // run calls the handler, turning a panic into a transient error: a bug

@@ -34,7 +34,7 @@ func (h *Handler) limitVisibility(results []result, start time.Time) {
 // changeVisibility applies the new visibility timeouts, ten per request
 // per queue. A failure is recorded on each message's log line: the message
 // then reappears after the queue's default visibility timeout instead.
-func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage, results []result) {
+func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage, results []result, b budget) {
 	byQueue := map[string][]int{}
 	var order []string
 	for i := range recs {
@@ -51,7 +51,7 @@ func (h *Handler) changeVisibility(ctx context.Context, recs []events.SQSMessage
 		}
 		byQueue[url] = append(byQueue[url], i)
 	}
-	fctx, cancel := h.finish(ctx)
+	fctx, cancel := h.bookkeeping(ctx, b)
 	defer cancel()
 	for _, url := range order {
 		idx := byQueue[url]

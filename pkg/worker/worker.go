@@ -217,26 +217,17 @@ type result struct {
 // ignores its context) is left behind, and whatever it writes later is
 // fenced by its lease or discarded.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
-	start := h.cfg.Now()
-	t := newTracker(start, len(ev.Records))
-	deadline, hasDeadline := ctx.Deadline()
-	var workDeadline, cutoff time.Time
-	if hasDeadline {
-		workDeadline = deadline.Add(-h.cfg.SafetyMargin)
-		cutoff = deadline.Add(-2 * h.cfg.FinishTimeout)
-		if cutoff.Before(workDeadline) {
-			cutoff = workDeadline
-		}
-	}
+	b := h.newBudget(ctx)
+	t := newTracker(len(ev.Records))
 	grouped := groups(ev.Records)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, group := range grouped {
-		wg.Go(func() { h.runGroup(ctx, t, ev.Records, group, workDeadline) })
+		wg.Go(func() { h.runGroup(ctx, t, ev.Records, group, b) })
 	}
 	go func() { wg.Wait(); close(done) }()
-	if hasDeadline {
-		cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), cutoff)
+	if b.limited() {
+		cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), b.cutoff)
 		select {
 		case <-done:
 		case <-cctx.Done():
@@ -246,10 +237,10 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 		<-done
 	}
 	results, finished, started := t.close()
-	h.leftBehind(ctx, ev.Records, grouped, results, finished, started, deadline)
+	h.leftBehind(ctx, ev.Records, grouped, results, finished, started, b)
 
-	h.limitVisibility(results, start)
-	h.changeVisibility(ctx, ev.Records, results)
+	h.limitVisibility(results, b.start)
+	h.changeVisibility(ctx, ev.Records, results, b)
 	var resp events.SQSEventResponse
 	for i := range ev.Records {
 		if results[i].failed {
