@@ -116,6 +116,9 @@ type Effect struct {
 	LeaseExpires time.Time     `json:"leaseExpires,omitzero"`
 	Expires      time.Time     `json:"expires"`
 	Reason       string        `json:"reason,omitempty"`
+	// DeadMessage is the message a DEAD effect's event was dead-lettered
+	// from.
+	DeadMessage string `json:"deadMessage,omitempty"`
 	// IdempotencyKey is the Idempotency-Key header its calls carry.
 	IdempotencyKey string `json:"idempotencyKey"`
 	// Meaning reads the record (an INPROGRESS forward whose message is gone
@@ -455,7 +458,7 @@ func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func
 	}
 	out := make([]Effect, len(recs))
 	for i, r := range recs {
-		out[i] = Effect{Name: r.Key.Effect, Status: r.Status, LeaseExpires: r.LeaseExpires, Expires: r.Expires,
+		out[i] = Effect{Name: r.Key.Effect, Status: r.Status, LeaseExpires: r.LeaseExpires, Expires: r.Expires, DeadMessage: r.DeadMessage,
 			Reason: r.Reason, IdempotencyKey: r.Key.IdempotencyKey()}
 	}
 	return out, nil
@@ -464,6 +467,7 @@ func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func
 // judge sets j's state, the meaning of each effect record and the notes.
 func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 	running, failed, done := 0, 0, 0
+	var dead *Effect
 	again := "when its message is received again"
 	if j.DeadLetter != nil {
 		again = "when its dead letter is replayed"
@@ -476,6 +480,9 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 			e.Meaning, done = "completed", done+1
 		case e.Status == ledger.StatusFailed:
 			e.Meaning, failed = "failed; runs again "+again, failed+1
+		case e.Status == ledger.StatusDead:
+			e.Meaning, failed = "dead-lettered from message "+e.DeadMessage+" ("+e.Reason+"); runs again only through a replay", failed+1
+			dead = e
 		case e.Name == ForwardEffect && (!live || j.Queue.InFlight == 0):
 			// Completion by deletion (docs/ledger.md): its claim was its only write.
 			e.Meaning, done = "forwarded (completed by its message's deletion)", done+1
@@ -492,6 +499,9 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		conv := j.DeadLetter.GroupID
 		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: go run ./scripts/replay -queue-url %s -conversation '%s' redrive "+
 			"(completed effects are skipped; the forward is sent again with the same webhook-id)", j.Queue.QueueURL, conv))
+	case dead != nil:
+		j.State = StateDeadLettered
+		j.Why = "the worker dead-lettered it from message " + dead.DeadMessage + " (" + dead.Reason + "); its dead letter is no longer in the DLQ (replayed, or past the DLQ's retention)"
 	case j.Claim == nil && len(j.Effects) == 0:
 		j.State, j.Why = StateUnknown, "no claim, no effect record, no dead letter"
 		return

@@ -207,7 +207,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate"},
 		{name: "done, by idempotency key", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
 		{name: "done, by the Idempotency-Key the receiver saw (a Scan)", event: doneKey.IdempotencyKey(), scan: true, state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
-		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusFailed, reason: "400", note: "scripts/replay"},
+		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay"},
 	} {
 		run(tt)
 	}
@@ -218,7 +218,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(check{name: "dead-lettered, by webhook-id", event: js[0].WebhookID, state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusFailed, reason: "400"})
+	run(check{name: "dead-lettered, by webhook-id", event: js[0].WebhookID, state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400"})
 
 	// In flight: the target holds the forward; a later event of the same
 	// conversation waits behind it in the queue.

@@ -31,6 +31,7 @@ const (
 	attrReason      = "reason"           // why an effect last failed
 	attrByReplay    = "by_replay"        // claimed by a replay (Fence.Replay)
 	attrDeadMsg     = "dead_message"     // the message a DEAD record's event was dead-lettered from
+	attrDeadSent    = "dead_sent"        // the DEAD record's dead letter is known sent (Buried)
 	attrVersion     = "version"          // entity version
 	attrData        = "data"             // entity state
 	attrUpdatedMs   = "updated_at"       // epoch milliseconds
@@ -295,15 +296,15 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string)
 		update, cond := "SET #exp = :exp", "attribute_exists(#pk) AND #status = :completed"
 		bury := &dynamodb.UpdateItemInput{
 			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
-			UpdateExpression:          aws.String("SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid REMOVE #lexp"),
+			UpdateExpression:          aws.String("SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid REMOVE #lexp, #sent"),
 			ConditionExpression:       aws.String("attribute_exists(#pk) AND #status <> :completed AND " + fenceOK),
-			ExpressionAttributeNames:  map[string]string{"#reason": attrReason, "#deadmsg": attrDeadMsg, "#lexp": attrLeaseMs},
+			ExpressionAttributeNames:  map[string]string{"#reason": attrReason, "#deadmsg": attrDeadMsg, "#lexp": attrLeaseMs, "#sent": attrDeadSent},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID)},
 		}
 		maps.Copy(bury.ExpressionAttributeNames, names)
 		maps.Copy(bury.ExpressionAttributeValues, values)
 		if f.Origin != "" {
-			*bury.UpdateExpression = "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid, #origin = :origin REMOVE #lexp"
+			*bury.UpdateExpression = "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid, #origin = :origin REMOVE #lexp, #sent"
 			bury.ExpressionAttributeNames["#origin"], bury.ExpressionAttributeValues[":origin"] = attrOrigin, str(f.Origin)
 		}
 		_, err := d.client.UpdateItem(ctx, bury)
@@ -324,6 +325,28 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string)
 		}
 		if err != nil {
 			return fmt.Errorf("bury %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// Buried records that the dead letter of f's message, which Bury recorded,
+// was sent: a copy of the message that comes back (its deletion was lost)
+// is then deleted rather than dead-lettered again. One UpdateItem per key,
+// on the dead-letter path only; a key Bury did not bury for f's message is
+// left alone. It returns the first wrapped AWS error.
+func (d *DynamoDB) Buried(ctx context.Context, f Fence, keys []Key) error {
+	for _, k := range keys {
+		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+			UpdateExpression:          aws.String("SET #sent = :true"),
+			ConditionExpression:       aws.String("#status = :dead AND #deadmsg = :msgid"),
+			ExpressionAttributeNames:  map[string]string{"#sent": attrDeadSent, "#status": attrStatus, "#deadmsg": attrDeadMsg},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":dead": str(string(StatusDead)), ":msgid": str(f.MessageID)},
+		})
+		var ccf *types.ConditionalCheckFailedException
+		if err != nil && !errors.As(err, &ccf) {
+			return fmt.Errorf("buried %s: %w", k, err)
 		}
 	}
 	return nil
@@ -558,6 +581,7 @@ func record(k Key, item map[string]types.AttributeValue) Record {
 		r.Reason = v.Value
 	}
 	r.DeadMessage = strAttr(item[attrDeadMsg])
+	_, r.DeadSent = item[attrDeadSent]
 	if _, ok := item[attrExp]; ok {
 		r.Expires = epoch.FromSeconds(numAttr(item[attrExp]))
 	}

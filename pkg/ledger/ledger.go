@@ -196,8 +196,9 @@ type Record struct {
 	// dead-lettered.
 	Reason string
 	// DeadMessage is the message a DEAD record's event was dead-lettered
-	// from.
+	// from, and DeadSent whether its dead letter is known sent (Buried).
 	DeadMessage string
+	DeadSent    bool
 }
 
 // ConflictError reports why a claim failed and the record in the way. It

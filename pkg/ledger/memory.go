@@ -154,12 +154,25 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, reason string) err
 		}
 		r.Expires = epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))
 		if r.Status != StatusCompleted {
-			r.Status, r.Reason, r.DeadMessage, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, time.Time{}
+			r.Status, r.Reason, r.DeadMessage, r.DeadSent, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, false, time.Time{}
 			if f.Origin != "" {
 				r.origin = f.Origin
 			}
 		}
 		m.effects[effectPK(k)] = r
+	}
+	return nil
+}
+
+// Buried behaves like (*DynamoDB).Buried.
+func (m *Memory) Buried(_ context.Context, f Fence, keys []Key) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		if r, ok := m.effects[effectPK(k)]; ok && r.Status == StatusDead && r.DeadMessage == f.MessageID {
+			r.DeadSent = true
+			m.effects[effectPK(k)] = r
+		}
 	}
 	return nil
 }

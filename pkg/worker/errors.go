@@ -25,6 +25,10 @@ var (
 	// cut-off (an effect that ignores its context). The attempt counts; the
 	// message comes back after its effects' leases end.
 	ErrTimedOut = errors.New("timed out")
+	// ErrDeadLettered: the message's event was dead-lettered before, from
+	// another copy or from this message whose deletion was lost; it is
+	// dead-lettered again when that dead letter may not have been sent.
+	ErrDeadLettered = errors.New("dead-lettered before")
 	// ErrReplayTooOld: the message's event was received longer ago than the
 	// ledger remembers completed effects (a dead letter replayed again and
 	// again); running it could repeat them. Permanent: send the event again

@@ -19,6 +19,7 @@ type effectStore interface {
 	Complete(ctx context.Context, l ledger.Lease) error
 	Fail(ctx context.Context, l ledger.Lease, reason string) error
 	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error
+	Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error
 }
 
 // stateStore applies versioned entity updates under a fence.

@@ -87,15 +87,16 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	var ce *ledger.ConflictError
 	switch {
-	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce) && ce.Record.DeadMessage == rec.MessageId:
-		// This message was dead-lettered, and its deletion, or the dead
-		// letter's send itself, may have been lost: send it (again; the
-		// DLQ deduplicates a repeat within five minutes).
-		r = h.deadLetter(ctx, t, i, rec, r, errors.New(ce.Record.Reason))
-	case errors.Is(err, ledger.ErrDead):
-		// A stray copy of a dead-lettered message, or another copy of its
-		// event that is no replay: its dead letter is the way back.
+	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce) && ce.Record.DeadSent:
+		// The event's dead letter was sent: this copy (the dead-lettered
+		// message back after a lost deletion, or another copy that is no
+		// replay) is deleted; the dead letter is the way back.
 		r.outcome, r.err = outDeadAlready, err
+	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce):
+		// Dead-lettered, but its dead letter may not have been sent (the
+		// send, or its answer, was lost): dead-letter this copy, so the
+		// event always has one (the DLQ drops a repeat within five minutes).
+		r = h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("%w (as message %s): %s", ErrDeadLettered, ce.Record.DeadMessage, ce.Record.Reason))
 	case errors.Is(err, ledger.ErrFenced) && errors.As(err, &ce) && !ev.fence.SameMessage(ce.Record.Fence):
 		if h.requeued(ctx, rec, ev.fence.Queue) {
 			// The queue was deleted and created again: its numbering

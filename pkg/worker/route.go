@@ -162,6 +162,13 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if err != nil {
 		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
+	if len(r.touched) > 0 {
+		// Best effort: without it a copy that comes back sends the dead
+		// letter again, which the DLQ drops within five minutes.
+		if err := h.cfg.Ledger.Buried(fctx, r.fence, r.touched); err != nil {
+			r.err = errors.Join(cause, fmt.Errorf("record the dead letter sent: %w", err))
+		}
+	}
 	r.outcome, r.failed = outDeadLettered, false
 	return r
 }

@@ -357,6 +357,17 @@ func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, 
 	return err
 }
 
+func (l simLedger) Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error {
+	if !l.s.call() {
+		return errCrashed
+	}
+	err := l.w.ledger.Buried(ctx, f, keys)
+	if l.s.lost() {
+		return errLost
+	}
+	return err
+}
+
 func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
 	if !l.s.call() {
 		return errCrashed

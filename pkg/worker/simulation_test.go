@@ -163,6 +163,9 @@ func (l simLedgerFor) Fail(ctx context.Context, ls ledger.Lease, r string) error
 func (l simLedgerFor) Bury(ctx context.Context, f ledger.Fence, k []ledger.Key, r string) error {
 	return l.s().Bury(ctx, f, k, r)
 }
+func (l simLedgerFor) Buried(ctx context.Context, f ledger.Fence, k []ledger.Key) error {
+	return l.s().Buried(ctx, f, k)
+}
 func (l simLedgerFor) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
 	return l.s().Apply(ctx, f, u)
 }

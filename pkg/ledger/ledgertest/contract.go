@@ -27,6 +27,8 @@ type Store interface {
 	FailedAttempt(ctx context.Context, messageID string, receive int) (int, error)
 	Attempts(ctx context.Context, messageID string) (int, error)
 	Effects(ctx context.Context, tenant, event string) ([]ledger.Record, error)
+	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error
+	Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error
 }
 
 // Clock is the settable clock the test shares with the store.
@@ -330,6 +332,72 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		clock.Advance(2 * time.Second)
 		if _, err := s.Claim(ctx, f, k, 0); err != nil {
 			t.Fatalf("Claim() after retention = %v, want success", err)
+		}
+	})
+
+	t.Run("ADeadLetterBuriesItsEvent", func(t *testing.T) {
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		at := func(seq, attempt int, origin string, replay bool) ledger.Fence {
+			f := fence(t, conv, seq, attempt)
+			f.Origin, f.MessageID, f.Replay = origin, fmt.Sprintf("m%d", seq), replay
+			return f
+		}
+		failedKey, doneKey := key(t, "forward"), key(t, "charge")
+		doneKey.Event = failedKey.Event
+		orig := at(10, 1, "o1", false)
+		mustComplete(t, s, mustClaim(t, s, orig, doneKey))
+		l := mustClaim(t, s, orig, failedKey)
+		if err := s.Fail(ctx, l, "422"); err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(Retention / 2)
+		if err := s.Bury(ctx, orig, []ledger.Key{failedKey, doneKey}, "422 unprocessable"); err != nil {
+			t.Fatalf("Bury() = %v", err)
+		}
+		r, err := s.Record(ctx, failedKey)
+		if err != nil || r.Status != ledger.StatusDead || r.Reason != "422 unprocessable" || r.DeadMessage != "m10" || r.DeadSent {
+			t.Fatalf("Record() after Bury = %+v, %v; want DEAD, its reason and message, not sent", r, err)
+		}
+		if d, err := s.Record(ctx, doneKey); err != nil || d.Status != ledger.StatusCompleted || d.Expires.Before(clock.Now().Add(Retention-time.Second)) {
+			t.Errorf("completed Record() after Bury = %+v, %v; want COMPLETED with its retention started again", d, err)
+		}
+		var ce *ledger.ConflictError
+		for _, f := range []ledger.Fence{at(10, 2, "o1", false), at(11, 1, "o2", false)} {
+			if _, err := s.Claim(ctx, f, failedKey, 0); !errors.Is(err, ledger.ErrDead) || !errors.As(err, &ce) || ce.Record.DeadMessage != "m10" {
+				t.Errorf("Claim() by %s (no replay) = %v, want ErrDead naming m10", f.MessageID, err)
+			}
+		}
+		if err := s.Buried(ctx, orig, []ledger.Key{failedKey}); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := s.Record(ctx, failedKey); !r.DeadSent {
+			t.Errorf("Record() after Buried = %+v, want its dead letter sent", r)
+		}
+		// A copy of the dead letter's body re-sent by hand (same origin,
+		// another message) revives it; a second one counts the first's
+		// claim done (deleted), as a later replay would.
+		rl, err := s.Claim(ctx, at(12, 1, "o1", false), failedKey, 0)
+		if err != nil {
+			t.Fatalf("Claim() by a re-sent dead letter = %v, want it revived", err)
+		}
+		if _, err := s.Claim(ctx, at(13, 1, "o1", false), failedKey, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by a second re-sent copy = %v, want ErrCompleted", err)
+		}
+		// The revival interrupted: its own redelivery takes it over and
+		// learns which receive was interrupted.
+		clock.Advance(2 * Lease)
+		tl, err := s.Claim(ctx, at(12, 2, "o1", false), failedKey, 0)
+		if err != nil || tl.Taken == nil || tl.Taken.Fence != rl.Fence.Token() {
+			t.Fatalf("Claim() by the revival's redelivery = %+v, %v; want a takeover naming the interrupted claim %s", tl.Taken, err, rl.Fence.Token())
+		}
+		// A marked replay of another copy revives a record buried again.
+		if err := s.Bury(ctx, at(12, 2, "o1", false), []ledger.Key{failedKey}, "again"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Claim(ctx, at(14, 1, "o9", true), failedKey, 0); err != nil {
+			t.Errorf("Claim() by a marked replay = %v, want it revived", err)
 		}
 	})
 
