@@ -27,13 +27,9 @@ func TestRunFollowsMakeVariables(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ddbDir, "DynamoDBLocal.jar")); err != nil {
 		awstest.DynamoDBLocal(t) // skips, or fails under CI=true, saying how to install it
 	}
-	ports := make([]int, 4)
-	for i := range ports {
-		p, err := emulator.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = p
+	ports, err := emulator.FreePorts(4)
+	if err != nil {
+		t.Fatal(err)
 	}
 	logFile := filepath.Join(t.TempDir(), "run", "functions.log")
 	for k, v := range map[string]string{

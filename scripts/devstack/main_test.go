@@ -29,13 +29,9 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	ports := make([]int, 4)
-	for i := range ports {
-		p, err := emulator.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = p
+	ports, err := emulator.FreePorts(4)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command(bin)
 	cmd.Dir = root

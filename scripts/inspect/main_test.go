@@ -89,10 +89,7 @@ func TestReadmeExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = s.Serve(sctx) }()
-	defer func() { stop(); <-served }()
+	defer s.ServeBackground(ctx)()
 
 	script = strings.NewReplacer("127.0.0.1:3000", strings.TrimPrefix(s.URL(), "http://"),
 		"127.0.0.1:3001", strings.TrimPrefix(s.TargetURL(), "http://")).Replace(script)

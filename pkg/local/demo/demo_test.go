@@ -33,10 +33,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = s.Serve(sctx) }()
-	defer func() { stop(); <-served }()
+	defer s.ServeBackground(ctx)()
 
 	// An effect from before the demo: the report must not count it.
 	earlier := `{"action":"opened","issue":{"number":1},"repository":{"full_name":"octo/before"}}`

@@ -299,6 +299,15 @@ func Inspected(ctx context.Context, cfg aws.Config, name, tenantID string) (insp
 	return d, nil
 }
 
+// ServeBackground runs Serve until the returned stop is called; stop waits
+// for it to shut down.
+func (s *Stack) ServeBackground(ctx context.Context) (stop func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = s.Serve(sctx) }()
+	return func() { cancel(); <-served }
+}
+
 // URL is the base URL of the local HTTP API.
 func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
 
