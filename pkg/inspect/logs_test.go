@@ -70,6 +70,17 @@ func TestLogFile(t *testing.T) {
 	if err != nil || len(got) != 2 || got[0].Outcome != "accepted" || got[1].Outcome != "duplicate" {
 		t.Errorf("Deliveries() = %+v, %v; want the accepted and the duplicate line", got, err)
 	}
+	// One MessageSid, two statuses: two events, both listed.
+	twilio := `{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM1:sent"}
+{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM1:delivered"}
+`
+	if err := os.WriteFile(path, []byte(twilio), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = inspect.LogFile{Path: path}.Deliveries(context.Background(), "demo", "SM1")
+	if err != nil || len(got) != 2 || got[0].Key != "demo#twilio#SM1:sent" || got[1].Key != "demo#twilio#SM1:delivered" {
+		t.Errorf("Deliveries(SM1) = %+v, %v; want both statuses' events", got, err)
+	}
 	if _, err := (inspect.LogFile{Path: path + ".none"}).Deliveries(context.Background(), "demo", "d1"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Deliveries() of a missing file = %v, want ErrNotExist", err)
 	}
