@@ -8,9 +8,10 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-# make run's addresses (README, "Make variables"); make send, make invoke and
-# make events use the same. Set them in the environment or on the command
-# line (`make run MOTO_PORT=5000`), which also hands them to make run.
+# make run's addresses and files (docs/development.md, "Make variables");
+# make demo, make send, make inspect, make invoke and make events use the
+# same. Set them in the environment or on the command line
+# (`make run MOTO_PORT=5000`), which also hands them to the programs.
 ADDR ?= 127.0.0.1:3000
 MOTO_PORT ?= 4566
 DYNAMODB_PORT ?= 8000
@@ -74,7 +75,7 @@ run: emulators
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
 
-## demo: show the guarantees against `make run` (or a stack it starts)
+## demo: show the guarantees against `make run` (or a stack it starts as make run would, with the same variables)
 demo: emulators
 	@$(GO) run ./scripts/demo
 
