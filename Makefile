@@ -8,13 +8,15 @@ LAMBDA_ENV := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 LAMBDA_BUILD := $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 FUZZTIME ?= 10s
 
-# make run's addresses (README, "Make variables"); make send, make invoke and
-# make events use the same. Set them in the environment or on the command
-# line (`make run MOTO_PORT=5000`), which also hands them to make run.
+# make run's addresses and files (docs/development.md, "Make variables");
+# make demo, make send, make inspect, make invoke and make events use the
+# same. Set them in the environment or on the command line
+# (`make run MOTO_PORT=5000`), which also hands them to the programs.
 ADDR ?= 127.0.0.1:3000
 MOTO_PORT ?= 4566
 DYNAMODB_PORT ?= 8000
 TENANTS_FILE ?= events/tenants.json
+LOG_FILE ?= .cache/run/functions.log
 TEMPLATES := template.yaml template-tenant.yaml
 
 .PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
@@ -68,12 +70,12 @@ lint: vet
 test-long: emulators
 	$(GO) test -tags long -count=1 -timeout 60m ./scripts/tenant ./pkg/local/rehearsal
 
-## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, EMULATOR_HOST, TENANTS_FILE)
+## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, DYNAMODB_LOCAL_DIR, EMULATOR_HOST, TENANTS_FILE, LOG_FILE)
 run: emulators
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
 
-## demo: show the guarantees against `make run` (or a stack it starts)
+## demo: show the guarantees against `make run` (or a stack it starts as make run would, with the same variables)
 demo: emulators
 	@$(GO) run ./scripts/demo
 
@@ -81,11 +83,13 @@ demo: emulators
 send:
 	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
-## inspect: where an event is on `make run` (TENANT=demo EVENT=evt_123), or the tenant's summary (TENANT=demo); read-only
+## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
 inspect:
-	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=evt_123]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)"; exit 2; }
+	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)"; exit 2; }
 	@$(GO) run ./scripts/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
-	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) $(if $(EVENT),"$(EVENT)",-summary)
+	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
+	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
+	  $(if $(EVENT),"$(EVENT)",-summary)
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the tools `make run` and `make test` need that they cannot fetch
 # themselves, and prints how to install each one missing. Usage:
-#   scripts/prerequisites.sh [cfn-lint]   (cfn-lint: also the template linter)
+#   scripts/prerequisites.sh [cfn-lint] [aws]   (cfn-lint: also the template linter;
+#   aws: also the aws CLI and python3 that tenant.sh and the deploy rehearsal run)
 set -uo pipefail
 missing=0
 need() { # need <command> <what it is for> <how to install>
@@ -17,6 +18,9 @@ need moto_server "the local SQS, SSM, S3 and CloudFormation" "pipx install 'moto
 for extra in "$@"; do
   case $extra in
     cfn-lint) need cfn-lint "checks template.yaml and template-tenant.yaml" "pipx install cfn-lint  (or: pip install cfn-lint)" ;;
+    aws)
+      need aws "scripts/tenant/tenant.sh and the deploy rehearsal (make rehearse, make test)" "pipx install awscli  (or: pip install awscli)"
+      need python3 "the rehearsal's IAM check (moto's policy evaluator)" "apt-get install python3  |  brew install python" ;;
   esac
 done
 exit $missing

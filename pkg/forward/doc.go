@@ -23,7 +23,6 @@
 // header name are permanent. A cancelled context is never reported as the
 // target's fault. Header values never carry control characters.
 //
-// Verify is the receiving side, for a tenant's target service or a local
-// test target: it checks the headers against the secrets with a five-minute
-// timestamp tolerance.
+// The receiving side is not here: receivers (and the local harness) verify
+// with the official Standard Webhooks libraries (docs/receiving.md).
 package forward

@@ -7,12 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Standard Webhooks header names, and the downstream idempotency header.
@@ -22,10 +19,6 @@ const (
 	HeaderSignature      = "webhook-signature"
 	HeaderIdempotencyKey = "Idempotency-Key"
 )
-
-// Tolerance is how far a webhook-timestamp may be from the verifier's clock
-// in either direction.
-const Tolerance = 5 * time.Minute
 
 // secretPrefix marks a Standard Webhooks symmetric secret.
 const secretPrefix = "whsec_"
@@ -60,50 +53,6 @@ func Sign(id string, ts time.Time, body []byte, secrets []string) (string, error
 		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(mac(key, id, ts.Unix(), body))
 	}
 	return strings.Join(sigs, " "), nil
-}
-
-// Verify checks a Standard Webhooks delivery: headers (any case) carry
-// webhook-id, webhook-timestamp and webhook-signature; one of the "v1,"
-// signatures must match one of secrets, and the timestamp must be within
-// Tolerance of now. It returns an error wrapping webhook.ErrMissingSignature,
-// webhook.ErrStale, webhook.ErrInvalidSignature or ErrInvalidSecret.
-func Verify(headers http.Header, body []byte, secrets []string, now time.Time) error {
-	id, tsText, sigs := headers.Get(HeaderID), headers.Get(HeaderTimestamp), headers.Get(HeaderSignature)
-	if id == "" || tsText == "" || sigs == "" {
-		return fmt.Errorf("%w: %s, %s and %s are required", webhook.ErrMissingSignature, HeaderID, HeaderTimestamp, HeaderSignature)
-	}
-	ts, err := strconv.ParseInt(tsText, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: %s is not Unix seconds", webhook.ErrInvalidSignature, HeaderTimestamp)
-	}
-	if d := now.Sub(time.Unix(ts, 0)); d > Tolerance || d < -Tolerance {
-		return fmt.Errorf("%w: %s is %s away", webhook.ErrStale, HeaderTimestamp, d.Round(time.Second))
-	}
-	if len(secrets) == 0 {
-		return fmt.Errorf("%w: no secret configured", ErrInvalidSecret)
-	}
-	keys := make([][]byte, len(secrets))
-	for i, s := range secrets {
-		if keys[i], err = decodeSecret(s); err != nil {
-			return fmt.Errorf("secret %d: %w", i+1, err)
-		}
-	}
-	for _, sig := range strings.Fields(sigs) {
-		version, encoded, ok := strings.Cut(sig, ",")
-		if !ok || version != "v1" {
-			continue // other schemes (v1a asymmetric) are not ours to check
-		}
-		got, err := base64.StdEncoding.DecodeString(encoded)
-		if err != nil {
-			continue
-		}
-		for _, key := range keys {
-			if hmac.Equal(got, mac(key, id, ts, body)) {
-				return nil
-			}
-		}
-	}
-	return fmt.Errorf("%w: no v1 signature matched", webhook.ErrInvalidSignature)
 }
 
 func mac(key []byte, id string, ts int64, body []byte) []byte {

@@ -494,6 +494,16 @@ func TestLogLineBudget(t *testing.T) {
 					t.Errorf("log line holds %s: %s", k, line)
 				}
 			}
+			// GitHub's delivery id is not signed: the key is a content
+			// hash, which the line carries so the delivery id finds it.
+			var rec struct{ TenantID, Provider, EventID, DedupID string }
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Fatal(err)
+			}
+			key := rec.TenantID + "#" + rec.Provider + "#" + rec.DedupID
+			if rec.EventID != tt.delivery || key != "acme#github#sha256:"+fieldsHash(githubBody) {
+				t.Errorf("log line eventId, dedupId = %q, %q, want %q and the key's content hash: %s", rec.EventID, rec.DedupID, tt.delivery, line)
+			}
 		})
 	}
 }

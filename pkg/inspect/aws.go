@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -32,7 +33,8 @@ type stackAPI interface {
 
 // FromStack returns the deployment of a core stack (template.yaml) from its
 // outputs (IdempotencyTableName, LedgerTableName, QueueUrlPattern,
-// PayloadBucketName) and its DedupRetentionHours parameter: one
+// PayloadBucketName), its DedupRetentionHours parameter and its ingest log
+// group (named after the stack by template.yaml): one
 // DescribeStacks. It returns an error wrapping ErrNotCoreStack when an
 // output is missing, or a wrapped AWS error.
 func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, error) {
@@ -53,6 +55,10 @@ func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, e
 		LedgerTable:      outputs["LedgerTableName"],
 		QueueURLTemplate: outputs["QueueUrlPattern"],
 		PayloadBucket:    outputs["PayloadBucketName"],
+		IngestLogGroup:   IngestLogGroup(name),
+	}
+	if n := aws.ToString(st.StackName); n != "" {
+		d.IngestLogGroup = IngestLogGroup(n) // name may be a stack id
 	}
 	for _, need := range []string{"IdempotencyTableName", "LedgerTableName", "QueueUrlPattern"} {
 		if outputs[need] == "" {
@@ -92,6 +98,12 @@ func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 	c.DeadLetters = replay.New(sqsClient, nil, o)
 	if metrics {
 		c.Metrics = cloudwatch.NewFromConfig(cfg)
+	}
+	switch {
+	case d.IngestLogFile != "":
+		c.Logs = LogFile{Path: d.IngestLogFile}
+	case d.IngestLogGroup != "":
+		c.Logs = &Insights{Client: cloudwatchlogs.NewFromConfig(cfg), LogGroup: d.IngestLogGroup, Since: d.IngestLogSince}
 	}
 	return New(c)
 }

@@ -1,7 +1,10 @@
 // Package inspect answers an operator's "what happened to this event?" and
 // "how is this tenant doing?" from the stores a deployment keeps: the
 // idempotency claim, the tenant's queue and dead-letter queue, the effect
-// ledger and the payload bucket. It only reads: it never receives from a
+// ledger, the payload bucket, and the ingest's log lines, the one store that
+// pairs an id its sender shows but does not sign (GitHub's delivery id) with
+// the event's key (Logs Insights deployed, `make run`'s log file locally).
+// It only reads: it never receives from a
 // tenant's queue (a receive hides the message from the worker and counts
 // towards its maxReceiveCount), and it lists the dead-letter queue the way
 // package replay does, making every message visible again.
@@ -9,6 +12,6 @@
 // What it cannot see is said in its output: which message of the queue an
 // event is (SQS has no peek), the attempts of a message still in the queue
 // (counted under its SQS message id), deliveries refused before the claim
-// (bad signature, unknown tenant: only the ingest log line has them), and
+// (bad signature, unknown tenant: their log lines name no event), and
 // custom effects it was not told of unless it may Scan the ledger.
 package inspect

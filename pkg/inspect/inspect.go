@@ -49,6 +49,14 @@ type Deployment struct {
 	// DedupRetention is the idempotency table's retention
 	// (idempotency.DefaultRetention when zero); it dates a claim.
 	DedupRetention time.Duration
+	// IngestLogGroup is the ingest's CloudWatch log group, searched with
+	// Logs Insights for an event id (NewAWS); IngestLogFile is a local
+	// stack's log file, searched instead when set. Both empty: no log.
+	IngestLogGroup string
+	IngestLogFile  string
+	// IngestLogSince bounds how far back Logs Insights searches (default
+	// 14 days).
+	IngestLogSince time.Duration
 }
 
 // State is where an event is.
@@ -159,6 +167,9 @@ type Journey struct {
 	Attempts int           `json:"attempts"`
 	Effects  []Effect      `json:"effects"`
 	Payload  *queue.Object `json:"payload,omitempty"`
+	// Deliveries are the ingest log lines of the event, when the log was
+	// searched (a sender's id, not a key, was given).
+	Deliveries []Delivery `json:"deliveries,omitempty"`
 	// Notes say what could not be seen, and what to do next.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -203,6 +214,10 @@ type Config struct {
 	Payloads payloadStat
 	// Metrics is nil where CloudWatch has no queue metrics (local stacks).
 	Metrics metricAPI
+	// Logs finds the ingest's log lines of an event id: the only store
+	// that pairs an unsigned sender id (GitHub's X-GitHub-Delivery, …)
+	// with the event's key. Nil: not searched.
+	Logs deliveryLog
 	// Providers are the provider path names a bare event id is tried with.
 	Providers []string
 	Now       func() time.Time
@@ -221,6 +236,12 @@ func New(cfg Config) *Inspector {
 		cfg.Deployment.DedupRetention = idempotency.DefaultRetention
 	}
 	return &Inspector{cfg: cfg}
+}
+
+// isKey reports whether ref is an idempotency key "{tenant}#{provider}#{id}".
+func isKey(ref string) bool {
+	t, _, ok := strings.Cut(ref, "#")
+	return ok && strings.Count(ref, "#") >= 2 && tenantid.Validate(t) == nil
 }
 
 var (
@@ -267,11 +288,23 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 		}
 		return scanned, nil
 	}
-	keys, err := in.resolve(ctx, q, dead, scan)
+	var deliveries []Delivery
+	logs := "the ingest log was not searched"
+	if in.cfg.Logs != nil && !isKey(q.Event) {
+		// The log only adds keys: when it cannot be read, the stores
+		// still answer for the keys an id makes by itself.
+		if deliveries, err = in.cfg.Logs.Deliveries(ctx, q.Tenant, q.Event); err != nil {
+			logs = "the ingest log could not be searched: " + err.Error()
+			notes = append(notes, logs)
+		} else {
+			logs = "no ingest log line names it"
+		}
+	}
+	keys, err := in.resolve(ctx, q, dead, deliveries, scan)
 	if errors.Is(err, ErrUnknownEvent) {
 		// A provider's own id may look like a hash (a Standard Webhooks
 		// msg_… id): try it as one before giving up.
-		if js, jerr := in.journeys(ctx, q, in.bareKeys(q, dead), depth, dead, notes, scan); jerr == nil {
+		if js, jerr := in.journeys(ctx, q, in.bareKeys(q, dead, deliveries), depth, dead, deliveries, notes, scan); jerr == nil {
 			return js, nil
 		}
 		return nil, err
@@ -279,46 +312,54 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := in.journeys(ctx, q, keys, depth, dead, notes, scan)
+	out, err := in.journeys(ctx, q, keys, depth, dead, deliveries, notes, scan)
 	if errors.Is(err, ErrUnknownEvent) {
 		tried := strings.Join(keys, ", ")
 		if len(keys) > 3 {
 			tried = fmt.Sprintf("%s#<provider>#%s (%d providers)", q.Tenant, q.Event, len(keys))
 		}
-		return out, fmt.Errorf("%w %q of tenant %s: no idempotency claim (kept %s), effect record (kept %s) or dead letter under %s. "+
-			"Either it was never verified and queued (a refused delivery is only in the ingest log), or it is older than that, "+
-			"or its provider's id is an unsigned header (GitHub, Shopify, Twilio, hmac without a signed id) and its key is "+
-			"%s#<provider>#sha256:…: pass the idempotencyKey of the worker's log line with that eventId",
-			ErrUnknownEvent, q.Event, q.Tenant, days(in.cfg.Deployment.DedupRetention), days(ledger.DefaultRetention), tried, q.Tenant)
+		return out, fmt.Errorf("%w %q of tenant %s: no idempotency claim (kept %s), effect record (kept %s) or dead letter under %s, and %s. "+
+			"Either it was never verified and queued (a refused delivery's log line has no event id), or it is older than that",
+			ErrUnknownEvent, q.Event, q.Tenant, days(in.cfg.Deployment.DedupRetention), days(ledger.DefaultRetention), tried, logs)
 	}
 	return out, err
 }
 
 // journeys returns the journeys of keys that left a trace (all of them
 // when there is one key), or ErrUnknownEvent when none did.
-func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
+func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, deliveries []Delivery, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
 	var out []Journey
 	for _, key := range keys {
 		j, err := in.journey(ctx, q, key, depth, dead, scan)
 		if err != nil {
 			return nil, err
 		}
-		if j.State == StateUnknown && len(keys) > 1 {
+		for _, d := range deliveries {
+			if d.Key == key {
+				j.Deliveries = append(j.Deliveries, d)
+			}
+		}
+		if j.State == StateUnknown && len(j.Deliveries) > 0 {
+			j.Why = "the ingest log names it, but no claim, effect record or dead letter remains: older than their retention, " +
+				"or never queued (see the log's outcomes)"
+		}
+		if j.State == StateUnknown && len(keys) > 1 && len(j.Deliveries) == 0 {
 			continue
 		}
 		j.Notes = append(j.Notes, notes...)
 		out = append(out, j)
 	}
-	if len(out) == 0 || len(out) == 1 && out[0].State == StateUnknown {
+	if len(out) == 0 || len(out) == 1 && out[0].State == StateUnknown && len(out[0].Deliveries) == 0 {
 		return out, ErrUnknownEvent
 	}
 	return out, nil
 }
 
 // resolve turns q.Event into candidate idempotency keys.
-func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, scan func() ([]ledger.Record, error)) ([]string, error) {
+func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, deliveries []Delivery, scan func() ([]ledger.Record, error)) ([]string, error) {
 	ref := q.Event
-	if t, _, ok := strings.Cut(ref, "#"); ok && strings.Count(ref, "#") >= 2 && tenantid.Validate(t) == nil {
+	if isKey(ref) {
+		t, _, _ := strings.Cut(ref, "#")
 		if t != q.Tenant {
 			return nil, fmt.Errorf("%w: %q is an event key of tenant %s, not %s", ErrInvalidQuery, ref, t, q.Tenant)
 		}
@@ -331,7 +372,7 @@ func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, s
 	case webhookIDRE.MatchString(ref):
 		match = func(eventKey string, _ ledger.Key) bool { return forward.MessageID(eventKey) == ref }
 	default:
-		return in.bareKeys(q, dead), nil
+		return in.bareKeys(q, dead, deliveries), nil
 	}
 	// A hashed id: try the event keys we can list.
 	names := append([]string{ForwardEffect}, q.Effects...)
@@ -373,7 +414,7 @@ func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, s
 }
 
 // bareKeys are the keys a provider's event id q.Event may have.
-func (in *Inspector) bareKeys(q Query, dead []replay.Item) []string {
+func (in *Inspector) bareKeys(q Query, dead []replay.Item, deliveries []Delivery) []string {
 	providers := in.cfg.Providers
 	if q.Provider != "" {
 		providers = []string{q.Provider}
@@ -383,7 +424,14 @@ func (in *Inspector) bareKeys(q Query, dead []replay.Item) []string {
 		keys = append(keys, q.Tenant+"#"+p+"#"+q.Event)
 	}
 	// An id from an unsigned header (GitHub's X-GitHub-Delivery, …) is not
-	// in the key; a dead letter's envelope pairs the two.
+	// in the key; the ingest's log line and a dead letter's envelope pair
+	// the two, and the log has the ids a key only contains (Shopify's
+	// "topic:id", Twilio's "sid:status").
+	for _, d := range deliveries {
+		if (q.Provider == "" || d.Provider == q.Provider) && !slices.Contains(keys, d.Key) {
+			keys = append(keys, d.Key)
+		}
+	}
 	for _, it := range dead {
 		if it.EventID == q.Event && it.EventKey != "" && !slices.Contains(keys, it.EventKey) {
 			keys = append(keys, it.EventKey)

@@ -89,7 +89,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	name := awstest.Name(t)
 	s, err := devstack.Start(ctx, devstack.Options{
 		Name: "in" + name[len(name)-9:], TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0",
-		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t),
+		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t), LogFile: filepath.Join(t.TempDir(), "functions.log"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -100,6 +100,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.IngestLogFile = s.LogFile
 	in := inspect.NewAWS(s.AWS, d, false)
 
 	var signatures []string
@@ -149,6 +150,9 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		}
 	}
 	waitFor("evt_done to be forwarded", func() bool { return tg.count("evt_done") == 1 && idle() })
+	// Done, sent by a provider whose id the signature does not cover.
+	post("github", "delivery-done", "octo/done", "ok")
+	waitFor("delivery-done to be forwarded", func() bool { return tg.count("delivery-done") == 1 && idle() })
 	// Dead-lettered: the target refuses it for good.
 	post("github", "delivery-dead", "octo/dead", "dead")
 	waitFor("evt-dead to be dead-lettered", func() bool { return summary().Queue.DeadLetters == 1 && idle() })
@@ -161,6 +165,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		forward     ledger.Status
 		reason      string // in the dead letter's reason
 		note        string // in a note
+		deliveries  int    // ingest log lines shown
 	}
 	run := func(tt check) {
 		t.Helper()
@@ -193,6 +198,9 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		if tt.reason != "" && (j.DeadLetter == nil || !strings.Contains(j.DeadLetter.Reason, tt.reason) || j.DeadLetter.Attempts == "") {
 			t.Errorf("%s: dead letter = %+v, want reason with %q and attempts", tt.name, j.DeadLetter, tt.reason)
 		}
+		if len(j.Deliveries) != tt.deliveries {
+			t.Errorf("%s: %d ingest log lines %+v, want %d", tt.name, len(j.Deliveries), j.Deliveries, tt.deliveries)
+		}
 		if tt.note != "" && !strings.Contains(strings.Join(j.Notes, "\n"), tt.note) {
 			t.Errorf("%s: notes %q lack %q", tt.name, j.Notes, tt.note)
 		}
@@ -204,10 +212,11 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	}
 	doneKey := ledger.Key{Tenant: "demo", Event: "demo#stripe#evt_done", Effect: inspect.ForwardEffect}
 	for _, tt := range []check{
-		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate"},
+		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2},
+		{name: "done, by X-GitHub-Delivery (only the ingest's log line pairs it with the key)", event: "delivery-done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 1},
 		{name: "done, by idempotency key", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
 		{name: "done, by the Idempotency-Key the receiver saw (a Scan)", event: doneKey.IdempotencyKey(), scan: true, state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
-		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay"},
+		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay", deliveries: 1},
 	} {
 		run(tt)
 	}
@@ -229,8 +238,8 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		t.Fatal("the held forward never arrived")
 	}
 	post("stripe", "evt_queued", "cus_held", "ok")
-	run(check{name: "in flight", event: "evt_hold", state: inspect.StateInFlight, claim: "COMPLETED", forward: ledger.StatusInProgress})
-	run(check{name: "accepted, queued behind it", event: "evt_queued", state: inspect.StateQueued, claim: "COMPLETED", note: "SQS has no peek"})
+	run(check{name: "in flight", event: "evt_hold", state: inspect.StateInFlight, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 1})
+	run(check{name: "accepted, queued behind it", event: "evt_queued", state: inspect.StateQueued, claim: "COMPLETED", note: "SQS has no peek", deliveries: 1})
 
 	sum := summary()
 	var out bytes.Buffer

@@ -47,6 +47,11 @@ func WriteJourney(w io.Writer, j Journey) error {
 	} else {
 		line("payload", "carried in the message (no offloaded object)")
 	}
+	seen := make([]string, len(j.Deliveries))
+	for i, d := range j.Deliveries {
+		seen[i] = fmt.Sprintf("%s %s %d, eventId %s", stamp(d.Time), d.Outcome, d.Status, d.EventID)
+	}
+	list(line, "ingest log", "", seen)
 	list(line, "notes", "- ", j.Notes)
 	return tw.Flush()
 }

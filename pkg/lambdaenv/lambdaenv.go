@@ -102,6 +102,7 @@ func Start(logger *slog.Logger, env *Env, newHandler func(aws.Config) any) {
 	var cfg aws.Config
 	if err == nil {
 		cfg, err = config.LoadDefaultConfig(context.Background())
+		cfg.APIOptions = append(cfg.APIOptions, AcceptMissingCRC32)
 	}
 	if err != nil {
 		logger.Error("invalid configuration", slog.String("error", err.Error()))

@@ -10,8 +10,8 @@ import (
 const module = "github.com/hookpack/hookpack/"
 
 // receiverLibrary is the official Standard Webhooks Go library, which the
-// tests of pkg/local/receiver verify forwards with as a tenant's endpoint
-// would; no function links it.
+// local harness's targets (devstack.VerifyForward) and the tests verify
+// forwards with, as a tenant's endpoint would; no function links it.
 const receiverLibrary = "github.com/standard-webhooks/standard-webhooks/"
 
 // TestProductNeverImportsLocal fails when a Lambda main or a product package

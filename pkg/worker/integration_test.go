@@ -36,6 +36,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -77,7 +78,7 @@ func (tg *target) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
-	if err := forward.Verify(r.Header, body, []string{outboundSecret}, time.Now()); err != nil {
+	if err := devstack.VerifyForward(r.Header, body, []string{outboundSecret}); err != nil {
 		tg.invalid++
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/bench"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 )
 
 func main() {
@@ -29,7 +30,7 @@ func main() {
 		sc.Webhooks = max(1, int(float64(sc.Webhooks)**scale))
 		sc.Senders = *senders
 		fmt.Fprintf(os.Stderr, "bench-e2e: %s, %d webhooks…\n", sc.Name(), sc.Webhooks)
-		r, err := bench.Run(ctx, sc, bench.Options{DynamoDBLocalDir: ".cache/dynamodb-local"})
+		r, err := bench.Run(ctx, sc, bench.Options{DynamoDBLocalDir: devstack.EnvOptions().DynamoDBLocalDir})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "make bench-e2e:", err)
 			os.Exit(1)

@@ -103,7 +103,7 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	// Any free port: the tenants' targetUrls follow the target service.
-	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: "events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", ManualWorker: true, DynamoDBLocalDir: ".cache/dynamodb-local"})
+	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: "events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", ManualWorker: true, DynamoDBLocalDir: devstack.EnvOptions().DynamoDBLocalDir})
 	if err != nil {
 		return err
 	}

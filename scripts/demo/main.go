@@ -20,37 +20,49 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "make demo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+// run runs the demo with make's variables (devstack.EnvOptions): against
+// make run when ADDR answers, else on a stack of its own started as make
+// run would start it.
+func run(ctx context.Context, out io.Writer) error {
 	env := devstack.EnvOptions()
 	addr, targetAddr, tenantsFile := env.Addr, env.TargetAddr, env.TenantsFile
 	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
 	if err != nil {
 		return err
 	}
-	endpoint := fmt.Sprint("http://127.0.0.1:", env.MotoPort)
+	const tenantID = "demo"
+	t, ok := f.Tenants[tenantID]
+	if !ok {
+		return fmt.Errorf("%s has no %q tenant", tenantsFile, tenantID)
+	}
+	endpoint := env.Endpoint
+	if endpoint == "" {
+		endpoint = fmt.Sprintf("http://127.0.0.1:%d", env.MotoPort)
+	}
 	if !listening(addr) {
-		fmt.Println("No `make run` answers on " + addr + "; starting the stack for this demo (its logs: demo-stack.log)")
-		logf, err := os.Create("demo-stack.log")
+		// The stack make run would start, with every make variable; its
+		// functions log to LOG_FILE, as make run's do.
+		fmt.Fprintf(out, "No `make run` answers on %s; starting the stack for this demo (its logs: %s)\n", addr, env.LogFile)
+		env.Logger = slog.New(slog.DiscardHandler)
+		s, err := devstack.Start(ctx, env)
 		if err != nil {
 			return err
 		}
-		defer logf.Close()
-		s, err := devstack.Start(ctx, devstack.Options{TenantsFile: tenantsFile, Addr: addr, TargetAddr: targetAddr, MotoPort: env.MotoPort, DynamoDBLocalDir: ".cache/dynamodb-local", DynamoDBLocalPort: 8000, Logger: slog.New(slog.NewJSONHandler(io.Writer(logf), nil))})
-		if err != nil {
-			return err
-		}
+		fmt.Fprintf(out, "moto at %s, DynamoDB Local at %s, target service at %s\n", s.Endpoint, s.DynamoDBEndpoint, s.TargetURL())
 		defer s.Close()
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -61,18 +73,19 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	const tenantID = "demo"
-	t, ok := f.Tenants[tenantID]
-	if !ok {
-		return fmt.Errorf("%s has no %q tenant", tenantsFile, tenantID)
+	d, err := devstack.Inspected(ctx, cfg, devstack.DefaultName, tenantID)
+	if err != nil {
+		return err
+	}
+	dlq, err := worker.DLQURL(queue.URL(d.QueueURLTemplate, tenantID))
+	if err != nil {
+		return err
 	}
 	rep, err := demo.Run(ctx, demo.Options{
 		BaseURL: "http://" + addr, TargetURL: "http://" + targetAddr, Tenant: tenantID, Providers: t.Providers,
-		SQS:    sqs.NewFromConfig(cfg),
-		DLQURL: endpoint + "/123456789012/" + devstack.QueueName(devstack.DefaultName, tenantID) + "-dlq.fifo",
-		Out:    os.Stdout,
+		SQS: sqs.NewFromConfig(cfg), DLQURL: dlq, Out: out,
 	})
-	rep.Print(os.Stdout)
+	rep.Print(out)
 	return err
 }
 

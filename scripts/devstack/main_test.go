@@ -29,19 +29,16 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	ports := make([]int, 4)
-	for i := range ports {
-		p, err := emulator.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports[i] = p
+	ports, err := emulator.FreePorts(4)
+	if err != nil {
+		t.Fatal(err)
 	}
+	logFile := filepath.Join(t.TempDir(), "functions.log")
 	cmd := exec.Command(bin)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
 		fmt.Sprintf("ADDR=127.0.0.1:%d", ports[0]), fmt.Sprintf("TARGET_ADDR=127.0.0.1:%d", ports[1]),
-		fmt.Sprintf("MOTO_PORT=%d", ports[2]), fmt.Sprintf("DYNAMODB_PORT=%d", ports[3]))
+		fmt.Sprintf("MOTO_PORT=%d", ports[2]), fmt.Sprintf("DYNAMODB_PORT=%d", ports[3]), "LOG_FILE="+logFile)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +65,9 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 	case b := <-banner:
 		if !strings.Contains(b, fmt.Sprintf("http://127.0.0.1:%d/webhooks/demo/stripe", ports[0])) {
 			t.Errorf("banner lacks the Stripe URL:\n%s", b)
+		}
+		if !strings.Contains(b, "make inspect TENANT=") || !strings.Contains(b, logFile) {
+			t.Errorf("banner says nothing of make inspect and LOG_FILE %s:\n%s", logFile, b)
 		}
 	case <-time.After(4 * time.Minute): // emulators start slowly on a loaded machine
 		_ = cmd.Process.Kill()

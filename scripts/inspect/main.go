@@ -9,13 +9,17 @@
 //	go run ./scripts/inspect -tenant acme -provider stripe -effects mark-paid evt_123
 //	go run ./scripts/inspect -tenant acme -scan msg_3f2a…           # a webhook-id or Idempotency-Key
 //
-// The event is a provider's event id (every provider is tried unless
-// -provider names one), an idempotency key "acme#stripe#evt_123" (the
-// ingest's and worker's log lines have it), or a one-way hash the receiver
-// saw: a forward's webhook-id or an effect's Idempotency-Key. A hash is
-// matched against the tenant's dead letters and, with -scan, its ledger
-// records (a Scan of the whole ledger table). Exit status: 0 found, 1 not
-// found or failed, 2 usage.
+// The event is any id an operator holds: the id its sender shows (Stripe's
+// evt_…, GitHub's X-GitHub-Delivery, Shopify's event or webhook id,
+// Twilio's MessageSid, …) or the eventId of the ingest's answer, found
+// through the ingest's log lines (Logs Insights on the ingest log group
+// deployed, `make run`'s log file locally) and tried as a key with every
+// provider (-provider narrows); an idempotency key "acme#stripe#evt_123";
+// or a one-way hash the receiver saw: a forward's webhook-id or an effect's
+// Idempotency-Key, matched against the tenant's dead letters and, with
+// -scan, its ledger records (a Scan of the whole ledger table). Several
+// matches are all shown. Exit status: 0 found, 1 not found or failed, 2
+// usage.
 //
 // Deployed: names come from the core stack's outputs (DescribeStacks),
 // credentials and region from the usual AWS environment. -local reads
@@ -32,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -62,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	local := fs.Bool("local", false, "read `make run`'s emulators instead of a deployed stack")
 	name := fs.String("name", devstack.DefaultName, "-local: the local stack's name")
 	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
+	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, searched for an event id (env LOG_FILE)")
+	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the ingest log group for an event id")
 	ddbEndpoint := fs.String("dynamodb-endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("DYNAMODB_PORT", 8000)), "-local: DynamoDB Local's endpoint (env DYNAMODB_PORT; empty: moto's)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: inspect [-local | -stack NAME] -tenant ID (EVENT | -summary)")
@@ -75,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 
-	in, err := inspector(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *tenantID)
+	in, err := inspector(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *since, *tenantID)
 	if err != nil {
 		fmt.Fprintln(stderr, "inspect:", err)
 		return 1
@@ -109,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // inspector wires an inspector to make run's emulators or a deployed stack.
-func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, tenantID string) (*inspect.Inspector, error) {
+func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, logFile string, since time.Duration, tenantID string) (*inspect.Inspector, error) {
 	if local {
 		cfg, err := emulator.AWSConfig(ctx, endpoint, ddbEndpoint)
 		if err != nil {
@@ -119,6 +126,7 @@ func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoi
 		if err != nil {
 			return nil, err
 		}
+		d.IngestLogFile = logFile
 		return inspect.NewAWS(cfg, d, false), nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
@@ -129,6 +137,7 @@ func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoi
 	if err != nil {
 		return nil, err
 	}
+	d.IngestLogSince = since
 	return inspect.NewAWS(cfg, d, aws.ToString(cfg.BaseEndpoint) == ""), nil
 }
 

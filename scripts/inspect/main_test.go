@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
@@ -56,4 +60,87 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadmeExample runs the README's set-up example as written — its
+// GitHub curl, twice — against the pipeline `make run` runs, then
+// `make inspect TENANT=demo EVENT=4f2c1a60-0001` as the README's reader
+// would type it: GitHub's delivery id is not signed, so only the ingest's
+// log line pairs it with the event's key.
+func TestReadmeExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole local pipeline and runs make")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	readme, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, answers := readmeCurl(t, string(readme))
+
+	moto, ddb := awstest.Moto(t), awstest.DynamoDBLocal(t)
+	logFile := filepath.Join(t.TempDir(), "functions.log")
+	s, err := devstack.Start(ctx, devstack.Options{
+		Name: devstack.DefaultName, TenantsFile: filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"),
+		Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: moto, DynamoDBEndpoint: ddb, LogFile: logFile,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer s.ServeBackground(ctx)()
+
+	script = strings.NewReplacer("127.0.0.1:3000", strings.TrimPrefix(s.URL(), "http://"),
+		"127.0.0.1:3001", strings.TrimPrefix(s.TargetURL(), "http://")).Replace(script)
+	out, err := exec.CommandContext(ctx, "bash", "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's curl: %v\n%s", err, out)
+	}
+	got := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(got) < len(answers) || !slices.Equal(got[:len(answers)], answers) {
+		t.Fatalf("the README's curl answered\n%s\nwant the README's\n%s", out, strings.Join(answers, "\n"))
+	}
+
+	port := func(endpoint string) string { return endpoint[strings.LastIndexByte(endpoint, ':')+1:] }
+	var last []byte
+	for try := 0; try < 20; try++ {
+		if len(s.Target.Applied()) > 0 { // the forward arrived; its message is being deleted
+			cmd := exec.CommandContext(ctx, "make", "-s", "inspect", "TENANT=demo", "EVENT=4f2c1a60-0001",
+				"MOTO_PORT="+port(moto), "DYNAMODB_PORT="+port(ddb), "LOG_FILE="+logFile)
+			cmd.Dir = awstest.ModuleRoot()
+			last, err = cmd.CombinedOutput()
+			if err == nil && strings.Contains(string(last), "DONE") {
+				for _, want := range []string{"demo#github#sha256:", "eventId 4f2c1a60-0001", "accepted 200", "duplicate 200"} {
+					if !strings.Contains(string(last), want) {
+						t.Errorf("make inspect shows no %q:\n%s", want, last)
+					}
+				}
+				t.Logf("make inspect TENANT=demo EVENT=4f2c1a60-0001:\n%s", last)
+				return
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Fatalf("make inspect TENANT=demo EVENT=4f2c1a60-0001 never showed the event done: %v\n%s", err, last)
+}
+
+// readmeCurl returns the README's shell block that sends the GitHub
+// delivery, and the answers its comment lines promise.
+func readmeCurl(t *testing.T, readme string) (script string, answers []string) {
+	t.Helper()
+	for _, block := range strings.Split(readme, "```sh\n")[1:] {
+		block, _, _ = strings.Cut(block, "```")
+		if !strings.Contains(block, "x-github-delivery: 4f2c1a60-0001") {
+			continue
+		}
+		for _, l := range strings.Split(block, "\n") {
+			if a, ok := strings.CutPrefix(l, "# {"); ok {
+				answers = append(answers, "{"+a)
+			}
+		}
+		return block, answers
+	}
+	t.Fatal("README.md has no shell block sending the GitHub delivery 4f2c1a60-0001")
+	return "", nil
 }

@@ -7,7 +7,10 @@
 //
 // -endpoint and -dynamodb-endpoint replace the file's AWS_ENDPOINT_URL and
 // AWS_ENDPOINT_URL_DYNAMODB (and the queue URL template's host), so it
-// reaches a `make run` on other ports. It prints the response on stdout,
+// reaches a `make run` on other ports. Like `sam local invoke`, which hands
+// the container the caller's credentials and region, it gives the bootstrap
+// the emulators' fake credentials and region (the file holds only variables
+// template.yaml declares: SAM passes no others). It prints the response on stdout,
 // the function's logs on stderr, and a REPORT line with the measured init
 // and invoke durations.
 package main
@@ -23,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 )
 
@@ -85,7 +89,8 @@ func loadEnv(path, function, endpoint, ddbEndpoint string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s has no section for %s", path, function)
 	}
-	merged := map[string]string{}
+	// The session SAM would give the container, here the emulators'.
+	merged := map[string]string{"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": emulator.Region}
 	for k, v := range file["Parameters"] {
 		merged[k] = v
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -71,7 +71,7 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if err := forward.Verify(r.Header, raw, out.Secrets, time.Now()); err != nil {
+	if err := devstack.VerifyForward(r.Header, raw, out.Secrets); err != nil {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}

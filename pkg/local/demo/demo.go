@@ -202,7 +202,9 @@ func Expected(answers []Answer) int {
 	return n
 }
 
-// Report summarises answers, the target's applied effects and the DLQ.
+// Report summarises answers, the target's applied effects and the DLQ: this
+// run's only (Stats.Applied counts Applied; the target's other counters
+// are what they grew by during the run).
 type Report struct {
 	Answers []Answer
 	Applied []devstack.Applied
@@ -271,7 +273,7 @@ func (r Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-52s %d: %s\n", c, len(byConv[c]), strings.Join(steps, " → "))
 	}
-	fmt.Fprintf(w, "  applied %d effects; the target ignored %d repeated Idempotency-Keys and refused %d poison deliveries\n",
+	fmt.Fprintf(w, "  applied %d effects of this run; meanwhile the target ignored %d repeated Idempotency-Keys and refused %d poison deliveries\n",
 		r.Stats.Applied, r.Stats.Duplicates, r.Stats.Refused)
 
 	fmt.Fprintf(w, "\nDead-lettered (from the tenant's DLQ)\n")

@@ -3,12 +3,19 @@ package demo
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
@@ -26,10 +33,26 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan struct{})
-	go func() { defer close(served); _ = s.Serve(sctx) }()
-	defer func() { stop(); <-served }()
+	defer s.ServeBackground(ctx)()
+
+	// An effect from before the demo: the report must not count it.
+	earlier := `{"action":"opened","issue":{"number":1},"repository":{"full_name":"octo/before"}}`
+	mac := hmac.New(sha256.New, []byte("demo-github-secret"))
+	mac.Write([]byte(earlier))
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/webhooks/demo/github", strings.NewReader(earlier))
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	req.Header.Set("X-GitHub-Event", "issues")
+	req.Header.Set("X-GitHub-Delivery", "before-the-demo")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("delivery before the demo: %v %v", resp, err)
+	}
+	for len(s.Target.Applied()) == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the delivery before the demo was never applied")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 
 	f := s.Tenants
 	var out bytes.Buffer
@@ -93,6 +116,19 @@ func TestEndToEnd(t *testing.T) {
 	// retried and applied once.
 	if len(rep.Dead) != 1 || !strings.Contains(rep.Dead[0].Reason, "422") || !strings.Contains(rep.Dead[0].EventID, "evt_poison") {
 		t.Errorf("dead letters = %+v, want the poison event with a 422 reason", rep.Dead)
+	}
+	if rep.Stats.Applied != len(rep.Applied) || !strings.Contains(out.String(), fmt.Sprintf("applied %d effects of this run", len(rep.Applied))) {
+		t.Errorf("report counts %d applied effects, want this run's %d", rep.Stats.Applied, len(rep.Applied))
+	}
+	// Listing the DLQ left its messages visible, for scripts/replay and
+	// inspect.
+	attrs, err := sqs.NewFromConfig(s.AWS).GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.Queues["demo"].DLQURL),
+		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages, sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, h := attrs.Attributes["ApproximateNumberOfMessages"], attrs.Attributes["ApproximateNumberOfMessagesNotVisible"]; v != "1" || h != "0" {
+		t.Errorf("DLQ after the demo: %s visible, %s hidden; want the dead letter visible", v, h)
 	}
 	if seen["hmac/"+flakyID(rep)] != 1 {
 		t.Errorf("flaky event applied %d times, want 1", seen["hmac/"+flakyID(rep)])

@@ -9,14 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/webhook"
-	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 // Options point the demo at a running stack.
@@ -25,7 +23,8 @@ type Options struct {
 	TargetURL string // the local target service
 	Tenant    string
 	Providers map[string]webhook.Config
-	// SQS reads the tenant's DLQ at DLQURL.
+	// SQS reads the tenant's DLQ at DLQURL (scripts/replay's listing: every
+	// message it receives is made visible again).
 	SQS    *sqs.Client
 	DLQURL string
 	// Burst is the number of identical concurrent deliveries (default 20).
@@ -47,6 +46,13 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	}
 	run := fmt.Sprintf("%x", time.Now().UnixNano()&0xffffffffff)
 	client := &http.Client{Timeout: 15 * time.Second}
+	// The target's counters span everything it ever received: the report
+	// counts from here on.
+	_, before, err := target(ctx, client, o.TargetURL, run)
+	if err != nil {
+		return Report{}, err
+	}
+	dlq := replay.New(o.SQS, nil, replay.Options{Visibility: 10 * time.Second})
 	s := &Sender{BaseURL: o.BaseURL, Tenant: o.Tenant, Providers: o.Providers, Registry: provider.Registry(), Client: client, Now: time.Now}
 	seq, burst := Plan(run)
 	fmt.Fprintf(o.Out, "Sending %d deliveries, then %d identical ones at once (run %s)\n  ", len(seq), o.Burst, run)
@@ -63,10 +69,13 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	var rep Report
 	for {
 		rep = Report{Answers: answers}
-		if rep.Applied, rep.Stats, err = target(ctx, client, o.TargetURL, run); err != nil {
+		var after devstack.Stats
+		if rep.Applied, after, err = target(ctx, client, o.TargetURL, run); err != nil {
 			return rep, err
 		}
-		if rep.Dead, err = deadLetters(ctx, o.SQS, o.DLQURL, run); err != nil {
+		rep.Stats = devstack.Stats{Applied: len(rep.Applied), Duplicates: after.Duplicates - before.Duplicates,
+			Rejected: after.Rejected - before.Rejected, Refused: after.Refused - before.Refused}
+		if rep.Dead, err = deadLetters(ctx, dlq, o.DLQURL, run); err != nil {
 			return rep, err
 		}
 		fmt.Fprintf(o.Out, "\rWaiting for %d effects and 1 dead letter: %d applied, %d dead-lettered ", want, len(rep.Applied), len(rep.Dead))
@@ -120,30 +129,21 @@ func target(ctx context.Context, c *http.Client, base, run string) ([]devstack.A
 	return mine, stats, nil
 }
 
-// deadLetters peeks at the DLQ (receiving with a zero visibility timeout,
-// so the messages stay for scripts/replay) and returns this run's.
-func deadLetters(ctx context.Context, c *sqs.Client, dlq, run string) ([]DeadLetter, error) {
-	out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl: aws.String(dlq), MaxNumberOfMessages: 10, VisibilityTimeout: 0,
-		MessageAttributeNames: []string{"All"},
-	})
+// deadLetters lists the DLQ as scripts/replay does and returns this run's
+// dead letters. A receive cannot ask for a zero visibility timeout (the
+// SDK omits a zero VisibilityTimeout, so the queue's default applies):
+// the listing hides what it receives and then makes it visible again.
+func deadLetters(ctx context.Context, r *replay.Replayer, dlq, run string) ([]DeadLetter, error) {
+	items, err := r.List(ctx, dlq, replay.Filter{})
 	if err != nil {
 		return nil, fmt.Errorf("read DLQ: %w", err)
 	}
 	var dead []DeadLetter
-	for _, m := range out.Messages {
-		key := attr(m, worker.AttrEventKey)
-		if !strings.Contains(key, run) && !strings.Contains(aws.ToString(m.Body), run) {
+	for _, it := range items {
+		if !strings.Contains(it.EventKey, run) && !strings.Contains(it.EventID, run) {
 			continue
 		}
-		dead = append(dead, DeadLetter{EventID: key, Reason: attr(m, worker.AttrReason), Attempts: attr(m, worker.AttrAttempts)})
+		dead = append(dead, DeadLetter{EventID: it.EventKey, Reason: it.Reason, Attempts: it.Attempts})
 	}
 	return dead, nil
-}
-
-func attr(m types.Message, name string) string {
-	if v, ok := m.MessageAttributes[name]; ok {
-		return aws.ToString(v.StringValue)
-	}
-	return ""
 }

@@ -82,6 +82,12 @@ type Options struct {
 	// host.docker.internal.
 	Host   string
 	Logger *slog.Logger
+	// LogFile, when set, also receives the functions' JSON log lines, as
+	// CloudWatch would (truncated at Start: the emulators' stores live as
+	// long as the stack). `make inspect` searches it for the ingest's line
+	// of an event id, as scripts/inspect searches a deployed stack's ingest
+	// log group.
+	LogFile string
 }
 
 // DefaultQueue are the tenant queues' properties in `make run`.
@@ -106,6 +112,7 @@ type Stack struct {
 	Target   *Target
 	moto     *emulator.Process
 	ddbLocal *emulator.Process
+	logFile  *os.File
 	listener net.Listener
 	targetL  net.Listener
 }
@@ -132,12 +139,25 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	var logFile *os.File
+	if o.LogFile != "" {
+		if err := os.MkdirAll(filepath.Dir(o.LogFile), 0o755); err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		f, err := os.Create(o.LogFile)
+		if err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		logFile = f
+		o.Logger = slog.New(slog.NewMultiHandler(o.Logger.Handler(), slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
-	s := &Stack{Options: o}
+	s := &Stack{Options: o, logFile: logFile}
 	f, err := tenant.LoadFile(o.TenantsFile, provider.Registry())
 	if err != nil {
+		s.Close()
 		return nil, err
 	}
 	s.Tenants = f
@@ -279,6 +299,15 @@ func Inspected(ctx context.Context, cfg aws.Config, name, tenantID string) (insp
 	return d, nil
 }
 
+// ServeBackground runs Serve until the returned stop is called; stop waits
+// for it to shut down.
+func (s *Stack) ServeBackground(ctx context.Context) (stop func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	served := make(chan struct{})
+	go func() { defer close(served); _ = s.Serve(sctx) }()
+	return func() { cancel(); <-served }
+}
+
 // URL is the base URL of the local HTTP API.
 func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
 
@@ -349,6 +378,9 @@ func (s *Stack) Close() {
 	}
 	s.moto.Stop()
 	s.ddbLocal.Stop()
+	if s.logFile != nil {
+		_ = s.logFile.Close()
+	}
 }
 
 // Banner describes the running stack for a newcomer.
@@ -370,6 +402,10 @@ func (s *Stack) Banner() string {
 		fmt.Fprintf(&b, "  %s\n", s.Queues[id].URL)
 	}
 	fmt.Fprintf(&b, "\nTarget service (receives forwarded events): %s  (GET /applied, GET /stats)\n", s.TargetURL())
+	b.WriteString("\nWhere is an event? make inspect TENANT=<tenant> EVENT=<the eventId of its ingest line, or any id its sender shows>\n")
+	if s.LogFile != "" {
+		fmt.Fprintf(&b, "(the functions' JSON lines, which make inspect searches: %s)\n", s.LogFile)
+	}
 	b.WriteString("\nStop with Ctrl-C.\n")
 	return b.String()
 }

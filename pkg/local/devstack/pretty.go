@@ -60,6 +60,7 @@ var workerStages = map[string]string{
 	"blocked":           "waiting behind an earlier message of its conversation",
 	"fenced":            "fenced off (a newer worker owns the conversation)",
 	"deadline":          "not started before the deadline, redelivered",
+	"timed_out":         "still running at the batch's cut-off: a failed attempt, back after its lease",
 }
 
 // Handle writes one line.

@@ -3,6 +3,8 @@ package devstack
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/forward"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
@@ -106,7 +109,7 @@ func (t *Target) receive(w http.ResponseWriter, r *http.Request, tenantID string
 		http.NotFound(w, r)
 		return
 	}
-	if err := forward.Verify(r.Header, body, out.Secrets, t.now()); err != nil {
+	if err := VerifyForward(r.Header, body, out.Secrets); err != nil {
 		t.count(func(s *Stats) { s.Rejected++ })
 		t.logger.Warn("target rejected delivery", slog.String("tenantId", tenantID), slog.String("error", err.Error()))
 		http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -159,4 +162,25 @@ func (t *Target) count(f func(*Stats)) {
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ErrNoSecret: a tenant without outbound secrets cannot verify a forward.
+var ErrNoSecret = errors.New("no outbound secret configured")
+
+// VerifyForward checks a forward as a tenant's endpoint does: with the
+// official Standard Webhooks library (its five-minute timestamp tolerance
+// included), under any of the tenant's secrets, as during a rotation. The
+// error names no secret.
+func VerifyForward(h http.Header, body []byte, secrets []string) error {
+	err := ErrNoSecret
+	for i, secret := range secrets {
+		wh, werr := standardwebhooks.NewWebhook(secret)
+		if werr != nil {
+			return fmt.Errorf("outbound secret %d is not a Standard Webhooks secret", i+1)
+		}
+		if err = wh.Verify(body, h); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("standard webhooks: %w", err)
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/hookpack/hookpack/pkg/lambdaenv"
 )
 
 // Region is the region every emulator client uses.
@@ -25,14 +27,15 @@ func AWSConfig(ctx context.Context, endpoint, dynamoEndpoint string) (aws.Config
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config: %w", err)
 	}
+	// DynamoDB Local's error responses carry no CRC32 header: the
+	// functions' own option (lambdaenv.Start) keeps the SDK from warning
+	// about them while validating every response that has one.
+	cfg.APIOptions = append(cfg.APIOptions, lambdaenv.AcceptMissingCRC32)
 	cfg.ServiceOptions = append(cfg.ServiceOptions, func(id string, o any) {
 		if opts, ok := o.(*dynamodb.Options); ok && id == dynamodb.ServiceID {
 			if dynamoEndpoint != "" {
 				opts.BaseEndpoint = aws.String(dynamoEndpoint)
 			}
-			// The emulators' error responses carry CRC32 headers that do not
-			// match their bodies; validating them only prints SDK warnings.
-			opts.DisableValidateResponseChecksum = true
 		}
 	})
 	return cfg, nil

@@ -206,6 +206,19 @@ func (p *Process) Stop() {
 	}
 }
 
+// FreePorts returns n loopback ports that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	return ports, nil
+}
+
 // FreePort returns a loopback port that was free a moment ago.
 func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

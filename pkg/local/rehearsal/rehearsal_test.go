@@ -22,7 +22,7 @@ func requireTools(t *testing.T) {
 	for _, tool := range []string{"aws", "python3", "moto_server"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s missing under CI=true (see ../shared/LOCAL-AWS.md): %v", tool, err)
+				t.Fatalf("%s missing under CI=true (`scripts/prerequisites.sh aws` says how to install each tool the rehearsal needs): %v", tool, err)
 			}
 			t.Skipf("%s missing: %v", tool, err)
 		}

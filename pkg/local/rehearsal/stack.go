@@ -386,7 +386,7 @@ func addTenant(ctx context.Context, root, endpoint, core, id, inbound, outbound 
 func awsCLI() (string, error) {
 	bin, err := exec.LookPath("aws")
 	if err != nil {
-		return "", errors.New("the aws CLI is not on PATH (see ../shared/LOCAL-AWS.md)")
+		return "", errors.New("the aws CLI is not on PATH: install it with `pipx install awscli` (or pip); `scripts/prerequisites.sh aws` checks it")
 	}
 	if out, err := exec.Command("pyenv", "which", "aws").Output(); err == nil {
 		bin = strings.TrimSpace(string(out))

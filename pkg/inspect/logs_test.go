@@ -1,0 +1,153 @@
+package inspect_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
+	cwltypes "github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs/types"
+
+	"github.com/hookpack/hookpack/pkg/inspect"
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+)
+
+const hash = "sha256:05d522eee04d26df544e1dd26acf78b44d07ee7df30ab952d7bc895162761b5b"
+
+func TestMatchLine(t *testing.T) {
+	github := `{"time":"2026-11-27T04:43:53Z","msg":"webhook","tenantId":"demo","provider":"github","outcome":"accepted","status":200,"eventId":"4f2c1a60-0001","dedupId":"` + hash + `"}`
+	shopify := `{"msg":"webhook","tenantId":"demo","provider":"shopify","outcome":"duplicate","status":200,"eventId":"orders/create:98880550-7158-44d4","dedupId":"` + hash + `"}`
+	twilio := `{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM5f3c:delivered"}`
+	stripe := `{"msg":"webhook","tenantId":"demo","provider":"stripe","outcome":"accepted","status":200,"eventId":"evt_1"}`
+	batch := `{"msg":"webhook","tenantId":"demo","provider":"hmac","outcome":"accepted","status":200,"eventId":"a","events":2,"eventIds":["a=accepted","tr:1=duplicate=` + hash + `"]}`
+	tests := []struct {
+		name, line, tenant, id string
+		want                   []string // keys
+	}{
+		{"github delivery id", github, "demo", "4f2c1a60-0001", []string{"demo#github#" + hash}},
+		{"github key", github, "demo", "demo#github#" + hash, []string{"demo#github#" + hash}},
+		{"github content hash", github, "demo", hash, []string{"demo#github#" + hash}},
+		{"another tenant", github, "acme", "4f2c1a60-0001", nil},
+		{"a part of an id", github, "demo", "4f2c1a60", nil},
+		{"shopify event id", shopify, "demo", "98880550-7158-44d4", []string{"demo#shopify#" + hash}},
+		{"shopify eventId", shopify, "demo", "orders/create:98880550-7158-44d4", []string{"demo#shopify#" + hash}},
+		{"twilio MessageSid", twilio, "demo", "SM5f3c", []string{"demo#twilio#SM5f3c:delivered"}},
+		{"stripe evt_", stripe, "demo", "evt_1", []string{"demo#stripe#evt_1"}},
+		{"batch, signed id", batch, "demo", "a", []string{"demo#hmac#a"}},
+		{"batch, unsigned id", batch, "demo", "tr:1", []string{"demo#hmac#" + hash}},
+		{"not the ingest's line", `{"msg":"message","tenantId":"demo","eventId":"evt_1"}`, "demo", "evt_1", nil},
+		{"not JSON", `evt_1`, "demo", "evt_1", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, d := range inspect.MatchLine([]byte(tt.line), tt.tenant, tt.id) {
+				got = append(got, d.Key)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("MatchLine(%s, %q) = %q, want %q", tt.line, tt.id, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLogFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "functions.log")
+	lines := `{"msg":"webhook","tenantId":"demo","provider":"github","outcome":"accepted","status":200,"eventId":"d1","dedupId":"` + hash + `"}
+{"msg":"message","tenantId":"demo","eventId":"d1"}
+{"msg":"webhook","tenantId":"demo","provider":"github","outcome":"duplicate","status":200,"eventId":"d1","dedupId":"` + hash + `"}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := inspect.LogFile{Path: path}.Deliveries(context.Background(), "demo", "d1")
+	if err != nil || len(got) != 2 || got[0].Outcome != "accepted" || got[1].Outcome != "duplicate" {
+		t.Errorf("Deliveries() = %+v, %v; want the accepted and the duplicate line", got, err)
+	}
+	// One MessageSid, two statuses: two events, both listed.
+	twilio := `{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM1:sent"}
+{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM1:delivered"}
+`
+	if err := os.WriteFile(path, []byte(twilio), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = inspect.LogFile{Path: path}.Deliveries(context.Background(), "demo", "SM1")
+	if err != nil || len(got) != 2 || got[0].Key != "demo#twilio#SM1:sent" || got[1].Key != "demo#twilio#SM1:delivered" {
+		t.Errorf("Deliveries(SM1) = %+v, %v; want both statuses' events", got, err)
+	}
+	if _, err := (inspect.LogFile{Path: path + ".none"}).Deliveries(context.Background(), "demo", "d1"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Deliveries() of a missing file = %v, want ErrNotExist", err)
+	}
+}
+
+// insights answers a query Running, then with rows.
+type insights struct {
+	query  string
+	start  time.Time
+	polls  int
+	status cwltypes.QueryStatus
+	rows   []string
+}
+
+func (f *insights) StartQuery(_ context.Context, in *cloudwatchlogs.StartQueryInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.StartQueryOutput, error) {
+	f.query, f.start = aws.ToString(in.QueryString), time.Unix(aws.ToInt64(in.StartTime), 0)
+	return &cloudwatchlogs.StartQueryOutput{QueryId: aws.String("q1")}, nil
+}
+
+func (f *insights) GetQueryResults(_ context.Context, in *cloudwatchlogs.GetQueryResultsInput, _ ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.GetQueryResultsOutput, error) {
+	f.polls++
+	if f.polls == 1 {
+		return &cloudwatchlogs.GetQueryResultsOutput{Status: cwltypes.QueryStatusRunning}, nil
+	}
+	out := &cloudwatchlogs.GetQueryResultsOutput{Status: f.status}
+	for _, r := range f.rows {
+		out.Results = append(out.Results, []cwltypes.ResultField{{Field: aws.String("@timestamp"), Value: aws.String("x")}, {Field: aws.String("@message"), Value: aws.String(r)}})
+	}
+	return out, nil
+}
+
+func TestInsights(t *testing.T) {
+	now := time.Date(2026, 11, 27, 5, 0, 0, 0, time.UTC)
+	row := `{"msg":"webhook","tenantId":"acme","provider":"github","outcome":"accepted","status":200,"eventId":"d1","dedupId":"` + hash + `"}`
+	f := &insights{status: cwltypes.QueryStatusComplete, rows: []string{row, strings.Replace(row, `"d1"`, `"d10"`, 1)}}
+	s := &inspect.Insights{Client: f, LogGroup: inspect.IngestLogGroup("hookpack"), Since: 48 * time.Hour, Poll: time.Millisecond, Now: func() time.Time { return now }}
+	got, err := s.Deliveries(context.Background(), "acme", "d1")
+	if err != nil || len(got) != 1 || got[0].Key != "acme#github#"+hash {
+		t.Fatalf("Deliveries() = %+v, %v; want the one line of d1", got, err)
+	}
+	for _, want := range []string{`msg = "webhook"`, `tenantId = "acme"`, `@message like "d1"`} {
+		if !strings.Contains(f.query, want) {
+			t.Errorf("query %q lacks %s", f.query, want)
+		}
+	}
+	if !f.start.Equal(now.Add(-48 * time.Hour)) {
+		t.Errorf("query starts %s, want Since before now", f.start)
+	}
+	if _, err := s.Deliveries(context.Background(), "acme", `d1" or 1=1`); !errors.Is(err, inspect.ErrInvalidQuery) {
+		t.Errorf("an id with quotes: %v, want ErrInvalidQuery", err)
+	}
+	failed := &insights{status: cwltypes.QueryStatusFailed}
+	s.Client = failed
+	if _, err := s.Deliveries(context.Background(), "acme", "d1"); !errors.Is(err, inspect.ErrQueryFailed) {
+		t.Errorf("a failed query: %v, want ErrQueryFailed", err)
+	}
+}
+
+// The ingest log group the inspector searches is the one template.yaml
+// gives the ingest.
+func TestIngestLogGroupIsTheTemplates(t *testing.T) {
+	tpl, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(inspect.IngestLogGroup("STACK"), "STACK", "${AWS::StackName}", 1)
+	if !strings.Contains(string(tpl), "LogGroupName: !Sub "+want) {
+		t.Errorf("template.yaml names no log group %s", want)
+	}
+}
