@@ -117,7 +117,7 @@ func TestGenerate(t *testing.T) {
 			if ev.Sample.Method == http.MethodGet {
 				hs := p.(webhook.Handshaker)
 				reply, ok, err := hs.Handshake(req, cfg)
-				if err != nil || !ok || reply != *ev.Reply {
+				if err != nil || !ok || !reply.Equal(*ev.Reply) {
 					t.Errorf("Handshake() = %+v, %v, %v; want %+v", reply, ok, err, *ev.Reply)
 				}
 				return

@@ -372,7 +372,7 @@ func Run(t *testing.T, c Case) {
 					verify(t, req, conf, Now, nil)
 				}
 				reply, ok, err := h.Handshake(req, conf)
-				if ok != hs.OK || reply != hs.Reply || hs.Err == nil && err != nil || hs.Err != nil && !errors.Is(err, hs.Err) {
+				if ok != hs.OK || !reply.Equal(hs.Reply) || hs.Err == nil && err != nil || hs.Err != nil && !errors.Is(err, hs.Err) {
 					t.Errorf("Handshake() = %+v, %v, %v; want %+v, %v, %v", reply, ok, err, hs.Reply, hs.OK, hs.Err)
 				}
 				for _, v := range conf.Settings {
