@@ -5,12 +5,16 @@
 package provider
 
 import (
+	"github.com/hookpack/hookpack/pkg/provider/chargebee"
 	"github.com/hookpack/hookpack/pkg/provider/generic"
 	"github.com/hookpack/hookpack/pkg/provider/github"
+	"github.com/hookpack/hookpack/pkg/provider/gitlab"
+	"github.com/hookpack/hookpack/pkg/provider/postmark"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
 	"github.com/hookpack/hookpack/pkg/provider/slack"
 	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
+	"github.com/hookpack/hookpack/pkg/provider/telegram"
 	"github.com/hookpack/hookpack/pkg/provider/twilio"
 	"github.com/hookpack/hookpack/pkg/provider/whatsapp"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -28,5 +32,9 @@ func Registry() webhook.Registry {
 		"slack":            slack.Provider{},
 		"standardwebhooks": standardwebhooks.Provider{},
 		"svix":             standardwebhooks.Provider{},
+		"gitlab":           gitlab.Provider{},
+		"telegram":         telegram.Provider{},
+		"postmark":         postmark.Provider{},
+		"chargebee":        chargebee.Provider{},
 	}
 }

@@ -27,7 +27,7 @@ func wrapsSentinel(err error) bool {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"github", "hmac", "shopify", "slack", "standardwebhooks", "stripe", "svix", "twilio", "whatsapp"}
+	want := []string{"chargebee", "github", "gitlab", "hmac", "postmark", "shopify", "slack", "standardwebhooks", "stripe", "svix", "telegram", "twilio", "whatsapp"}
 	reg := Registry()
 	var got []string
 	for name := range reg {

@@ -58,6 +58,10 @@ func TestEveryProviderSigns(t *testing.T) {
 			if err := p.Verify(req, s.TenantConfig, now); err != nil {
 				t.Fatalf("Verify(signed) = %v", err)
 			}
+			if bodyUnsigned[s.Provider] {
+				// The credential covers no body: a changed one still verifies.
+				return
+			}
 			req.Body = append([]byte(nil), req.Body...)
 			req.Body[len(req.Body)/2] ^= 1
 			if err := p.Verify(req, s.TenantConfig, now); !errors.Is(err, webhook.ErrInvalidSignature) {
@@ -66,6 +70,11 @@ func TestEveryProviderSigns(t *testing.T) {
 		})
 	}
 }
+
+// bodyUnsigned are the senders whose credential (a shared token, basic
+// auth) does not cover the body; their contract suites say so too
+// (providertest.Case.BodyUnsigned).
+var bodyUnsigned = map[string]bool{"gitlab": true, "telegram": true, "postmark": true, "chargebee": true}
 
 // TestGenerate checks the generated events as the ingest handler reads them:
 // addressed to demo, on the route template.yaml declares, verifying with the
