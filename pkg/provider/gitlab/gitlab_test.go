@@ -30,7 +30,9 @@ func TestContract(t *testing.T) {
 		// GitLab keeps Idempotency-Key across the retries of one event,
 		// automatic or from "Resend request", and gives the request a new
 		// X-Gitlab-Webhook-UUID (docs.gitlab.com/user/project/integrations/webhooks/#delivery-headers).
-		Retry: func(r *webhook.Request) { r.Header.Set("X-Gitlab-Webhook-UUID", "a1e5b8c4-0000-4000-8000-000000000002") },
+		Retry: func(r *webhook.Request) {
+			r.Header.Set("X-Gitlab-Webhook-UUID", "a1e5b8c4-0000-4000-8000-000000000002")
+		},
 		Reused: func(r *webhook.Request) {
 			r.Body = []byte(strings.Replace(issueBody, `"action":"open"`, `"action":"close"`, 1))
 		},

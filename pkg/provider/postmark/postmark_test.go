@@ -15,8 +15,10 @@ const bounce = `{"RecordType":"Bounce","MessageStream":"outbound","ID":432337203
 func TestContract(t *testing.T) {
 	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider:     Provider{},
-		Request:      func() *webhook.Request { return providertest.Request(map[string]string{"Content-Type": "application/json"}, bounce) },
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, bounce)
+		},
 		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
 		Signature:    "Authorization",
 		BodyUnsigned: true,

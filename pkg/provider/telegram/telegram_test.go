@@ -16,8 +16,10 @@ const update = `{"update_id":10000,"message":{"message_id":1365,"from":{"id":111
 func TestContract(t *testing.T) {
 	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider:     Provider{},
-		Request:      func() *webhook.Request { return providertest.Request(map[string]string{"Content-Type": "application/json"}, update) },
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, update)
+		},
 		Signature:    Header,
 		BodyUnsigned: true,
 		OtherEvent:   body(strings.Replace(update, "10000", "10001", 1)),
