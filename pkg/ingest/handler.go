@@ -224,7 +224,7 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 	}
 	h.enqueue(ctx, res, msgs)
 	if r, ok := p.(webhook.Responder); ok && res.err == nil {
-		if reply, ok := r.Respond(wreq, evs); ok {
+		if reply, ok := r.Respond(wreq, cfg, evs); ok {
 			res.answer = &reply
 		}
 	}

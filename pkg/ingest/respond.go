@@ -42,7 +42,11 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 		}
 	}
 	if res.answer != nil && (out == outAccepted || out == outDuplicate) {
-		return replyResponse(res.answer), out
+		// The sender reads the body; the header tells everyone else (make
+		// send, tests, a proxy's logs) what became of the events.
+		resp := replyResponse(res.answer)
+		resp.Headers["x-hookpack-status"] = string(out)
+		return resp, out
 	}
 	if out == outReused {
 		return jsonResponse(http.StatusConflict, map[string]any{

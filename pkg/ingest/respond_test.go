@@ -15,7 +15,7 @@ type answering struct{ github.Provider }
 
 var _ webhook.Responder = answering{}
 
-func (answering) Respond(_ *webhook.Request, evs []webhook.Event) (webhook.Reply, bool) {
+func (answering) Respond(_ *webhook.Request, _ webhook.Config, evs []webhook.Event) (webhook.Reply, bool) {
 	if len(evs) != 1 || evs[0].Type != "issues" {
 		return webhook.Reply{}, false
 	}
@@ -36,7 +36,7 @@ func TestResponderAnswersQueuedDeliveries(t *testing.T) {
 	}
 	for _, name := range []string{"accepted", "duplicate"} {
 		resp := f.do(t, req)
-		if resp.StatusCode != http.StatusOK || resp.Body != `{"type":5}` || resp.Headers["content-type"] != "application/json" || resp.Headers["x-answer"] != "yes" {
+		if resp.StatusCode != http.StatusOK || resp.Body != `{"type":5}` || resp.Headers["content-type"] != "application/json" || resp.Headers["x-answer"] != "yes" || resp.Headers["x-hookpack-status"] != name {
 			t.Errorf("%s delivery = %d %v %s, want the provider's answer", name, resp.StatusCode, resp.Headers, resp.Body)
 		}
 	}

@@ -6,6 +6,7 @@ package provider
 
 import (
 	"github.com/hookpack/hookpack/pkg/provider/chargebee"
+	"github.com/hookpack/hookpack/pkg/provider/discord"
 	"github.com/hookpack/hookpack/pkg/provider/generic"
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
@@ -36,5 +37,6 @@ func Registry() webhook.Registry {
 		"telegram":         telegram.Provider{},
 		"postmark":         postmark.Provider{},
 		"chargebee":        chargebee.Provider{},
+		"discord":          discord.Provider{},
 	}
 }

@@ -155,14 +155,15 @@ type Handshaker interface {
 
 // Responder is implemented by providers whose sender requires a synchronous
 // answer to a delivery the pack still queues (Discord's interaction
-// response). The ingest path calls Respond with the delivery's events after
+// response). The ingest path calls Respond with the delivery, the tenant's
+// config and the delivery's events after
 // they were queued (or found to be duplicates of queued ones): ok reports
 // whether reply replaces the usual JSON answer. A delivery that was not
 // queued (a signature, claim or queue error, a reused id) gets the usual
 // error answer instead, so the sender sees the failure. Respond must not
 // block or fail; implementations must be safe for concurrent use.
 type Responder interface {
-	Respond(req *Request, evs []Event) (reply Reply, ok bool)
+	Respond(req *Request, cfg Config, evs []Event) (reply Reply, ok bool)
 }
 
 // Registry maps provider names (the {provider} path segment) to providers.

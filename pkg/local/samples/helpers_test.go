@@ -27,6 +27,7 @@ const (
 var handshakes = map[string]bool{
 	"slack-url-verification.json":    true,
 	"whatsapp-verify-subscribe.json": true,
+	"discord-ping.json":              true,
 }
 
 // demo returns the demo tenant's providers from the repository's tenants
