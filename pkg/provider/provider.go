@@ -11,6 +11,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
 	"github.com/hookpack/hookpack/pkg/provider/postmark"
+	"github.com/hookpack/hookpack/pkg/provider/sendgrid"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
 	"github.com/hookpack/hookpack/pkg/provider/slack"
 	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
@@ -38,5 +39,6 @@ func Registry() webhook.Registry {
 		"postmark":         postmark.Provider{},
 		"chargebee":        chargebee.Provider{},
 		"discord":          discord.Provider{},
+		"sendgrid":         sendgrid.Provider{},
 	}
 }

@@ -57,8 +57,10 @@ func TestContract(t *testing.T) {
 		// user sees "The application did not respond" after 3 seconds,
 		// https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction);
 		// the only second delivery is the same request again.
-		Retry:  providertest.Resent,
-		Reused: func(r *webhook.Request) { r.Body = []byte(strings.Replace(command, `"name":"ping"`, `"name":"pong"`, 1)) },
+		Retry: providertest.Resent,
+		Reused: func(r *webhook.Request) {
+			r.Body = []byte(strings.Replace(command, `"name":"ping"`, `"name":"pong"`, 1))
+		},
 		Vectors: []providertest.Vector{
 			sample,
 			providertest.SampleVector(t, "discord", "ping", headers...),
