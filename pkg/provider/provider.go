@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/generic"
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
+	"github.com/hookpack/hookpack/pkg/provider/hubspot"
 	"github.com/hookpack/hookpack/pkg/provider/postmark"
 	"github.com/hookpack/hookpack/pkg/provider/sendgrid"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
@@ -40,5 +41,6 @@ func Registry() webhook.Registry {
 		"chargebee":        chargebee.Provider{},
 		"discord":          discord.Provider{},
 		"sendgrid":         sendgrid.Provider{},
+		"hubspot":          hubspot.Provider{},
 	}
 }
