@@ -20,6 +20,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/telegram"
 	"github.com/hookpack/hookpack/pkg/provider/twilio"
 	"github.com/hookpack/hookpack/pkg/provider/whatsapp"
+	"github.com/hookpack/hookpack/pkg/provider/zoom"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -42,5 +43,6 @@ func Registry() webhook.Registry {
 		"discord":          discord.Provider{},
 		"sendgrid":         sendgrid.Provider{},
 		"hubspot":          hubspot.Provider{},
+		"zoom":             zoom.Provider{},
 	}
 }

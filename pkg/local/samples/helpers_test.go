@@ -28,6 +28,7 @@ var handshakes = map[string]bool{
 	"slack-url-verification.json":    true,
 	"whatsapp-verify-subscribe.json": true,
 	"discord-ping.json":              true,
+	"zoom-url-validation.json":       true,
 }
 
 // demo returns the demo tenant's providers from the repository's tenants
