@@ -19,6 +19,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
 	"github.com/hookpack/hookpack/pkg/provider/telegram"
 	"github.com/hookpack/hookpack/pkg/provider/twilio"
+	"github.com/hookpack/hookpack/pkg/provider/twitch"
 	"github.com/hookpack/hookpack/pkg/provider/whatsapp"
 	"github.com/hookpack/hookpack/pkg/provider/zoom"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -44,5 +45,6 @@ func Registry() webhook.Registry {
 		"sendgrid":         sendgrid.Provider{},
 		"hubspot":          hubspot.Provider{},
 		"zoom":             zoom.Provider{},
+		"twitch":           twitch.Provider{},
 	}
 }
