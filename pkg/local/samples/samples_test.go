@@ -88,7 +88,7 @@ func TestGenerate(t *testing.T) {
 	if len(evs) == 0 {
 		t.Fatal("Generate() = no events")
 	}
-	stamped := map[string]bool{"stripe": true, "slack": true, "standardwebhooks": true, "hmac": true, "discord": true, "sendgrid": true, "hubspot": true, "zoom": true}
+	stamped := map[string]bool{"stripe": true, "slack": true, "standardwebhooks": true, "hmac": true, "discord": true, "sendgrid": true, "hubspot": true, "zoom": true, "twitch": true}
 	for _, ev := range evs {
 		t.Run(ev.File, func(t *testing.T) {
 			pl := ev.Payload
