@@ -7,6 +7,7 @@ package provider
 import (
 	"github.com/hookpack/hookpack/pkg/provider/chargebee"
 	"github.com/hookpack/hookpack/pkg/provider/discord"
+	"github.com/hookpack/hookpack/pkg/provider/dropbox"
 	"github.com/hookpack/hookpack/pkg/provider/generic"
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
@@ -46,5 +47,6 @@ func Registry() webhook.Registry {
 		"hubspot":          hubspot.Provider{},
 		"zoom":             zoom.Provider{},
 		"twitch":           twitch.Provider{},
+		"dropbox":          dropbox.Provider{},
 	}
 }

@@ -28,6 +28,7 @@ var handshakes = map[string]bool{
 	"slack-url-verification.json":    true,
 	"whatsapp-verify-subscribe.json": true,
 	"discord-ping.json":              true,
+	"dropbox-verify-challenge.json":  true,
 	"twitch-verification.json":       true,
 	"zoom-url-validation.json":       true,
 }
