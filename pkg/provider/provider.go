@@ -12,6 +12,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
 	"github.com/hookpack/hookpack/pkg/provider/hubspot"
+	"github.com/hookpack/hookpack/pkg/provider/notion"
 	"github.com/hookpack/hookpack/pkg/provider/postmark"
 	"github.com/hookpack/hookpack/pkg/provider/sendgrid"
 	"github.com/hookpack/hookpack/pkg/provider/shopify"
@@ -48,5 +49,6 @@ func Registry() webhook.Registry {
 		"zoom":             zoom.Provider{},
 		"twitch":           twitch.Provider{},
 		"dropbox":          dropbox.Provider{},
+		"notion":           notion.Provider{},
 	}
 }

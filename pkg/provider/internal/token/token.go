@@ -8,6 +8,7 @@
 package token
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -84,6 +85,42 @@ func CheckBasic(cfg webhook.Config, name string) error {
 		if !strings.Contains(s, ":") {
 			return webhook.Errorf(webhook.ErrMisconfigured, "%s: secrets[%d] must be \"user:password\", the credentials set in the webhook URL", name, i)
 		}
+	}
+	return nil
+}
+
+// Onboarding is the setting that lets a sender's unsigned handshake hand
+// the pack a new signing secret (Asana's X-Hook-Secret, Notion's
+// verification_token): while it is "true", a handshake with a secret not
+// yet configured is forwarded to the tenant's target as an event, so the
+// operator can add the secret to the tenant's secrets.
+const Onboarding = "onboarding"
+
+// Handshake decides an unsigned handshake that carries secret: known
+// reports that secret is configured already (answer it, queue nothing);
+// otherwise, with the onboarding setting on, forward is true (queue it for
+// the tenant, which learns the secret that way); otherwise it returns an
+// error wrapping webhook.ErrForbidden, so that nobody can push a secret of
+// their own through a tenant that is not onboarding. The comparison is in
+// constant time, and errors never show the secret.
+func Handshake(cfg webhook.Config, name, secret string) (known, forward bool, err error) {
+	if webhook.MatchToken(cfg.Secrets, secret) {
+		return true, false, nil
+	}
+	if cfg.Settings[Onboarding] == "true" {
+		return false, true, nil
+	}
+	return false, false, webhook.Errorf(webhook.ErrForbidden, "%s: the handshake's secret is not configured for this tenant (set settings.onboarding to \"true\" to receive it)", name)
+}
+
+// CheckOnboarding is the Check of senders with an onboarding handshake:
+// secrets are required unless the onboarding setting is on.
+func CheckOnboarding(cfg webhook.Config, name string) error {
+	if cfg.Settings[Onboarding] == "true" {
+		return nil
+	}
+	if err := cfg.Require(name); err != nil {
+		return fmt.Errorf("%w (or settings.onboarding \"true\" to receive the secret from the sender's handshake)", err)
 	}
 	return nil
 }
