@@ -5,6 +5,7 @@
 package provider
 
 import (
+	"github.com/hookpack/hookpack/pkg/provider/asana"
 	"github.com/hookpack/hookpack/pkg/provider/chargebee"
 	"github.com/hookpack/hookpack/pkg/provider/discord"
 	"github.com/hookpack/hookpack/pkg/provider/dropbox"
@@ -50,5 +51,6 @@ func Registry() webhook.Registry {
 		"twitch":           twitch.Provider{},
 		"dropbox":          dropbox.Provider{},
 		"notion":           notion.Provider{},
+		"asana":            asana.Provider{},
 	}
 }
