@@ -39,6 +39,7 @@ emulators:
 	@scripts/prerequisites.sh
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
+	@scripts/install-senders.sh
 
 vet:
 	$(GO) vet ./...
