@@ -27,7 +27,7 @@ for (const c of cases) {
         results.push(await verifyKey(body, c.signature, c.timestamp, c.key));
         break;
       case "sendgrid sign": {
-        const key = crypto.createPrivateKey({ key: Buffer.from(c.key, "base64"), format: "der", type: "pkcs8" });
+        const key = crypto.createPrivateKey({ key: Buffer.from(c.key, "base64"), format: "der", type: "sec1" });
         results.push(crypto.sign("sha256", Buffer.concat([Buffer.from(c.timestamp), body]), key).toString("base64"));
         break;
       }

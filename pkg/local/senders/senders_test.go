@@ -145,7 +145,7 @@ func TestSendGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p8, _ := x509.MarshalPKCS8PrivateKey(k)
+	p8, _ := x509.MarshalECPrivateKey(k)
 	pk, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	priv, pub := base64.StdEncoding.EncodeToString(p8), base64.StdEncoding.EncodeToString(pk)
 	now := time.Now()

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
@@ -50,12 +51,15 @@ func (Provider) Check(cfg webhook.Config) error {
 }
 
 // decoder undoes the percent-encodings HubSpot's v3 docs list: the URI is
-// signed with these characters decoded (and no others).
-var decoder = strings.NewReplacer(
-	"%3A", ":", "%2F", "/", "%3F", "?", "%40", "@", "%21", "!", "%24", "$", "%27", "'",
-	"%28", "(", "%29", ")", "%2A", "*", "%2C", ",", "%3B", ";",
-	"%3a", ":", "%2f", "/", "%3f", "?", "%2a", "*", "%2c", ",", "%3b", ";",
-)
+// signed with these characters decoded (and no others). It is built on
+// first use, so a pack whose tenants have no HubSpot sender never builds it.
+var decoder = sync.OnceValue(func() *strings.Replacer {
+	return strings.NewReplacer(
+		"%3A", ":", "%2F", "/", "%3F", "?", "%40", "@", "%21", "!", "%24", "$", "%27", "'",
+		"%28", "(", "%29", ")", "%2A", "*", "%2C", ",", "%3B", ";",
+		"%3a", ":", "%2f", "/", "%3f", "?", "%2a", "*", "%2c", ",", "%3b", ";",
+	)
+})
 
 // signed returns the bytes HubSpot signs: method, URI (decoded as above),
 // body, timestamp.
@@ -71,7 +75,7 @@ func signed(req *webhook.Request, cfg webhook.Config, ts string) ([][]byte, erro
 	if method == "" {
 		method = http.MethodPost
 	}
-	return [][]byte{[]byte(method), []byte(decoder.Replace(u)), req.Body, []byte(ts)}, nil
+	return [][]byte{[]byte(method), []byte(decoder().Replace(u)), req.Body, []byte(ts)}, nil
 }
 
 // Verify checks X-HubSpot-Signature-v3 against every client secret, then

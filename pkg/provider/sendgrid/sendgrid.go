@@ -54,7 +54,7 @@ func keyDER(s string) ([]byte, bool) {
 
 // publicKey returns the P-256 verification key of a secret entry: the
 // verification key (base64 DER SubjectPublicKeyInfo), or the public half
-// of a private key (base64 DER PKCS #8 or SEC 1), which only tests and the
+// of a private key (base64 DER SEC 1), which only tests and the
 // demo tenant hold, to sign.
 func publicKey(s string) (*ecdsa.PublicKey, bool) {
 	der, ok := keyDER(s)
@@ -71,11 +71,10 @@ func publicKey(s string) (*ecdsa.PublicKey, bool) {
 	return nil, false
 }
 
+// privateKey parses a SEC 1 ("EC PRIVATE KEY") P-256 key. PKCS #8 is not
+// accepted: its parser links RSA key parsing into the ingest binary for a
+// key only tests and the demo hold.
 func privateKey(der []byte) (*ecdsa.PrivateKey, bool) {
-	if k, err := x509.ParsePKCS8PrivateKey(der); err == nil {
-		priv, ok := k.(*ecdsa.PrivateKey)
-		return priv, ok && priv.Curve == elliptic.P256()
-	}
 	if priv, err := x509.ParseECPrivateKey(der); err == nil {
 		return priv, priv.Curve == elliptic.P256()
 	}
@@ -145,7 +144,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 
 // Sign sets the timestamp header to now and the signature header to the
 // base64 ASN.1 ECDSA signature of SHA-256(timestamp + body) with
-// cfg.Secrets[0], which must be a private key (base64 DER PKCS #8 or SEC 1):
+// cfg.Secrets[0], which must be a private key (base64 DER SEC 1, "EC PRIVATE KEY"):
 // the demo tenant's and the tests'. ECDSA signatures are randomized, so
 // signing twice gives two valid signatures. It returns an error wrapping
 // webhook.ErrMisconfigured when there is no secret or the first is not a

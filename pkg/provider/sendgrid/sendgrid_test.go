@@ -31,7 +31,7 @@ func newKey(t testing.TB) (priv, pub string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p8, _ := x509.MarshalPKCS8PrivateKey(k)
+	p8, _ := x509.MarshalECPrivateKey(k)
 	pk, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	return base64.StdEncoding.EncodeToString(p8), base64.StdEncoding.EncodeToString(pk)
 }
