@@ -13,6 +13,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/gitlab"
 	"github.com/hookpack/hookpack/pkg/provider/hubspot"
+	"github.com/hookpack/hookpack/pkg/provider/mailgun"
 	"github.com/hookpack/hookpack/pkg/provider/notion"
 	"github.com/hookpack/hookpack/pkg/provider/postmark"
 	"github.com/hookpack/hookpack/pkg/provider/sendgrid"
@@ -52,5 +53,6 @@ func Registry() webhook.Registry {
 		"dropbox":          dropbox.Provider{},
 		"notion":           notion.Provider{},
 		"asana":            asana.Provider{},
+		"mailgun":          mailgun.Provider{},
 	}
 }

@@ -27,7 +27,7 @@ func wrapsSentinel(err error) bool {
 }
 
 func TestRegistry(t *testing.T) {
-	want := []string{"asana", "chargebee", "discord", "dropbox", "github", "gitlab", "hmac", "hubspot", "notion", "postmark", "sendgrid", "shopify", "slack", "standardwebhooks", "stripe", "svix", "telegram", "twilio", "twitch", "whatsapp", "zoom"}
+	want := []string{"asana", "chargebee", "discord", "dropbox", "github", "gitlab", "hmac", "hubspot", "mailgun", "notion", "postmark", "sendgrid", "shopify", "slack", "standardwebhooks", "stripe", "svix", "telegram", "twilio", "twitch", "whatsapp", "zoom"}
 	reg := Registry()
 	var got []string
 	for name := range reg {
