@@ -22,8 +22,10 @@ func get(query string) func() *webhook.Request {
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider:   Provider{},
-		Request:    func() *webhook.Request { return providertest.Request(map[string]string{"Content-Type": "application/json"}, notification) },
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, notification)
+		},
 		Signature:  SignatureHeader,
 		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(notification, "12345678", "87654321", 1)) },
 		// Dropbox retries a notification that is not answered within 10

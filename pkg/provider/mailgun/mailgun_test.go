@@ -50,8 +50,10 @@ func setSig(field, v string) func(*webhook.Request) {
 func TestContract(t *testing.T) {
 	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider:     Provider{},
-		Request:      func() *webhook.Request { return providertest.Request(map[string]string{"Content-Type": "application/json"}, opened) },
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, opened)
+		},
 		Signature:    "signature.signature",
 		InBody:       inBody,
 		Tolerance:    DefaultTolerance,

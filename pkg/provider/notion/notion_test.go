@@ -11,7 +11,7 @@ import (
 )
 
 const (
-	created = `{"id":"367cba44-b6f3-4c92-81e7-6a2e9659efd4","timestamp":"2024-12-05T23:55:34.285Z","workspace_id":"w1","subscription_id":"s1","type":"page.created","attempt_number":1,"entity":{"id":"153104cd","type":"page"},"data":{"parent":{"id":"w1","type":"space"}}}`
+	created  = `{"id":"367cba44-b6f3-4c92-81e7-6a2e9659efd4","timestamp":"2024-12-05T23:55:34.285Z","workspace_id":"w1","subscription_id":"s1","type":"page.created","attempt_number":1,"entity":{"id":"153104cd","type":"page"},"data":{"parent":{"id":"w1","type":"space"}}}`
 	docToken = "secret_tMrlL1qK5vuQAh1b6cZGhFChZTSYJlce98V0pYn7yBl"
 	verify   = `{"verification_token":"` + docToken + `"}`
 )

@@ -33,11 +33,13 @@ func TestContract(t *testing.T) {
 	headers := []string{SignatureHeader, TimestampHeader}
 	const validation = `{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}`
 	providertest.Run(t, providertest.Case{
-		Provider:   Provider{},
-		Request:    post(started),
-		Signature:  SignatureHeader,
-		Tolerance:  DefaultTolerance,
-		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(started, "1626230691572", "1626230691573", 1)) },
+		Provider:  Provider{},
+		Request:   post(started),
+		Signature: SignatureHeader,
+		Tolerance: DefaultTolerance,
+		OtherEvent: func(r *webhook.Request) {
+			r.Body = []byte(strings.Replace(started, "1626230691572", "1626230691573", 1))
+		},
 		// Zoom retries a notification not answered 200/204 within 3
 		// seconds three times (after 5, 30 and 90 minutes) with the same
 		// payload, signed again
