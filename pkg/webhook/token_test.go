@@ -100,3 +100,27 @@ func TestReplyEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicKeys(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		fields string
+	}{
+		{"setting then secrets", Config{Secrets: []string{"a", "b"}, Settings: map[string]string{"public_key": "k"}}, "settings.public_key,secrets[0],secrets[1]"},
+		{"secrets only", Config{Secrets: []string{"a"}}, "secrets[0]"},
+		{"none", Config{Settings: map[string]string{"public_key": " "}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, err := tt.cfg.PublicKeys("sender")
+			var fields []string
+			for _, k := range keys {
+				fields = append(fields, k.Field)
+			}
+			if strings.Join(fields, ",") != tt.fields || (tt.fields == "") != errors.Is(err, ErrMisconfigured) {
+				t.Errorf("PublicKeys() = %v, %v; want %s", fields, err, tt.fields)
+			}
+		})
+	}
+}

@@ -61,24 +61,27 @@ func publicKey(s string) (ed25519.PublicKey, bool) {
 	return nil, false
 }
 
-// Check reports a tenant entry without keys, or with an entry that is not a
-// hex Ed25519 key. Errors name the entry by position, never its value.
+// Check reports a tenant entry without keys (settings.public_key or
+// secrets), or with one that is not a hex Ed25519 key. Errors name the
+// field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("discord"); err != nil {
+	keys, err := cfg.PublicKeys("discord")
+	if err != nil {
 		return err
 	}
-	for i, s := range cfg.Secrets {
-		if _, ok := publicKey(s); !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "discord: secrets[%d] is not the application's public key (64 hex characters)", i)
+	for _, k := range keys {
+		if _, ok := publicKey(k.Value); !ok {
+			return webhook.Errorf(webhook.ErrMisconfigured, "discord: %s is not the application's public key (64 hex characters)", k.Field)
 		}
 	}
-	_, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	_, err = webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	return err
 }
 
 // Verify checks X-Signature-Ed25519, the hex Ed25519 signature of
-// X-Signature-Timestamp followed by the raw body, against every key in
-// cfg.Secrets, then the timestamp against the tolerance. It returns an error
+// X-Signature-Timestamp followed by the raw body, against every key
+// (settings.public_key and secrets), then the timestamp against the
+// tolerance. It returns an error
 // wrapping webhook.ErrMissingSignature (a header is absent or the timestamp
 // is not a number), webhook.ErrInvalidSignature (not hex, or no key
 // verifies), webhook.ErrStale, or webhook.ErrMisconfigured (no keys, a key
@@ -100,16 +103,17 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if err := cfg.CheckSecrets("discord"); err != nil {
+	keys, err := cfg.PublicKeys("discord")
+	if err != nil {
 		return err
 	}
 	msg := make([]byte, 0, len(ts)+len(req.Body))
 	msg = append(append(msg, ts...), req.Body...)
 	ok := false
-	for i, s := range cfg.Secrets {
-		pub, valid := publicKey(s)
+	for _, k := range keys {
+		pub, valid := publicKey(k.Value)
 		if !valid {
-			return webhook.Errorf(webhook.ErrMisconfigured, "discord: secrets[%d] is not a hex Ed25519 key", i)
+			return webhook.Errorf(webhook.ErrMisconfigured, "discord: %s is not a hex Ed25519 key", k.Field)
 		}
 		// Every key is tried: a public key is no secret, but timing then
 		// does not depend on which entry verified.

@@ -65,6 +65,8 @@ func TestContract(t *testing.T) {
 			sample,
 			providertest.SampleVector(t, "discord", "ping", headers...),
 			{Name: "tweetnacl sample with the public key only", Request: sample.Request, Config: demoPublic, At: sample.At},
+			{Name: "tweetnacl sample with settings.public_key", Request: sample.Request, At: sample.At,
+				Config: webhook.Config{Settings: map[string]string{"public_key": demoPublic.Secrets[0]}}},
 		},
 		Tampers: []providertest.Change{
 			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000001") }},
@@ -149,6 +151,7 @@ func TestKeys(t *testing.T) {
 		{"public key verifies, cannot sign", []string{public(priv)}, webhook.ErrMisconfigured, nil, ""},
 		{"not hex", []string{"xyz"}, webhook.ErrMisconfigured, webhook.ErrMisconfigured, "secrets[0]"},
 		{"wrong length", []string{public(priv), "abcd"}, webhook.ErrMisconfigured, webhook.ErrMisconfigured, "secrets[1]"},
+		{"no key", nil, webhook.ErrMisconfigured, webhook.ErrMisconfigured, "settings.public_key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,23 +81,26 @@ func privateKey(der []byte) (*ecdsa.PrivateKey, bool) {
 	return nil, false
 }
 
-// Check reports a tenant entry without keys, or with an entry that is not
-// a P-256 key. Errors name the entry by position, never its value.
+// Check reports a tenant entry without keys (settings.public_key or
+// secrets), or with one that is not a P-256 key. Errors name the field,
+// never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("sendgrid"); err != nil {
+	keys, err := cfg.PublicKeys("sendgrid")
+	if err != nil {
 		return err
 	}
-	for i, s := range cfg.Secrets {
-		if _, ok := publicKey(s); !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: secrets[%d] is not the Event Webhook's verification key (base64 ECDSA P-256 public key)", i)
+	for _, k := range keys {
+		if _, ok := publicKey(k.Value); !ok {
+			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: %s is not the Event Webhook's verification key (base64 ECDSA P-256 public key)", k.Field)
 		}
 	}
-	_, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	_, err = webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	return err
 }
 
 // Verify checks the base64 ASN.1 ECDSA signature of the SHA-256 of
-// timestamp + raw body against every key in cfg.Secrets, then the timestamp
+// timestamp + raw body against every key (settings.public_key and
+// secrets), then the timestamp
 // against the tolerance. It returns an error wrapping
 // webhook.ErrMissingSignature (a header is absent), webhook.ErrInvalidSignature
 // (not base64, or no key verifies), webhook.ErrStale, or
@@ -120,7 +123,8 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	if err := cfg.CheckSecrets("sendgrid"); err != nil {
+	keys, err := cfg.PublicKeys("sendgrid")
+	if err != nil {
 		return err
 	}
 	h := sha256.New()
@@ -128,10 +132,10 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	h.Write(req.Body)
 	digest := h.Sum(nil)
 	verified := false
-	for i, s := range cfg.Secrets {
-		pub, ok := publicKey(s)
+	for _, k := range keys {
+		pub, ok := publicKey(k.Value)
 		if !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: secrets[%d] is not a P-256 key", i)
+			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: %s is not a P-256 key", k.Field)
 		}
 		verified = ecdsa.VerifyASN1(pub, digest, sig) || verified
 	}

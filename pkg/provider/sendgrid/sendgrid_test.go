@@ -71,6 +71,7 @@ func TestContract(t *testing.T) {
 		Reused: body(strings.Replace(batch, `"event":"delivered"`, `"event":"bounce"`, 1)),
 		Vectors: []providertest.Vector{
 			{Name: "@sendgrid/eventwebhook spec", Request: docRequest, Config: webhook.Config{Secrets: []string{docKey}}, At: time.Unix(1588788367, 0)},
+			{Name: "spec vector with settings.public_key", Request: docRequest, Config: webhook.Config{Settings: map[string]string{"public_key": docKey}}, At: time.Unix(1588788367, 0)},
 			sample,
 			{Name: "sample with the verification key only", Request: sample.Request, At: sample.At,
 				Config: webhook.Config{Secrets: []string{base64.StdEncoding.EncodeToString(der)}}},
