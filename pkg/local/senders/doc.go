@@ -4,6 +4,6 @@
 // @hubspot/api-client, check them with the Go providers, and check the Go
 // providers' signatures with discord-interactions' verifyKey,
 // @sendgrid/eventwebhook's verifySignature and @hubspot/api-client's
-// Signature.isValid. scripts/install-senders.sh (run by make emulators)
-// installs the libraries into .cache/senders.
+// Signature.isValid. scripts/install-kinds.sh (run by make emulators)
+// installs the libraries into .cache/kinds.
 package senders
