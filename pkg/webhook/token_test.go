@@ -62,33 +62,6 @@ func TestBasicAuth(t *testing.T) {
 	}
 }
 
-func TestRequire(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		want string // missing fields named, "" for none
-	}{
-		{"complete", Config{Secrets: []string{"s"}, Settings: map[string]string{"public_key": "k"}}, ""},
-		{"nothing", Config{}, "secrets, settings.public_key"},
-		{"empty secret", Config{Secrets: []string{" "}, Settings: map[string]string{"public_key": "k"}}, "secrets (an empty entry)"},
-		{"setting", Config{Secrets: []string{"s"}}, "settings.public_key"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Require("sender", "public_key")
-			if tt.want == "" {
-				if err != nil {
-					t.Errorf("Require() = %v, want nil", err)
-				}
-				return
-			}
-			if !errors.Is(err, ErrMisconfigured) || !strings.HasSuffix(err.Error(), "sender: missing "+tt.want) {
-				t.Errorf("Require() = %v, want ErrMisconfigured naming %s", err, tt.want)
-			}
-		})
-	}
-}
-
 func TestReplyEqual(t *testing.T) {
 	a := Reply{Status: 200, Body: "x", Headers: map[string]string{"x-hook-secret": "s"}}
 	if !a.Equal(Reply{Status: 200, Body: "x", Headers: map[string]string{"x-hook-secret": "s"}}) {

@@ -62,7 +62,8 @@ func publicKey(s string) (ed25519.PublicKey, bool) {
 }
 
 // Check reports a tenant entry without keys (settings.public_key or
-// secrets), or with one that is not a hex Ed25519 key. Errors name the
+// secrets), with an unknown setting or a bad tolerance, or with a key that
+// is not a hex Ed25519 key. Errors name the
 // field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
 	keys, err := cfg.PublicKeys("discord")
@@ -74,8 +75,10 @@ func (Provider) Check(cfg webhook.Config) error {
 			return webhook.Errorf(webhook.ErrMisconfigured, "discord: %s is not the application's public key (64 hex characters)", k.Field)
 		}
 	}
-	_, err = webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
-	return err
+	if len(cfg.Secrets) == 0 {
+		cfg.Secrets = []string{keys[0].Value} // settings.public_key alone is a complete entry
+	}
+	return cfg.CheckSettings("discord", nil, []string{"public_key", "tolerance", "ephemeral"})
 }
 
 // Verify checks X-Signature-Ed25519, the hex Ed25519 signature of

@@ -30,8 +30,9 @@ var (
 	_ webhook.Checker    = Provider{}
 )
 
-// Check reports a tenant entry without secrets.
-func (Provider) Check(cfg webhook.Config) error { return cfg.Require("dropbox") }
+// Check reports a tenant entry without secrets, or with a setting (Dropbox
+// takes none).
+func (Provider) Check(cfg webhook.Config) error { return cfg.CheckSettings("dropbox", nil, nil) }
 
 // Verify checks X-Dropbox-Signature against every app secret. It returns
 // an error wrapping webhook.ErrMissingSignature, webhook.ErrInvalidSignature

@@ -41,8 +41,9 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	return token.Sign(req, cfg, "gitlab", Header)
 }
 
-// Check reports a tenant entry without secrets.
-func (Provider) Check(cfg webhook.Config) error { return cfg.Require("gitlab") }
+// Check reports a tenant entry without secrets, or with a setting (GitLab
+// takes none).
+func (Provider) Check(cfg webhook.Config) error { return cfg.CheckSettings("gitlab", nil, nil) }
 
 // Events returns the delivery's single event. The id is the Idempotency-Key
 // header, which GitLab keeps across the automatic and manual retries of one

@@ -40,10 +40,10 @@ var (
 	_ webhook.Checker  = Provider{}
 )
 
-// Check reports a tenant entry without secrets or with an unusable
-// base_url.
+// Check reports a tenant entry without secrets, with an unknown setting or
+// an unusable base_url.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("hubspot"); err != nil {
+	if err := cfg.CheckSettings("hubspot", nil, []string{"base_url"}); err != nil {
 		return err
 	}
 	_, err := webhook.RebaseURL("https://h/", cfg.Settings["base_url"])

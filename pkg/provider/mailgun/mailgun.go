@@ -45,13 +45,10 @@ type envelope struct {
 	EventData json.RawMessage `json:"event-data"`
 }
 
-// Check reports a tenant entry without secrets or with a bad tolerance.
+// Check reports a tenant entry without secrets, with an unknown setting or
+// a bad tolerance.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("mailgun"); err != nil {
-		return err
-	}
-	_, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
-	return err
+	return cfg.CheckSettings("mailgun", nil, []string{"tolerance"})
 }
 
 // Verify checks signature.signature, the hex HMAC-SHA256 of

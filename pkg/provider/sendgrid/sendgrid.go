@@ -82,7 +82,8 @@ func privateKey(der []byte) (*ecdsa.PrivateKey, bool) {
 }
 
 // Check reports a tenant entry without keys (settings.public_key or
-// secrets), or with one that is not a P-256 key. Errors name the field,
+// secrets), with an unknown setting or a bad tolerance, or with a key that
+// is not a P-256 key. Errors name the field,
 // never its value.
 func (Provider) Check(cfg webhook.Config) error {
 	keys, err := cfg.PublicKeys("sendgrid")
@@ -94,8 +95,10 @@ func (Provider) Check(cfg webhook.Config) error {
 			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: %s is not the Event Webhook's verification key (base64 ECDSA P-256 public key)", k.Field)
 		}
 	}
-	_, err = webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
-	return err
+	if len(cfg.Secrets) == 0 {
+		cfg.Secrets = []string{keys[0].Value} // settings.public_key alone is a complete entry
+	}
+	return cfg.CheckSettings("sendgrid", nil, []string{"public_key", "tolerance"})
 }
 
 // Verify checks the base64 ASN.1 ECDSA signature of the SHA-256 of

@@ -40,11 +40,12 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) erro
 	return token.Sign(req, cfg, "telegram", Header)
 }
 
-// Check reports a tenant entry without secrets, or with a secret setWebhook
+// Check reports a tenant entry without secrets, with a setting (Telegram
+// takes none), or with a secret setWebhook
 // refuses: 1 to 256 characters of A-Z, a-z, 0-9, _ and -. Errors name the
 // entry by position, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("telegram"); err != nil {
+	if err := cfg.CheckSettings("telegram", nil, nil); err != nil {
 		return err
 	}
 	for i, s := range cfg.Secrets {

@@ -44,10 +44,11 @@ var (
 	_ webhook.Checker    = Provider{}
 )
 
-// Check reports a tenant entry without secrets, or with a secret Twitch
+// Check reports a tenant entry without secrets, with a setting (Twitch takes
+// none), or with a secret Twitch
 // refuses (10 to 100 ASCII characters). Errors name the entry by position.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("twitch"); err != nil {
+	if err := cfg.CheckSettings("twitch", nil, nil); err != nil {
 		return err
 	}
 	for i, s := range cfg.Secrets {

@@ -40,13 +40,10 @@ var (
 	_ webhook.Checker    = Provider{}
 )
 
-// Check reports a tenant entry without secrets or with a bad tolerance.
+// Check reports a tenant entry without secrets, with an unknown setting or
+// a bad tolerance.
 func (Provider) Check(cfg webhook.Config) error {
-	if err := cfg.Require("zoom"); err != nil {
-		return err
-	}
-	_, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
-	return err
+	return cfg.CheckSettings("zoom", nil, []string{"tolerance"})
 }
 
 // Verify checks x-zm-signature against every secret token, then the

@@ -75,10 +75,10 @@ func SignBasic(req *webhook.Request, cfg webhook.Config, name string) error {
 }
 
 // CheckBasic is the Check of basic-auth senders: at least one secret, each
-// written "user:password". Errors name the entry by position, never its
-// value.
+// written "user:password", and no setting (they take none). Errors name the
+// entry by position, never its value.
 func CheckBasic(cfg webhook.Config, name string) error {
-	if err := cfg.Require(name); err != nil {
+	if err := cfg.CheckSettings(name, nil, nil); err != nil {
 		return err
 	}
 	for i, s := range cfg.Secrets {
@@ -113,13 +113,13 @@ func Handshake(cfg webhook.Config, name, secret string) (known, forward bool, er
 	return false, false, webhook.Errorf(webhook.ErrForbidden, "%s: the handshake's secret is not configured for this tenant (set settings.onboarding to \"true\" to receive it)", name)
 }
 
-// CheckOnboarding is the Check of senders with an onboarding handshake:
-// secrets are required unless the onboarding setting is on.
+// CheckOnboarding is the Check of senders with an onboarding handshake: no
+// setting but onboarding, and secrets unless onboarding is on.
 func CheckOnboarding(cfg webhook.Config, name string) error {
-	if cfg.Settings[Onboarding] == "true" {
-		return nil
+	if cfg.Settings[Onboarding] == "true" && len(cfg.Secrets) == 0 {
+		cfg.Secrets = []string{Onboarding} // stands in for the secret the handshake brings
 	}
-	if err := cfg.Require(name); err != nil {
+	if err := cfg.CheckSettings(name, nil, []string{Onboarding}); err != nil {
 		return fmt.Errorf("%w (or settings.onboarding \"true\" to receive the secret from the sender's handshake)", err)
 	}
 	return nil
