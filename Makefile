@@ -41,6 +41,7 @@ emulators:
 	@scripts/prerequisites.sh
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
+	@scripts/install-kinds.sh
 
 vet:
 	$(GO) vet ./...

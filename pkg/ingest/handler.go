@@ -113,8 +113,11 @@ type result struct {
 	tenant, provider string
 	events           []eventResult
 	reply            *webhook.Reply
-	retryAfter       time.Duration
-	err              error
+	// answer is a Responder's synchronous answer, sent instead of the JSON
+	// one when the events were queued (accepted or duplicate).
+	answer     *webhook.Reply
+	retryAfter time.Duration
+	err        error
 }
 
 type eventResult struct {
@@ -220,6 +223,11 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 		return res
 	}
 	h.enqueue(ctx, res, msgs)
+	if r, ok := p.(webhook.Responder); ok && res.err == nil {
+		if reply, ok := r.Respond(wreq, cfg, evs); ok {
+			res.answer = &reply
+		}
+	}
 	return res
 }
 

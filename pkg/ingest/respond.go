@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // rank orders event outcomes by which one decides a delivery's answer: a
@@ -31,21 +33,20 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 		return resp, out
 	}
 	if res.reply != nil {
-		ct := res.reply.ContentType
-		if ct == "" {
-			ct = "text/plain; charset=utf-8"
-		}
-		status := res.reply.Status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{"content-type": ct}, Body: res.reply.Body}, outHandshake
+		return replyResponse(res.reply), outHandshake
 	}
 	out := outDuplicate
 	for _, e := range res.events {
 		if rank[e.Outcome] > rank[out] {
 			out = e.Outcome
 		}
+	}
+	if res.answer != nil && (out == outAccepted || out == outDuplicate) {
+		// The sender reads the body; the header tells everyone else (make
+		// send, tests, a proxy's logs) what became of the events.
+		resp := replyResponse(res.answer)
+		resp.Headers["x-hookpack-status"] = string(out)
+		return resp, out
 	}
 	if out == outReused {
 		return jsonResponse(http.StatusConflict, map[string]any{
@@ -62,6 +63,25 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 		return resp, out
 	}
 	return jsonResponse(http.StatusOK, map[string]any{"status": out, "events": res.events}), out
+}
+
+// replyResponse is a provider's own answer: its status (200 when unset), its
+// content type (plain text when unset) and its headers.
+func replyResponse(r *webhook.Reply) events.APIGatewayV2HTTPResponse {
+	ct := r.ContentType
+	if ct == "" {
+		ct = "text/plain; charset=utf-8"
+	}
+	status := r.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h := make(map[string]string, len(r.Headers)+1)
+	for k, v := range r.Headers {
+		h[strings.ToLower(k)] = v
+	}
+	h["content-type"] = ct
+	return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: h, Body: r.Body}
 }
 
 func jsonResponse(status int, v any) events.APIGatewayV2HTTPResponse {

@@ -18,7 +18,8 @@ import (
 var sizes = []int{4 << 10, 64 << 10, 1 << 20}
 
 // pad grows a sample body to n bytes without changing what it means: a
-// top-level "pad" string for JSON, a "Pad" field for forms.
+// top-level "pad" string for JSON (in the first item of a batch), a "Pad"
+// field for forms.
 func pad(body []byte, n int) []byte {
 	if len(body) >= n {
 		return body
@@ -27,6 +28,9 @@ func pad(body []byte, n int) []byte {
 	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
 		b := bytes.TrimSpace(body)
 		return append([]byte(`{"pad":"`+fill+`",`), b[1:]...)
+	}
+	if b := bytes.TrimSpace(body); bytes.HasPrefix(b, []byte("[{")) { // a batch: pad its first item
+		return append([]byte(`[{"pad":"`+fill[1:]+`",`), b[2:]...)
 	}
 	return append(append([]byte{}, body...), []byte("&Pad="+fill)...)
 }

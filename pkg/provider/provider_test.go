@@ -28,10 +28,11 @@ func wrapsSentinel(err error) bool {
 
 func TestRegistry(t *testing.T) {
 	want := []string{
-		"bitbucket", "calendly", "clerk", "coinbase-commerce", "github", "hmac", "intercom", "lemonsqueezy",
-		"line", "linear", "openai", "paddle", "pagerduty", "razorpay", "replicate", "resend", "sentry",
-		"shopify", "slack", "square", "standardwebhooks", "stripe", "svix", "twilio", "typeform", "vercel",
-		"whatsapp", "woocommerce", "zendesk",
+		"asana", "bitbucket", "calendly", "chargebee", "clerk", "coinbase-commerce", "discord", "dropbox",
+		"github", "gitlab", "hmac", "hubspot", "intercom", "lemonsqueezy", "line", "linear", "mailgun", "notion",
+		"openai", "paddle", "pagerduty", "postmark", "razorpay", "replicate", "resend", "sendgrid", "sentry",
+		"shopify", "slack", "square", "standardwebhooks", "stripe", "svix", "telegram", "twilio", "twitch",
+		"typeform", "vercel", "whatsapp", "woocommerce", "zendesk", "zoom",
 	}
 	reg := Registry()
 	var got []string

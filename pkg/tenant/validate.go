@@ -21,7 +21,9 @@ var ErrInvalid = errors.New("invalid tenant configuration")
 // no provider is valid, and answers 404 for every provider): every provider is
 // one of providers (the build's provider.Registry; passed in so that packages
 // reading only outbound credentials, like the worker, link no adapter), has
-// at least one secret and no empty one, every URL setting ("url", "…_url")
+// at least one secret (unless its webhook.Checker accepts the entry without:
+// a public key setting, an onboarding handshake) and no empty one, every URL
+// setting ("url", "…_url")
 // is an absolute http(s) URL, and providers that check their own settings
 // accept them. It returns an error wrapping ErrInvalid that names the tenant
 // and the first field at fault.
@@ -33,7 +35,7 @@ func (in Inbound) Validate(id string, providers webhook.Registry) error {
 		if !ok {
 			return invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
 		}
-		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil {
+		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil && !completeWithoutSecrets(p, cfg) {
 			return err
 		}
 		for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
@@ -74,6 +76,15 @@ func (o Outbound) Validate(id string) error {
 		}
 	}
 	return nil
+}
+
+// completeWithoutSecrets reports whether p is a webhook.Checker that accepts
+// cfg, which has no secrets: an entry whose key is a setting (Discord's and
+// SendGrid's public_key) or that waits for the sender's handshake to bring
+// the secret (Asana's and Notion's onboarding).
+func completeWithoutSecrets(p webhook.Provider, cfg webhook.Config) bool {
+	c, ok := p.(webhook.Checker)
+	return ok && len(cfg.Secrets) == 0 && c.Check(cfg) == nil
 }
 
 func checkSecrets(id, field string, secrets []string) error {

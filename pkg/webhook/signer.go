@@ -12,8 +12,10 @@ import "time"
 // bodySHA256 query parameter), computed over req exactly as Verify reads it,
 // with cfg.Secrets[0] and, for timestamped schemes, now. Afterwards
 // Verify(req, cfg, now) succeeds. Sign replaces earlier signature headers
-// rather than adding to them, never changes req.Body, and only writes to
-// req, so it is safe for concurrent use on distinct requests.
+// rather than adding to them, never changes req.Body (but for a scheme that
+// carries its signature inside the body, Mailgun, whose Sign rewrites that
+// part only), and only writes to req, so it is safe for concurrent use on
+// distinct requests.
 //
 // It returns an error wrapping ErrMisconfigured when cfg has no secret or its
 // settings cannot produce a signature (a public key, an unknown algorithm),

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
 	"time"
@@ -113,11 +114,20 @@ type Event struct {
 }
 
 // Reply is a response a provider requires instead of queuing, such as the
-// answer to a verification handshake.
+// answer to a verification handshake, or the synchronous answer a sender
+// requires to a delivery that is still queued (see Responder).
 type Reply struct {
 	Status      int
 	ContentType string
 	Body        string
+	// Headers are further response headers the sender checks (lower-case
+	// names): Asana's X-Hook-Secret echo, Dropbox's nosniff.
+	Headers map[string]string
+}
+
+// Equal reports whether r and o are the same reply.
+func (r Reply) Equal(o Reply) bool {
+	return r.Status == o.Status && r.ContentType == o.ContentType && r.Body == o.Body && maps.Equal(r.Headers, o.Headers)
 }
 
 // Provider verifies and parses one provider's deliveries.
@@ -141,6 +151,19 @@ type Provider interface {
 // is sent and nothing is queued. A wrong token returns ErrForbidden.
 type Handshaker interface {
 	Handshake(req *Request, cfg Config) (reply Reply, ok bool, err error)
+}
+
+// Responder is implemented by providers whose sender requires a synchronous
+// answer to a delivery the pack still queues (Discord's interaction
+// response). The ingest path calls Respond with the delivery, the tenant's
+// config and the delivery's events after
+// they were queued (or found to be duplicates of queued ones): ok reports
+// whether reply replaces the usual JSON answer. A delivery that was not
+// queued (a signature, claim or queue error, a reused id) gets the usual
+// error answer instead, so the sender sees the failure. Respond must not
+// block or fail; implementations must be safe for concurrent use.
+type Responder interface {
+	Respond(req *Request, cfg Config, evs []Event) (reply Reply, ok bool)
 }
 
 // Registry maps provider names (the {provider} path segment) to providers.

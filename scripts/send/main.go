@@ -90,7 +90,11 @@ func run(prov, name, base, id, tenantsFile string) error {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		fmt.Printf("%s %s → %d %s\n", req.Method, ev.File, resp.StatusCode, b)
+		status := ""
+		if s := resp.Header.Get("X-Hookpack-Status"); s != "" {
+			status = " (" + s + ": the sender's own answer, the event is queued)"
+		}
+		fmt.Printf("%s %s → %d %s%s\n", req.Method, ev.File, resp.StatusCode, b, status)
 	}
 	return nil
 }

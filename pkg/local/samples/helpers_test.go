@@ -27,6 +27,10 @@ const (
 var handshakes = map[string]bool{
 	"slack-url-verification.json":    true,
 	"whatsapp-verify-subscribe.json": true,
+	"discord-ping.json":              true,
+	"dropbox-verify-challenge.json":  true,
+	"twitch-verification.json":       true,
+	"zoom-url-validation.json":       true,
 }
 
 // demo returns the demo tenant's providers from the repository's tenants

@@ -62,6 +62,10 @@ func TestEveryProviderSigns(t *testing.T) {
 			if err := p.Verify(req, s.TenantConfig, now); err != nil {
 				t.Fatalf("Verify(signed) = %v", err)
 			}
+			if bodyUnsigned[s.Provider] {
+				// The credential covers no body: a changed one still verifies.
+				return
+			}
 			req.Body = append([]byte(nil), req.Body...)
 			req.Body[len(req.Body)/2] ^= 1
 			if err := p.Verify(req, s.TenantConfig, now); !errors.Is(err, webhook.ErrInvalidSignature) {
@@ -70,6 +74,11 @@ func TestEveryProviderSigns(t *testing.T) {
 		})
 	}
 }
+
+// bodyUnsigned are the senders whose credential (a shared token, basic
+// auth) does not cover the body; their contract suites say so too
+// (providertest.Case.BodyUnsigned).
+var bodyUnsigned = map[string]bool{"gitlab": true, "telegram": true, "postmark": true, "chargebee": true, "mailgun": true}
 
 // TestGenerate checks the generated events as the ingest handler reads them:
 // addressed to demo, on the route template.yaml declares, verifying with the
@@ -120,13 +129,14 @@ func TestGenerate(t *testing.T) {
 			if ev.Sample.Method == http.MethodGet {
 				hs := p.(webhook.Handshaker)
 				reply, ok, err := hs.Handshake(req, cfg)
-				if err != nil || !ok || reply != *ev.Reply {
+				if err != nil || !ok || !reply.Equal(*ev.Reply) {
 					t.Errorf("Handshake() = %+v, %v, %v; want %+v", reply, ok, err, *ev.Reply)
 				}
 				return
 			}
-			// The sample's bytes, with a signed send time (stampMs) set to now.
-			if body, err := ev.Sample.Stamp(now); err != nil || string(req.Body) != string(body) {
+			// The sample's bytes, with a signed send time (stampMs) set to now
+			// (Mailgun signs inside the body, so its bytes carry the signature).
+			if body, err := ev.Sample.Stamp(now); prov != "mailgun" && (err != nil || string(req.Body) != string(body)) {
 				t.Errorf("body differs from the sample's bytes (stamped %v)", err)
 			}
 			if err := p.Verify(req, cfg, now); err != nil {

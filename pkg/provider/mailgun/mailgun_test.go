@@ -1,0 +1,100 @@
+package mailgun
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// An "opened" event in the shape of Mailgun's webhook payload
+// (https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-payloads).
+const opened = `{"signature":{"timestamp":"1529006854","token":"a8ce0edb2dd8301dee6c2405235584e45aa91d1e9f979f3de0","signature":"00"},"event-data":{"event":"opened","timestamp":1529006854.329574,"id":"DACSsAdVSeGpLid7TN03WA","recipient":"alice@example.com","message":{"headers":{"message-id":"20130503182626.18666.16540@sandbox.mailgun.org"}}}}`
+
+// inBody reads and writes signature.signature.
+var inBody = &providertest.BodySignature{
+	Get: func(r *webhook.Request) string {
+		var env envelope
+		if json.Unmarshal(r.Body, &env) != nil || env.Signature == nil {
+			return ""
+		}
+		return env.Signature.Signature
+	},
+	Set: func(r *webhook.Request, v string) {
+		var doc map[string]json.RawMessage
+		_ = json.Unmarshal(r.Body, &doc)
+		var sig signature
+		_ = json.Unmarshal(doc["signature"], &sig)
+		sig.Signature = v
+		doc["signature"], _ = json.Marshal(sig)
+		r.Body, _ = json.Marshal(doc)
+	},
+}
+
+// setSig changes one field of the signature object.
+func setSig(field, v string) func(*webhook.Request) {
+	return func(r *webhook.Request) {
+		var doc map[string]json.RawMessage
+		_ = json.Unmarshal(r.Body, &doc)
+		var sig map[string]string
+		_ = json.Unmarshal(doc["signature"], &sig)
+		sig[field] = v
+		doc["signature"], _ = json.Marshal(sig)
+		r.Body, _ = json.Marshal(doc)
+	}
+}
+
+func TestContract(t *testing.T) {
+	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
+	providertest.Run(t, providertest.Case{
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, opened)
+		},
+		Signature:    "signature.signature",
+		InBody:       inBody,
+		Tolerance:    DefaultTolerance,
+		BodyUnsigned: true,
+		OtherEvent:   body(strings.Replace(opened, "DACSsAdVSeGpLid7TN03WA", "EACSsAdVSeGpLid7TN03WA", 1)),
+		// Mailgun retries a webhook not answered 200 (406 stops it) over 8
+		// hours, 5 min to 4 h apart, and signs each attempt afresh: a new
+		// timestamp and token over the same event-data
+		// (https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-retries).
+		Retry:  setSig("token", "b9df1fec3ee9412eef7d3516346695f56bba2e2f0a08a4ef1f"),
+		Reused: body(strings.Replace(opened, `"opened"`, `"clicked"`, 1)),
+		Vectors: []providertest.Vector{
+			providertest.SampleVector(t, "mailgun", "delivered"),
+		},
+		Tampers: []providertest.Change{
+			{Name: "token changed", Apply: setSig("token", "x")},
+			{Name: "timestamp moved", Apply: setSig("timestamp", "1700000001")},
+			{Name: "timestamp not a number", Apply: setSig("timestamp", "now"), Want: webhook.ErrMissingSignature},
+			{Name: "not JSON", Apply: body("token=x&signature=y"), Want: webhook.ErrMissingSignature},
+		},
+		Malformed: []providertest.Change{
+			{Name: "no event-data", Apply: body(`{"signature":{}}`)},
+			{Name: "event-data without id", Apply: body(`{"signature":{},"event-data":{"event":"opened"}}`)},
+			{Name: "trailing data", Apply: body(opened + " {}")},
+		},
+	})
+}
+
+func TestEvents(t *testing.T) {
+	evs, err := Provider{}.Events(providertest.Request(nil, opened), webhook.Config{})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("Events() = %d, %v", len(evs), err)
+	}
+	ev := evs[0]
+	if ev.ID != "DACSsAdVSeGpLid7TN03WA" || ev.Type != "opened" || ev.Conversation != "message:20130503182626.18666.16540@sandbox.mailgun.org" {
+		t.Errorf("Events() = %+v", ev)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
+		t.Errorf("Check(nothing) = %v", err)
+	}
+}

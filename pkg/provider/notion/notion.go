@@ -1,0 +1,148 @@
+// Package notion verifies and parses Notion integration webhooks:
+// X-Notion-Signature, "sha256=" + hex HMAC-SHA256 of the body under the
+// subscription's verification_token, and the unsigned verification request
+// that delivers that token. docs/providers/notion.md describes the scheme,
+// the onboarding of the token, ids, conversations and settings.
+package notion
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
+	"github.com/hookpack/hookpack/pkg/provider/internal/token"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// SignatureHeader carries the event's signature.
+const SignatureHeader = "X-Notion-Signature"
+
+const prefix = "sha256="
+
+// Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker
+// and webhook.Checker for Notion.
+type Provider struct{}
+
+var (
+	_ webhook.Provider   = Provider{}
+	_ webhook.Signer     = Provider{}
+	_ webhook.Handshaker = Provider{}
+	_ webhook.Checker    = Provider{}
+)
+
+// Check reports a tenant entry without secrets, unless it is onboarding.
+func (Provider) Check(cfg webhook.Config) error { return token.CheckOnboarding(cfg, "notion") }
+
+// verification returns the verification_token of Notion's verification
+// request: an unsigned POST whose body is {"verification_token": …}.
+func verification(req *webhook.Request) (string, bool) {
+	if req.Method != http.MethodPost || req.Header.Get(SignatureHeader) != "" {
+		return "", false
+	}
+	var v map[string]json.RawMessage
+	if json.Unmarshal(req.Body, &v) != nil || len(v) != 1 {
+		return "", false
+	}
+	var tok string
+	if json.Unmarshal(v["verification_token"], &tok) != nil || tok == "" {
+		return "", false
+	}
+	return tok, true
+}
+
+// Verify checks X-Notion-Signature against every verification token. The
+// verification request, which carries the token and no signature, passes
+// on to Handshake. It returns an error wrapping
+// webhook.ErrMissingSignature, webhook.ErrInvalidSignature or
+// webhook.ErrMisconfigured. Notion signs no timestamp, so now is unused.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	if _, ok := verification(req); ok {
+		return nil
+	}
+	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
+	if sig == "" {
+		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	}
+	hexSig, ok := strings.CutPrefix(sig, prefix)
+	if !ok {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "%s must start with %q", SignatureHeader, prefix)
+	}
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) == 0 {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
+	}
+	if err := cfg.CheckSecrets("notion"); err != nil {
+		return err
+	}
+	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
+		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured verification token matches %s", SignatureHeader)
+	}
+	return nil
+}
+
+// Sign sets X-Notion-Signature with cfg.Secrets[0].
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	if err := cfg.CheckSecrets("notion"); err != nil {
+		return err
+	}
+	req.SetHeader(SignatureHeader, prefix+hex.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
+	return nil
+}
+
+// Handshake answers the verification request: 200 when its token is
+// configured already; nothing (ok false: Events queues it for the tenant)
+// while the tenant is onboarding; webhook.ErrForbidden otherwise (see
+// token.Handshake). ok is false for every other request.
+func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Reply, bool, error) {
+	tok, isVerification := verification(req)
+	if !isVerification {
+		return webhook.Reply{}, false, nil
+	}
+	known, forward, err := token.Handshake(cfg, "notion", tok)
+	switch {
+	case err != nil:
+		return webhook.Reply{}, true, err
+	case forward:
+		return webhook.Reply{}, false, nil
+	case known:
+		return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}, true, nil
+	}
+	return webhook.Reply{}, false, nil
+}
+
+// Events returns the event: id its "id", type "type" (page.created, …),
+// conversation its entity ("page:<id>"). Its payload digest leaves out
+// attempt_number, the field Notion's retries change. The verification
+// request of an onboarding tenant becomes the event "verification", keyed
+// by a hash of the token, so the tenant's target receives the token. It
+// returns an error wrapping webhook.ErrMalformed when the body is not a
+// JSON object with an id.
+func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
+	if tok, ok := verification(req); ok {
+		sum := sha256.Sum256([]byte(tok))
+		return []webhook.Event{{ID: "verification:" + hex.EncodeToString(sum[:16]), Type: "verification", Body: req.Body}}, nil
+	}
+	doc, err := jsonpath.Object(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	id := jsonpath.First(doc, "id")
+	if id == "" {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "event has no id")
+	}
+	m := doc.(map[string]any)
+	delete(m, "attempt_number")
+	canonical, err := json.Marshal(m)
+	if err != nil {
+		return nil, webhook.Errorf(webhook.ErrMalformed, "event: %v", err)
+	}
+	conv := ""
+	if e := jsonpath.First(doc, "entity.id"); e != "" {
+		conv = jsonpath.First(doc, "entity.type") + ":" + e
+	}
+	return []webhook.Event{{ID: id, Type: jsonpath.First(doc, "type"), Conversation: conv, Body: req.Body, Defining: [][]byte{canonical}}}, nil
+}

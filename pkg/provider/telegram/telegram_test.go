@@ -1,0 +1,72 @@
+package telegram
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
+// A text message update, in the shape of the Bot API's Update and Message
+// objects (https://core.telegram.org/bots/api#update).
+const update = `{"update_id":10000,"message":{"message_id":1365,"from":{"id":1111111,"is_bot":false,"first_name":"Test"},"chat":{"id":1111111,"type":"private","first_name":"Test"},"date":1441645532,"text":"/start"}}`
+
+func TestContract(t *testing.T) {
+	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
+	providertest.Run(t, providertest.Case{
+		Provider: Provider{},
+		Request: func() *webhook.Request {
+			return providertest.Request(map[string]string{"Content-Type": "application/json"}, update)
+		},
+		Signature:    Header,
+		BodyUnsigned: true,
+		OtherEvent:   body(strings.Replace(update, "10000", "10001", 1)),
+		// Telegram sends an update again, unchanged, until the webhook
+		// answers 2xx ("In case of an unsuccessful request, we will give up
+		// after a reasonable amount of attempts", https://core.telegram.org/bots/api#setwebhook).
+		Retry:  providertest.Resent,
+		Reused: body(strings.Replace(update, "/start", "/stop", 1)),
+		Vectors: []providertest.Vector{
+			providertest.SampleVector(t, "telegram", "message-text", Header),
+		},
+		Malformed: []providertest.Change{
+			{Name: "not JSON", Apply: body("{")},
+			{Name: "no update_id", Apply: body(`{"message":{"chat":{"id":1}}}`)},
+			{Name: "update_id an object", Apply: body(`{"update_id":{"a":1}}`)},
+		},
+	})
+}
+
+func TestEvents(t *testing.T) {
+	tests := []struct{ name, body, wantID, wantType, wantConv string }{
+		{"message", update, "update:10000", "message", "chat:1111111"},
+		{"callback query", `{"update_id":7,"callback_query":{"id":"4382","from":{"id":9},"message":{"message_id":5,"chat":{"id":-100}},"data":"yes"}}`, "update:7", "callback_query", "chat:-100"},
+		{"inline query", `{"update_id":8,"inline_query":{"id":"1","from":{"id":9},"query":"x"}}`, "update:8", "inline_query", "chat:9"},
+		{"poll has no chat", `{"update_id":9,"poll":{"id":"p","question":"?"}}`, "update:9", "poll", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			evs, err := Provider{}.Events(providertest.Request(nil, tt.body), webhook.Config{})
+			if err != nil || len(evs) != 1 {
+				t.Fatalf("Events() = %d events, %v", len(evs), err)
+			}
+			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
+				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
+		t.Errorf("Check(no secrets) = %v, want ErrMisconfigured naming secrets", err)
+	}
+	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"ok_token-1", "not ok!"}}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets[1]") || strings.Contains(err.Error(), "not ok!") {
+		t.Errorf("Check(a token setWebhook refuses) = %v, want ErrMisconfigured naming secrets[1] only", err)
+	}
+	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"ok_token-1"}}); err != nil {
+		t.Errorf("Check(valid) = %v", err)
+	}
+}

@@ -1,0 +1,99 @@
+package webhook
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestMatchToken(t *testing.T) {
+	tests := []struct {
+		name    string
+		secrets []string
+		got     string
+		want    bool
+	}{
+		{"first", []string{"a-token", "b-token"}, "a-token", true},
+		{"second", []string{"a-token", "b-token"}, "b-token", true},
+		{"other", []string{"a-token"}, "a-tokem", false},
+		{"prefix", []string{"a-token"}, "a-tok", false},
+		{"empty never matches", []string{""}, "", false},
+		{"no secrets", nil, "a-token", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := MatchToken(tt.secrets, tt.got); got != tt.want {
+				t.Errorf("MatchToken(%q) = %v, want %v", tt.got, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestBasicAuth(t *testing.T) {
+	tests := []struct {
+		name, header, want string
+		err                error
+	}{
+		{"credentials", "Basic dXNlcjpwYXNz", "user:pass", nil},
+		{"scheme case", "basic dXNlcjpwYXNz", "user:pass", nil},
+		{"absent", "", "", ErrMissingSignature},
+		{"bearer", "Bearer dXNlcjpwYXNz", "", ErrInvalidSignature},
+		{"not base64", "Basic !!!", "", ErrInvalidSignature},
+		{"no colon", "Basic dXNlcg==", "", ErrInvalidSignature},
+		{"line break", "Basic dXNlcjpw\nYXNz", "", ErrInvalidSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &Request{Header: http.Header{}}
+			if tt.header != "" {
+				req.Header.Set("Authorization", tt.header)
+			}
+			got, err := BasicAuth(req)
+			if got != tt.want || tt.err == nil && err != nil || tt.err != nil && !errors.Is(err, tt.err) {
+				t.Errorf("BasicAuth(%q) = %q, %v; want %q, %v", tt.header, got, err, tt.want, tt.err)
+			}
+		})
+	}
+	req := &Request{}
+	SetBasicAuth(req, "user:pass")
+	if got, err := BasicAuth(req); got != "user:pass" || err != nil {
+		t.Errorf("BasicAuth(SetBasicAuth(user:pass)) = %q, %v", got, err)
+	}
+}
+
+func TestReplyEqual(t *testing.T) {
+	a := Reply{Status: 200, Body: "x", Headers: map[string]string{"x-hook-secret": "s"}}
+	if !a.Equal(Reply{Status: 200, Body: "x", Headers: map[string]string{"x-hook-secret": "s"}}) {
+		t.Error("Equal(same reply) = false")
+	}
+	for _, o := range []Reply{{Status: 200, Body: "x"}, {Status: 200, Body: "y", Headers: a.Headers}, {Status: 204, Body: "x", Headers: a.Headers}} {
+		if a.Equal(o) {
+			t.Errorf("Equal(%+v) = true", o)
+		}
+	}
+}
+
+func TestPublicKeys(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    Config
+		fields string
+	}{
+		{"setting then secrets", Config{Secrets: []string{"a", "b"}, Settings: map[string]string{"public_key": "k"}}, "settings.public_key,secrets[0],secrets[1]"},
+		{"secrets only", Config{Secrets: []string{"a"}}, "secrets[0]"},
+		{"none", Config{Settings: map[string]string{"public_key": " "}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, err := tt.cfg.PublicKeys("sender")
+			var fields []string
+			for _, k := range keys {
+				fields = append(fields, k.Field)
+			}
+			if strings.Join(fields, ",") != tt.fields || (tt.fields == "") != errors.Is(err, ErrMisconfigured) {
+				t.Errorf("PublicKeys() = %v, %v; want %s", fields, err, tt.fields)
+			}
+		})
+	}
+}
