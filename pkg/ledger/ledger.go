@@ -208,6 +208,11 @@ type ConflictError struct {
 	err    error
 }
 
+// NewConflictError returns the conflict a store reports for record r,
+// wrapping err (one of ErrCompleted, ErrInFlight, ErrDead, ErrFenced):
+// for fakes of a store.
+func NewConflictError(r Record, err error) *ConflictError { return &ConflictError{Record: r, err: err} }
+
 func (e *ConflictError) Error() string { return fmt.Sprintf("claim %s: %v", e.Record.Key, e.err) }
 func (e *ConflictError) Unwrap() error { return e.err }
 

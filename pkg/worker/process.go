@@ -27,23 +27,24 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	body, err := h.body(ctx, rec, b)
 	if err != nil {
-		return h.failure(ctx, t, i, rec, r, err)
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
 	}
 	env, err := envelope.Decode(body)
 	if err != nil {
-		return h.failure(ctx, t, i, rec, r, Permanent(err))
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(err)), "")
 	}
 	r.env = env
 	if r.groupID == "" {
 		r.groupID = webhook.GroupID(env.Conversation, env.Key)
 	}
 	if age := h.cfg.Now().Sub(env.ReceivedAt); !env.ReceivedAt.IsZero() && age > h.cfg.LedgerRetention-DefaultReplayMargin {
-		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: received %s ago; effect records are kept %s, so a completed effect may be forgotten and run again",
-			ErrReplayTooOld, age.Round(time.Hour), h.cfg.LedgerRetention)))
+		err := Permanent(fmt.Errorf("%w: received %s ago; effect records are kept %s, so a completed effect may be forgotten and run again",
+			ErrReplayTooOld, age.Round(time.Hour), h.cfg.LedgerRetention))
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, env, err), "")
 	}
 	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
 	if !ok {
-		return h.failure(ctx, t, i, rec, r, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type)))
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type))), "")
 	}
 
 	lease := h.cfg.Lease
@@ -68,7 +69,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	}
 	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
 		cancel()
-		return h.failure(ctx, t, i, rec, r, err)
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
 	}
 	err = h.run(hctx, handle, ev)
 	cancel()
@@ -85,45 +86,14 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
 	r.fence, r.touched = ev.fence, ev.touched
 
+	r.env = env
+	f := h.facts(rec, env, err)
+	f.ran, f.skipped = ev.ran, ev.skipped
 	var ce *ledger.ConflictError
-	switch {
-	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce) && ce.Record.DeadSent:
-		// The event's dead letter was sent: this copy (the dead-lettered
-		// message back after a lost deletion, or another copy that is no
-		// replay) is deleted; the dead letter is the way back.
-		r.outcome, r.err = outDeadAlready, err
-	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce):
-		// Dead-lettered, but its dead letter may not have been sent (the
-		// send, or its answer, was lost): dead-letter this copy, so the
-		// event always has one (the DLQ drops a repeat within five minutes).
-		r = h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("%w (as message %s): %s", ErrDeadLettered, ce.Record.DeadMessage, ce.Record.Reason))
-	case errors.Is(err, ledger.ErrFenced) && errors.As(err, &ce) && !ev.fence.SameMessage(ce.Record.Fence):
-		if h.requeued(ctx, rec, ev.fence.Queue) {
-			// The queue was deleted and created again: its numbering
-			// restarted. Take the message again at once under the new
-			// incarnation; not an attempt.
-			r = h.expired(rec)
-			r.err, r.env = err, env
-			break
-		}
-		// A later message of the conversation took the event over (a
-		// replay, or the ingest's later copy): this copy is stale.
-		r.outcome, r.err = outSuperseded, err
-	case err == nil && r.effects == 0 && r.skips > 0:
-		r.outcome = outDuplicate
-	case err == nil:
-		r.outcome = outProcessed
-	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
-		// A newer worker owns the message now; leave its visibility alone.
-		r.outcome, r.failed, r.err = outFenced, true, err
-	case errors.Is(err, ErrNoTime) && !IsPermanent(err):
-		// Not an attempt: the next invocation starts it with time to finish.
-		r = h.expired(rec)
-		r.err, r.env = err, env
-	default:
-		r = h.failure(ctx, t, i, rec, r, err)
+	if errors.As(err, &ce) {
+		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
 	}
-	return r
+	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
 }
 
 // incarnation returns the CreatedTimestamp of rec's queue (one

@@ -11,48 +11,65 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
-	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// failure counts a failed attempt and routes it: a permanent error, or the
-// MaxAttempts-th transient one, to the DLQ; any other to a retry after the
-// backoff of its attempt. When the count cannot be recorded, a transient
-// failure is retried as if it were the first (the worker never gives up on
-// a count it does not know; the queue's maxReceiveCount bounds that).
-//
-// Waiting on another worker's live lease (ledger.ErrInFlight) is not an
-// attempt: the message retries once the lease ends, and counts nothing. A
-// message whose retry would come back after its queue retention ends is
-// dead-lettered with ErrExpiring instead.
-func (h *Handler) failure(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, err error) result {
-	if !t.open() {
-		// Left behind at the cut-off: Handle already counted and routed it.
-		r.outcome, r.failed, r.err = outTimedOut, true, err
-		return r
+// facts gathers what decide needs to know about message rec whose handler
+// (or what ran before it) returned err.
+func (h *Handler) facts(rec *events.SQSMessage, env *envelope.Envelope, err error) facts {
+	f := facts{err: err, maxAttempts: h.cfg.MaxAttempts, now: h.cfg.Now(), margin: h.cfg.ExpiryMargin, retry: h.cfg.Retry}
+	if end, ok := h.retentionEnd(rec); ok {
+		f.retentionEnd, f.sent = end, end.Add(-h.cfg.QueueRetention)
 	}
-	if !IsPermanent(err) && errors.Is(err, ledger.ErrInFlight) {
-		return h.retry(r, err)
+	if env != nil {
+		f.receivedAt = env.ReceivedAt
 	}
-	fctx, cancel := h.finish(ctx)
-	n, cerr := h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
-	cancel()
-	if cerr == nil {
-		r.attempt = n
+	return f
+}
+
+// judge decides message i's fate from f, answering decide's questions
+// (the attempt count, the queue's incarnation) as it asks them, and acts
+// on it.
+func (h *Handler) judge(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, f facts, incarnation string) result {
+	for {
+		d := decide(f)
+		switch d.verdict {
+		case vCount:
+			if !t.open() {
+				// Left behind at the cut-off: Handle already counted and
+				// routed it.
+				r.outcome, r.failed, r.err = outTimedOut, true, f.err
+				return r
+			}
+			fctx, cancel := h.finish(ctx)
+			f.attempt, f.countErr = h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
+			cancel()
+			f.counted = true
+			if f.countErr == nil {
+				r.attempt = f.attempt
+			}
+		case vAskQueue:
+			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, incarnation)
+		default:
+			return h.act(ctx, t, i, rec, r, d)
+		}
 	}
-	switch {
-	case IsPermanent(err):
-		return h.deadLetter(ctx, t, i, rec, r, err)
-	case cerr != nil:
-		r = h.retry(r, errors.Join(err, cerr))
-	case h.cfg.MaxAttempts > 0 && n >= h.cfg.MaxAttempts:
-		return h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("gave up after %d attempts: %w", n, err))
-	default:
-		r = h.retry(r, err)
-	}
-	if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
-		return h.expiring(ctx, t, i, rec, r)
+}
+
+// act applies fate d to message i: the result its log line and the
+// batch's answer report, and the dead letter when there is one.
+func (h *Handler) act(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, d fate) result {
+	r.outcome, r.err = d.outcome, d.err
+	switch d.verdict {
+	case vRetry:
+		r.failed, r.visibility, r.setVisibility = true, d.delay, true
+	case vAgain:
+		r.failed, r.visibility, r.setVisibility = true, 0, true
+	case vLeave:
+		r.failed = true
+	case vDeadLetter:
+		return h.deadLetter(ctx, t, i, rec, r, d.err)
 	}
 	return r
 }
@@ -75,15 +92,7 @@ func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 // queue's retention (a conversation blocked for days), with its age and
 // why it was waiting as the reason.
 func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result) result {
-	end, _ := h.retentionEnd(rec)
-	reason := fmt.Sprintf("SQS deletes it at %s; queued %s ago", end.UTC().Format(time.RFC3339), h.cfg.Now().Sub(end.Add(-h.cfg.QueueRetention)).Round(time.Minute))
-	if r.env != nil && !r.env.ReceivedAt.IsZero() {
-		reason += fmt.Sprintf("; received %s ago", h.cfg.Now().Sub(r.env.ReceivedAt).Round(time.Minute))
-	}
-	if r.err != nil {
-		reason += "; waiting on: " + r.err.Error()
-	}
-	return h.deadLetter(ctx, t, i, rec, r, fmt.Errorf("%w: %s", ErrExpiring, reason))
+	return h.deadLetter(ctx, t, i, rec, r, h.facts(rec, r.env, nil).expiring(r.err))
 }
 
 // retry schedules the message again after the backoff of its attempt (the

@@ -1,0 +1,158 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+)
+
+// verdict is what happens to a message, as the batch's answer and the AWS
+// calls that follow it (act).
+type verdict int
+
+const (
+	// vDone: reported done (SQS deletes it).
+	vDone verdict = iota
+	// vDelete: a copy that must not run (its event is dead-lettered, or a
+	// later message holds it); reported done, so SQS deletes it.
+	vDelete
+	// vRetry: reported failed, visible again after delay (its backoff).
+	vRetry
+	// vAgain: reported failed and visible at once; not an attempt.
+	vAgain
+	// vLeave: reported failed, its visibility left to whoever owns it now.
+	vLeave
+	// vDeadLetter: sent to the DLQ with reason, then reported done.
+	vDeadLetter
+	// vCount and vAskQueue are questions, not fates: decide needs the
+	// failed attempt counted (facts.counted), or to know whether the queue
+	// was created again (facts.askedQueue), and is called again.
+	vCount
+	vAskQueue
+)
+
+// facts are everything decide knows about one message: what its handler
+// returned, what the ledger answered, and the clock. They are gathered
+// once; the answers to decide's questions are added as it asks them.
+type facts struct {
+	err          error
+	ran, skipped int
+	// otherMessage: the record of a ledger conflict (a claim's) was
+	// written by another message than this one.
+	otherMessage bool
+	// askedQueue, requeued: whether the message's queue was deleted and
+	// created again since its incarnation was read.
+	askedQueue, requeued bool
+	// counted, attempt, countErr: the failed attempt's count, this one
+	// included (attempt 0 when countErr).
+	counted  bool
+	attempt  int
+	countErr error
+
+	maxAttempts int
+	now         time.Time
+	// retentionEnd less margin is when the message must be dead-lettered
+	// rather than wait (zero: unknown); sent and receivedAt date it for
+	// that reason.
+	retentionEnd     time.Time
+	margin           time.Duration
+	sent, receivedAt time.Time
+	retry            Retry
+}
+
+// fate is decide's answer.
+type fate struct {
+	verdict verdict
+	outcome outcome
+	// delay is vRetry's visibility timeout.
+	delay time.Duration
+	// err is the error logged, and a dead letter's reason.
+	err error
+}
+
+// decide is the worker's one rule book: a message's fate from its facts.
+// It is pure: the questions whose answers cost an AWS call (vCount,
+// vAskQueue) are asked only on the paths that need them, and every rule is
+// a row of TestDecide.
+func decide(f facts) fate {
+	var ce *ledger.ConflictError
+	err := f.err
+	switch {
+	case err == nil && f.ran == 0 && f.skipped > 0:
+		return fate{verdict: vDone, outcome: outDuplicate}
+	case err == nil:
+		return fate{verdict: vDone, outcome: outProcessed}
+
+	// The event's lifecycle: a dead-lettered event runs only through a
+	// replay. Its dead letter was sent: delete this copy. It may not have
+	// been (a lost send, or its answer): dead-letter this copy too, so the
+	// event always has one.
+	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce) && ce.Record.DeadSent:
+		return fate{verdict: vDelete, outcome: outDeadAlready, err: err}
+	case errors.Is(err, ledger.ErrDead) && errors.As(err, &ce):
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered,
+			err: fmt.Errorf("%w (as message %s): %s", ErrDeadLettered, ce.Record.DeadMessage, ce.Record.Reason)}
+
+	// Fenced by another message: a re-created queue restarted its
+	// numbering (take the message again at once under the new
+	// incarnation), or a later message holds the event (this copy is
+	// stale). Fenced by its own newer receive, or its lease lost: whoever
+	// owns it now decides.
+	case errors.Is(err, ledger.ErrFenced) && f.otherMessage && !f.askedQueue:
+		return fate{verdict: vAskQueue}
+	case errors.Is(err, ledger.ErrFenced) && f.otherMessage && f.requeued:
+		return fate{verdict: vAgain, outcome: outDeadline, err: err}
+	case errors.Is(err, ledger.ErrFenced) && f.otherMessage:
+		return fate{verdict: vDelete, outcome: outSuperseded, err: err}
+	case errors.Is(err, ledger.ErrFenced), errors.Is(err, ledger.ErrLeaseLost):
+		return fate{verdict: vLeave, outcome: outFenced, err: err}
+
+	// Not attempts: too little time to start an effect (the next
+	// invocation takes it at once), another worker's live lease (retry when
+	// it ends).
+	case errors.Is(err, ErrNoTime) && !IsPermanent(err):
+		return fate{verdict: vAgain, outcome: outDeadline, err: err}
+	case errors.Is(err, ledger.ErrInFlight) && !IsPermanent(err):
+		return f.retryOrExpire(err)
+
+	// Attempts: counted first.
+	case !f.counted:
+		return fate{verdict: vCount}
+	case IsPermanent(err):
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: err}
+	case f.countErr != nil:
+		// The worker never gives up on a count it does not know; the
+		// queue's maxReceiveCount bounds that.
+		return f.retryOrExpire(errors.Join(err, f.countErr))
+	case f.maxAttempts > 0 && f.attempt >= f.maxAttempts:
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf("gave up after %d attempts: %w", f.attempt, err)}
+	default:
+		return f.retryOrExpire(err)
+	}
+}
+
+// retryOrExpire retries after the backoff of the attempt (the first when
+// unknown), unless the message would come back after its retention's end
+// less the margin: then it is dead-lettered with ErrExpiring.
+func (f facts) retryOrExpire(err error) fate {
+	d := f.retry.Delay(max(f.attempt, 1), retryAfterOf(err))
+	if !f.retentionEnd.IsZero() && !f.now.Add(d).Before(f.retentionEnd.Add(-f.margin)) {
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+	}
+	return fate{verdict: vRetry, outcome: outRetried, delay: d, err: err}
+}
+
+// expiring is the reason a message near the end of its retention is
+// dead-lettered: when SQS would delete it, its age, and what it waited on.
+func (f facts) expiring(waitingOn error) error {
+	reason := fmt.Sprintf("SQS deletes it at %s; queued %s ago", f.retentionEnd.UTC().Format(time.RFC3339), f.now.Sub(f.sent).Round(time.Minute))
+	if !f.receivedAt.IsZero() {
+		reason += fmt.Sprintf("; received %s ago", f.now.Sub(f.receivedAt).Round(time.Minute))
+	}
+	if waitingOn != nil {
+		reason += "; waiting on: " + waitingOn.Error()
+	}
+	return fmt.Errorf("%w: %s", ErrExpiring, reason)
+}

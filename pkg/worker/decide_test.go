@@ -1,0 +1,85 @@
+package worker
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+)
+
+// TestDecide holds the worker's rules, one row each: a message's fate from
+// its facts, with no AWS and no fakes.
+func TestDecide(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	retry := Retry{Base: 4 * time.Second, Jitter: func() float64 { return 0 }}
+	conflict := func(err error, r ledger.Record) error { return ledger.NewConflictError(r, err) }
+	transient := errors.New("target answered 503")
+	base := func(err error) facts {
+		return facts{err: err, maxAttempts: 3, now: now, retry: retry, margin: 48 * time.Hour,
+			retentionEnd: now.Add(10 * 24 * time.Hour), sent: now.Add(-4 * 24 * time.Hour)}
+	}
+	counted := func(f facts, n int, err error) facts { f.counted, f.attempt, f.countErr = true, n, err; return f }
+	tests := []struct {
+		name  string
+		facts facts
+		want  verdict
+		out   outcome
+		delay time.Duration
+		// reason, when set, is a substring of the logged error (the dead
+		// letter's reason).
+		reason string
+	}{
+		{"effects ran", facts{ran: 2}, vDone, outProcessed, 0, ""},
+		{"every effect had completed: a duplicate", facts{skipped: 2}, vDone, outDuplicate, 0, ""},
+		{"dead-lettered, its dead letter sent: delete this copy", base(conflict(ledger.ErrDead, ledger.Record{DeadMessage: "m1", DeadSent: true, Reason: "422"})), vDelete, outDeadAlready, 0, "dead-lettered"},
+		{"dead-lettered, its dead letter maybe not sent: dead-letter this copy", base(conflict(ledger.ErrDead, ledger.Record{DeadMessage: "m1", Reason: "422"})), vDeadLetter, outDeadLettered, 0, "dead-lettered before (as message m1): 422"},
+		{"fenced by another message: is the queue new?", func() facts { f := base(ledger.ErrFenced); f.otherMessage = true; return f }(), vAskQueue, "", 0, ""},
+		{"fenced by another message of a re-created queue: again at once", func() facts {
+			f := base(ledger.ErrFenced)
+			f.otherMessage, f.askedQueue, f.requeued = true, true, true
+			return f
+		}(), vAgain, outDeadline, 0, ""},
+		{"fenced by a later message: a stale copy, deleted", func() facts {
+			f := base(ledger.ErrFenced)
+			f.otherMessage, f.askedQueue = true, true
+			return f
+		}(), vDelete, outSuperseded, 0, ""},
+		{"fenced by its own newer receive: left to it", base(ledger.ErrFenced), vLeave, outFenced, 0, ""},
+		{"lease lost: left to its new owner", base(ledger.ErrLeaseLost), vLeave, outFenced, 0, ""},
+		{"no time to start an effect: again at once, no attempt", base(ErrNoTime), vAgain, outDeadline, 0, ""},
+		{"another worker's live lease: retry when it ends, no attempt", base(RetryAfter(ledger.ErrInFlight, time.Minute)), vRetry, outRetried, time.Minute, ""},
+		{"a failure is counted first", base(transient), vCount, "", 0, ""},
+		{"a permanent failure is counted first too", base(Permanent(transient)), vCount, "", 0, ""},
+		{"permanent: dead-lettered with its reason", counted(base(Permanent(transient)), 1, nil), vDeadLetter, outDeadLettered, 0, "503"},
+		{"transient, first attempt: backoff", counted(base(transient), 1, nil), vRetry, outRetried, 2 * time.Second, ""},
+		{"transient, second attempt: doubled", counted(base(transient), 2, nil), vRetry, outRetried, 4 * time.Second, ""},
+		{"transient, Retry-After longer than the backoff", counted(base(RetryAfter(transient, 10*time.Minute)), 1, nil), vRetry, outRetried, 10 * time.Minute, ""},
+		{"transient, MaxAttempts-th: dead-lettered", counted(base(transient), 3, nil), vDeadLetter, outDeadLettered, 0, "gave up after 3 attempts: target answered 503"},
+		{"transient, no MaxAttempts: retried however many", func() facts { f := counted(base(transient), 50, nil); f.maxAttempts = 0; return f }(), vRetry, outRetried, 6 * time.Hour, ""},
+		{"count failed: retried as a first attempt", counted(base(transient), 0, errors.New("throttled")), vRetry, outRetried, 2 * time.Second, "throttled"},
+		{"a retry past the retention's end less the margin: dead-lettered", func() facts {
+			f := counted(base(transient), 1, nil)
+			f.retentionEnd = now.Add(47 * time.Hour)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "near the end of its queue retention: SQS deletes it at"},
+		{"waiting on a live lease near the retention's end: dead-lettered", func() facts {
+			f := base(RetryAfter(ledger.ErrInFlight, time.Hour))
+			f.retentionEnd = now.Add(48*time.Hour + 30*time.Minute)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "waiting on: effect in flight"},
+		{"a replay older than the ledger's memory is permanent", counted(base(Permanent(ErrReplayTooOld)), 1, nil), vDeadLetter, outDeadLettered, 0, "older than the ledger"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := decide(tt.facts)
+			if got.verdict != tt.want || got.outcome != tt.out || got.delay != tt.delay {
+				t.Errorf("decide() = verdict %d, outcome %q, delay %s; want %d, %q, %s", got.verdict, got.outcome, got.delay, tt.want, tt.out, tt.delay)
+			}
+			if tt.reason != "" && (got.err == nil || !strings.Contains(got.err.Error(), tt.reason)) {
+				t.Errorf("decide() error = %v, want it to say %q", got.err, tt.reason)
+			}
+		})
+	}
+}
