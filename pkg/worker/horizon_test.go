@@ -427,3 +427,61 @@ func TestCutOffAnswersBeforeTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// An effect taken over from an interrupted run of its own message knows it
+// may be repeating (Event.Repeat), and that run counts as a failed attempt:
+// at MaxAttempts the message is dead-lettered with the reason, never left
+// to SQS's maxReceiveCount.
+func TestInterruptedRunIsARepeatAndAnAttempt(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 2 })
+	e := env("interrupted", "A")
+	var repeats []bool
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error {
+			repeats = append(repeats, ev.Repeat)
+			return nil
+		})
+	})
+	k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
+	for receive := 1; receive <= 2; receive++ {
+		// The receive's worker claimed the effect and died while it ran.
+		if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, receive), k, time.Second); err != nil {
+			t.Fatalf("claim of receive %d: %v", receive, err)
+		}
+		f.clock.Advance(2 * time.Second)
+	}
+	// Receive 2's worker counted receive 1's interruption when it took over.
+	if _, err := f.ledger.FailedAttempt(context.Background(), "m-interrupted", 1); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 3)}})
+	if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 {
+		t.Fatalf("failures %v, dead letters %d; want the message dead-lettered", failed(resp), len(f.sqs.sent))
+	}
+	if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, "interrupted") {
+		t.Errorf("reason = %q, want the interrupted runs named", reason)
+	}
+	if len(repeats) != 0 {
+		t.Errorf("the effect ran %d times, want none once its attempts were used up", len(repeats))
+	}
+
+	// One interruption: the effect runs again, told it may repeat.
+	f = newFixture(t, func(c *worker.Config) { c.MaxAttempts = 3 })
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error {
+			repeats = append(repeats, ev.Repeat)
+			return nil
+		})
+	})
+	e = env("interrupted-once", "A")
+	k.Event = e.Key
+	if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), k, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(2 * time.Second)
+	fresh := env("fresh", "B")
+	resp, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 2), rec(t, fresh, 1)}})
+	if len(resp.BatchItemFailures) != 0 || len(repeats) != 2 || !repeats[0] || repeats[1] {
+		t.Errorf("failures %v, Repeat per run %v; want [true false]", failed(resp), repeats)
+	}
+}
