@@ -195,6 +195,14 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	// Record the outcome even when ctx has ended: the effect ran.
 	fctx, cancel := e.finish(ctx)
 	defer cancel()
+	if ferr != nil && IsPermanent(ferr) {
+		// The message is dead-lettered next, and its dead letter turns this
+		// claim into the event's outcome (ledger.Bury): keep the lease until
+		// then, so no concurrent copy of the message (a batch invoked twice)
+		// claims the effect in between and applies the event behind its
+		// dead letter. If the dead letter fails, the lease's end frees it.
+		return fmt.Errorf("effect %s: %w", name, ferr)
+	}
 	if ferr != nil {
 		if err := e.ledger.Fail(fctx, l, ferr.Error()); err != nil {
 			return errors.Join(fmt.Errorf("effect %s: %w", name, ferr), err)
