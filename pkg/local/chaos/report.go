@@ -33,8 +33,9 @@ type Report struct {
 	Doubled       []string       // applied twice (see compute)
 	Resent        int            // requests after a 2xx, absorbed by the Idempotency-Key
 	Violations    []string       // a higher sequence applied before a lower one
-	// AppliedDead counts events applied though the worker dead-lettered them
-	// (a concurrent duplicate invocation applied them); not in the order check.
+	// AppliedDead counts events applied though they are in the DLQ at the
+	// end: a copy applied an event behind its dead letter (docs/ledger.md,
+	// one lifecycle per event). It fails the run.
 	AppliedDead   int
 	DeadLettered  map[string]int // reason → count
 	Undeliverable []string       // dead-lettered though the target would accept it
@@ -74,10 +75,9 @@ type Report struct {
 //     poison events and anything else dead-lettered — are not in the
 //     applied order and cannot cause a violation; the events after them
 //     are still checked against each other and against those before. An
-//     event the worker dead-lettered left its conversation's order by
-//     that decision (a replay applies it later, out of order), so where a
-//     concurrent duplicate invocation applied it all the same, it is not
-//     checked either (counted as AppliedDead).
+//     event in the DLQ at the end that was applied all the same broke the
+//     lifecycle rule (a dead-lettered event runs only through a replay):
+//     counted as AppliedDead, which fails the run.
 func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f *Faults, dead []deadLetter, expired []string) {
 	r.Unique = len(w.all)
 	r.Deliveries = r.Unique
@@ -197,7 +197,7 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.IAM.Denied) > 0 || !r.Drained
+	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+r.AppliedDead+len(r.IAM.Denied) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -212,7 +212,8 @@ func (r *Report) Write(out io.Writer) {
 	row("lost", len(r.Lost), "accepted, never applied, not in a DLQ")
 	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
 	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
-	row("order violations", len(r.Violations), fmt.Sprintf("a higher sequence applied before a lower one (%d applied though dead-lettered, not checked)", r.AppliedDead))
+	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
+	row("applied though in DLQ", r.AppliedDead, "in the DLQ at the end, applied all the same by another copy")
 	dl := 0
 	for _, n := range r.DeadLettered {
 		dl += n
