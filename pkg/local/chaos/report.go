@@ -213,7 +213,7 @@ func (r *Report) Write(out io.Writer) {
 	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
 	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
 	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
-	row("applied though in DLQ", r.AppliedDead, "in the DLQ at the end, applied all the same by another copy")
+	row("applied in DLQ", r.AppliedDead, "in the DLQ at the end, applied all the same by another copy")
 	dl := 0
 	for _, n := range r.DeadLettered {
 		dl += n
