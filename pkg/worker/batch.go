@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookpack/hookpack/pkg/envelope"
 )
 
 // tracker holds the results of one batch while its groups run. A group
@@ -113,16 +112,16 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		switch {
 		case expiring && blocker == nil && h.expiresBefore(rec, h.cfg.Now()):
 			r = h.newResult(rec)
-			r.env, _ = envelope.Decode([]byte(rec.Body))
+			r.env = h.envelope(ctx, rec)
 			r.err = errEarlierExpiring
 			r = h.expiring(ctx, t, i, rec, r)
 		case blocker != nil:
-			r = h.blocked(rec, blocker)
+			r = h.blocked(ctx, rec, blocker)
 			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
 				r = h.expiring(ctx, t, i, rec, r)
 			}
 		case b.limited() && !h.cfg.Now().Before(b.work):
-			r = h.expired(rec)
+			r = h.expired(ctx, rec)
 		default:
 			r = h.process(ctx, t, i, rec, b)
 		}
@@ -165,7 +164,7 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 					blocker = &results[i]
 				}
 			case blocker == nil && running < 0 && !started[i]:
-				results[i] = h.expired(&recs[i])
+				results[i] = h.expired(bctx, &recs[i])
 			case blocker == nil && running < 0:
 				running = i
 			default:
@@ -174,14 +173,14 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 		}
 		if running < 0 {
 			for _, i := range waiting {
-				results[i] = h.blocked(&recs[i], blocker)
+				results[i] = h.blocked(bctx, &recs[i], blocker)
 			}
 			continue
 		}
 		wg.Go(func() {
 			rec := &recs[running]
 			r := h.newResult(rec)
-			r.env, _ = envelope.Decode([]byte(rec.Body))
+			r.env = h.envelope(ctx, rec)
 			if n, err := h.cfg.Ledger.FailedAttempt(bctx, rec.MessageId, receivesOf(rec)); err == nil {
 				r.attempt = n
 			}
@@ -190,7 +189,7 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 			r.outcome = outTimedOut
 			results[running] = r
 			for _, i := range waiting {
-				results[i] = h.blocked(&recs[i], &results[running])
+				results[i] = h.blocked(bctx, &recs[i], &results[running])
 			}
 		})
 	}
@@ -222,19 +221,19 @@ func groups(recs []events.SQSMessage) [][]int {
 
 // blocked reports a message behind a failed one of its group: it waits as
 // long as the failure does, so the group resumes in order.
-func (h *Handler) blocked(rec *events.SQSMessage, blocker *result) result {
+func (h *Handler) blocked(ctx context.Context, rec *events.SQSMessage, blocker *result) result {
 	r := h.newResult(rec)
 	r.outcome, r.failed = outBlocked, true
 	r.visibility, r.setVisibility = blocker.visibility, blocker.setVisibility
-	r.env, _ = envelope.Decode([]byte(rec.Body))
+	r.env = h.envelope(ctx, rec)
 	return r
 }
 
 // expired reports a message not started before the work deadline; it is
 // made visible at once so the next invocation takes it.
-func (h *Handler) expired(rec *events.SQSMessage) result {
+func (h *Handler) expired(ctx context.Context, rec *events.SQSMessage) result {
 	r := h.newResult(rec)
 	r.outcome, r.failed, r.setVisibility = outDeadline, true, true
-	r.env, _ = envelope.Decode([]byte(rec.Body))
+	r.env = h.envelope(ctx, rec)
 	return r
 }

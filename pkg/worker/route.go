@@ -182,8 +182,9 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	return r
 }
 
-// envelope decodes rec's envelope for a dead letter's attributes, reading
-// an offloaded body from S3 (nil when it cannot).
+// envelope decodes rec's envelope for a log line or a dead letter's
+// attributes when its handler did not run, reading an offloaded body from
+// S3 within ctx (nil when it cannot): every path names its event.
 func (h *Handler) envelope(ctx context.Context, rec *events.SQSMessage) *envelope.Envelope {
 	body := []byte(rec.Body)
 	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {

@@ -1,10 +1,13 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -99,6 +102,8 @@ type world struct {
 	ranForward map[*simMsg]bool
 	steps      int
 	history    []string
+	// logs holds the worker's log lines of the current invocation.
+	logs bytes.Buffer
 }
 
 func newWorld(t fataler) *world {
@@ -133,6 +138,8 @@ func (w *world) newHandler() *worker.Handler {
 		})
 	})
 	return worker.New(worker.Config{
+		// Every message's line must name its event (checked in handle).
+		Logger: slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Ledger: simLedgerFor{w}, Handlers: reg, DLQ: simSQSFor{w}, Visibility: simSQSFor{w}, Queues: simSQSFor{w},
 		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock,
 		// A lease ends before the message's visibility timeout, as under
@@ -483,9 +490,13 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	for _, m := range msgs {
 		w.batch[m.id] = m
 	}
+	w.logs.Reset()
 	resp, err := w.handler.Handle(context.Background(), ev)
 	if err != nil {
 		w.t.Fatalf("Handle returned %v", err)
+	}
+	if !w.sess.crashed && w.sess.loseAt == 0 {
+		w.checkLogs() // (a failed S3 read leaves the event unknown)
 	}
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
@@ -501,6 +512,20 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	}
 	w.logf("    worker answers: %s", strings.Join(out, ", "))
 	return failed
+}
+
+// checkLogs verifies that every message's log line names its event (an
+// offloaded body included), so an operator can find it.
+func (w *world) checkLogs() {
+	for _, line := range bytes.Split(w.logs.Bytes(), []byte("\n")) {
+		var l struct{ MessageID, EventID, TenantID, Outcome string }
+		if json.Unmarshal(line, &l) != nil || l.MessageID == "" {
+			continue
+		}
+		if m := w.batch[l.MessageID]; m != nil && m.event != nil && (l.EventID != m.event.id || l.TenantID != simTenant) {
+			w.violate("the %s line of message %s names event %q of tenant %q, want %s", l.Outcome, l.MessageID, l.EventID, l.TenantID, m.event.id)
+		}
+	}
 }
 
 // advance moves the clock by d as a continuously polling event source
