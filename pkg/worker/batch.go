@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
-
 )
 
 // tracker holds the results of one batch while its groups run. A group
