@@ -52,6 +52,8 @@ type customEffects struct {
 	byEvent map[string]int        // tenant/event id → effects applied
 	want    map[string]int        // tenant/event id → effects it has
 	order   map[string][]int      // tenant/conversation → seqs in the order applied
+	// lastAt is when a run of an effect of each tenant/event id last started.
+	lastAt  map[string]time.Time
 	applied int
 }
 
@@ -75,6 +77,7 @@ func newCustomEffects(f *Faults, poison, chained func(string, string) bool, hang
 	return &customEffects{
 		faults: f, poison: poison, chained: chained, hang: hang,
 		byKey: map[string]*customRun{}, byEvent: map[string]int{}, want: map[string]int{}, order: map[string][]int{},
+		lastAt: map[string]time.Time{},
 	}
 }
 
@@ -133,6 +136,7 @@ func (c *customEffects) run(ctx context.Context, ev *worker.Event, b body, name,
 		}
 	}
 	r.runs++
+	c.lastAt[ev.Tenant+"/"+ev.EventID] = time.Now()
 	first := r.runs == 1
 	run := len(r.history)
 	r.history = append(r.history, fmt.Sprintf("%s (receive %d, started %s)", ev.MessageID, ev.Attempt, time.Now().Format("15:04:05.000")))

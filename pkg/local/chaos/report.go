@@ -33,9 +33,10 @@ type Report struct {
 	Doubled       []string       // applied twice (see compute)
 	Resent        int            // requests after a 2xx, absorbed by the Idempotency-Key
 	Violations    []string       // a higher sequence applied before a lower one
-	// AppliedDead counts events applied though they are in the DLQ at the
-	// end: a copy applied an event behind its dead letter (docs/ledger.md,
-	// one lifecycle per event). It fails the run.
+	// AppliedDead counts events in the DLQ at the end that a copy sent to
+	// the target, or ran a custom effect of, after their dead letter was
+	// sent: applied behind their dead letter (docs/ledger.md, one lifecycle
+	// per event). It fails the run.
 	AppliedDead   int
 	DeadLettered  map[string]int // reason → count
 	Undeliverable []string       // dead-lettered though the target would accept it
@@ -75,9 +76,9 @@ type Report struct {
 //     poison events and anything else dead-lettered — are not in the
 //     applied order and cannot cause a violation; the events after them
 //     are still checked against each other and against those before. An
-//     event in the DLQ at the end that was applied all the same broke the
-//     lifecycle rule (a dead-lettered event runs only through a replay):
-//     counted as AppliedDead, which fails the run.
+//     event in the DLQ at the end that reached the target after its dead
+//     letter was sent broke the lifecycle rule (a dead-lettered event runs
+//     only through a replay): counted as AppliedDead, which fails the run.
 func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f *Faults, dead []deadLetter, expired []string) {
 	r.Unique = len(w.all)
 	r.Deliveries = r.Unique
@@ -134,11 +135,25 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 			deadSeq[conv][ev.seq] = true
 		}
 	}
+	// A copy that reached the target or ran a custom effect after the
+	// event's dead letter was sent (and the dead letter is still there, so
+	// no replay) applied the event behind it.
+	deadAt := map[string]time.Time{}
+	for _, d := range dead {
+		id := d.tenant + "/" + d.eventID
+		if at, ok := deadAt[id]; !d.sent.IsZero() && (!ok || d.sent.Before(at)) {
+			deadAt[id] = d.sent
+		}
+	}
+	for id, at := range deadAt {
+		if t.lastAt[id].After(at) || c.lastAt[id].After(at) {
+			r.AppliedDead++
+		}
+	}
 	for conv, seqs := range order {
 		high := -1
 		for _, seq := range seqs {
 			if deadSeq[conv][seq] {
-				r.AppliedDead++
 				continue
 			}
 			if seq < high {
@@ -213,7 +228,7 @@ func (r *Report) Write(out io.Writer) {
 	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
 	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
 	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
-	row("applied in DLQ", r.AppliedDead, "in the DLQ at the end, applied all the same by another copy")
+	row("applied in DLQ", r.AppliedDead, "in the DLQ at the end, and sent to the target after its dead letter was")
 	dl := 0
 	for _, n := range r.DeadLettered {
 		dl += n

@@ -557,6 +557,8 @@ func waitDrained(ctx context.Context, client attributesAPI, urls []string, timeo
 // deadLetter is one message found in a DLQ.
 type deadLetter struct {
 	tenant, eventID, reason string
+	// sent is when the dead letter reached the DLQ (its SentTimestamp).
+	sent time.Time
 }
 
 // readDLQs receives every message of every tenant's DLQ.
@@ -566,7 +568,8 @@ func readDLQs(ctx context.Context, client *sqs.Client, payloads *queue.Payloads,
 		for {
 			resp, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 				QueueUrl: aws.String(q.DLQURL), MaxNumberOfMessages: 10, VisibilityTimeout: 600,
-				MessageAttributeNames: []string{"All"},
+				MessageAttributeNames:       []string{"All"},
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp},
 			})
 			if err != nil {
 				return nil, fmt.Errorf("read %s: %w", q.DLQURL, err)
@@ -582,6 +585,9 @@ func readDLQs(ctx context.Context, client *sqs.Client, payloads *queue.Payloads,
 					return nil, fmt.Errorf("read %s: %w", q.DLQURL, err)
 				}
 				d := deadLetter{reason: aws.ToString(m.MessageAttributes[worker.AttrReason].StringValue)}
+				if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
+					d.sent = time.UnixMilli(ms)
+				}
 				_, pointer := m.MessageAttributes[queue.SizeAttribute]
 				if env, err := decode(ctx, payloads, aws.ToString(m.Body), pointer); err == nil {
 					d.tenant, d.eventID = env.Tenant, env.EventID

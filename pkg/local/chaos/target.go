@@ -31,6 +31,8 @@ type target struct {
 	byKey   map[string]*effect
 	byEvent map[string]map[string]bool // tenant/event id → idempotency keys applied
 	order   map[string][]int           // tenant/conversation → seqs in the order applied
+	// lastAt is when each tenant/event id last reached the target, re-sends included.
+	lastAt  map[string]time.Time
 	applied int
 	refused int
 }
@@ -50,6 +52,7 @@ func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(s
 	return &target{
 		tenants: tenants, faults: faults, poison: poison, slow: slow,
 		byKey: map[string]*effect{}, byEvent: map[string]map[string]bool{}, order: map[string][]int{},
+		lastAt: map[string]time.Time{},
 	}
 }
 
@@ -126,15 +129,16 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (t *target) apply(tenantID, key string, b body, eventID string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if eventID == "" {
+		eventID = b.EventID
+	}
+	t.lastAt[tenantID+"/"+eventID] = time.Now()
 	if e, ok := t.byKey[key]; ok {
 		e.resent++
 		if at, done := t.faults.completedAt(key); done && time.Now().After(at) {
 			e.after++
 		}
 		return
-	}
-	if eventID == "" {
-		eventID = b.EventID
 	}
 	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq, key: key}
 	ev := tenantID + "/" + eventID
