@@ -37,7 +37,7 @@ type Report struct {
 	// the target, or ran a custom effect of, after their dead letter was
 	// sent: applied behind their dead letter (docs/ledger.md, one lifecycle
 	// per event). It fails the run.
-	AppliedDead   int
+	AppliedDead   []string
 	DeadLettered  map[string]int // reason → count
 	Undeliverable []string       // dead-lettered though the target would accept it
 	NoReason      int            // dead letters without a reason (SQS's own redrive)
@@ -147,9 +147,14 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 	}
 	for id, at := range deadAt {
 		if t.lastAt[id].After(at) || c.lastAt[id].After(at) {
-			r.AppliedDead++
+			last := t.lastAt[id]
+			if c.lastAt[id].After(last) {
+				last = c.lastAt[id]
+			}
+			r.AppliedDead = append(r.AppliedDead, fmt.Sprintf("%s: dead-lettered %s, applied again %s later (%s)", id, at.Format("15:04:05.000"), last.Sub(at), reasonOf(dead, id)))
 		}
 	}
+	sort.Strings(r.AppliedDead)
 	for conv, seqs := range order {
 		high := -1
 		for _, seq := range seqs {
@@ -198,7 +203,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 			r.Lost = append(r.Lost, id)
 		}
 	}
-	for _, l := range [][]string{r.Lost, r.Expired, r.Doubled, r.Violations, r.Undeliverable} {
+	for _, l := range [][]string{r.Lost, r.Expired, r.Doubled, r.Violations, r.AppliedDead, r.Undeliverable} {
 		sort.Strings(l)
 	}
 }
@@ -212,7 +217,7 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+r.AppliedDead+len(r.IAM.Denied) > 0 || !r.Drained
+	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.AppliedDead)+len(r.IAM.Denied) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -228,7 +233,7 @@ func (r *Report) Write(out io.Writer) {
 	row("expired", len(r.Expired), "outage tenant: neither applied nor dead-lettered with a reason, or past its retention")
 	row("doubled", len(r.Doubled), "two Idempotency-Keys, re-sent after it was recorded done, or a custom effect run again after it returned nil")
 	row("order violations", len(r.Violations), "a higher sequence applied before a lower one")
-	row("applied in DLQ", r.AppliedDead, "in the DLQ at the end, and sent to the target after its dead letter was")
+	row("applied in DLQ", len(r.AppliedDead), "in the DLQ at the end, and sent to the target after its dead letter was")
 	dl := 0
 	for _, n := range r.DeadLettered {
 		dl += n
@@ -250,7 +255,7 @@ func (r *Report) Write(out io.Writer) {
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}
@@ -276,4 +281,14 @@ func answers(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// reasonOf returns the reason of event id's first dead letter.
+func reasonOf(dead []deadLetter, id string) string {
+	for _, d := range dead {
+		if d.tenant+"/"+d.eventID == id {
+			return d.reason
+		}
+	}
+	return ""
 }
