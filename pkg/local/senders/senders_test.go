@@ -33,12 +33,12 @@ var proofScript []byte
 // libraries are the npm packages proof.mjs loads.
 var libraries = []string{"discord-interactions", "tweetnacl", "@sendgrid/eventwebhook", "@hubspot/api-client"}
 
-// modules returns .cache/kinds/node_modules. Without node or the
+// modules returns .cache/senders/node_modules. Without node or the
 // libraries the test fails under CI=true and is skipped otherwise.
 func modules(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", ".cache", "kinds", "node_modules")
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", ".cache", "senders", "node_modules")
 	missing := ""
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not on PATH"
@@ -49,7 +49,7 @@ func modules(t *testing.T) string {
 		}
 	}
 	if missing != "" {
-		msg := "the senders' npm libraries are not installed (" + missing + "): run scripts/install-kinds.sh (make emulators does)"
+		msg := "the senders' npm libraries are not installed (" + missing + "): run scripts/install-verifiers.sh senders (make emulators does)"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}
