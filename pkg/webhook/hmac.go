@@ -129,10 +129,16 @@ func CheckTimestamp(raw string, now time.Time, tolerance time.Duration) (time.Ti
 		return time.Time{}, errorf(ErrMissingSignature, "timestamp %q is not Unix seconds", Truncate(raw, 32))
 	}
 	ts := time.Unix(sec, 0)
+	return ts, CheckTime(ts, now, tolerance)
+}
+
+// CheckTime checks that a signed time lies within tolerance of now in
+// either direction. It returns nil or an error wrapping ErrStale.
+func CheckTime(ts, now time.Time, tolerance time.Duration) error {
 	if d := now.Sub(ts); d > tolerance || d < -tolerance {
-		return ts, errorf(ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), tolerance)
+		return errorf(ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), tolerance)
 	}
-	return ts, nil
+	return nil
 }
 
 // ParseTolerance parses a duration setting ("300s", "5m", or plain seconds).
