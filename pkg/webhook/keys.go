@@ -33,17 +33,17 @@ func (c Config) PublicKeys(name string) ([]Key, error) {
 }
 
 // CheckPublicKeys is the Check of an asymmetric scheme: PublicKeys, each
-// accepted by parse, and no setting but public_key and optional;
+// accepted by valid, and no setting but public_key and optional;
 // settings.public_key alone is a complete entry. It returns an error
 // wrapping ErrMisconfigured that names the field and what it must be
 // (what), never its value.
-func CheckPublicKeys[K any](c Config, name, what string, parse func(string) (K, bool), optional ...string) error {
+func CheckPublicKeys(c Config, name, what string, valid func(key string) bool, optional ...string) error {
 	keys, err := c.PublicKeys(name)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
-		if _, ok := parse(k.Value); !ok {
+		if !valid(k.Value) {
 			return errorf(ErrMisconfigured, "%s: %s is not %s", name, k.Field, what)
 		}
 	}
@@ -54,23 +54,24 @@ func CheckPublicKeys[K any](c Config, name, what string, parse func(string) (K, 
 }
 
 // VerifyPublicKeys reports whether verify accepts the signature under one
-// of c's PublicKeys, each parsed by parse. Every key is tried: a public key
-// is no secret, but timing then does not depend on which entry verified.
+// of c's PublicKeys; verify parses the key (valid) and checks the signature
+// with it (verified). Every key is tried: a public key is no secret, but
+// timing then does not depend on which entry verified.
 // It returns an error wrapping ErrMisconfigured when there is no key or
 // one does not parse (naming the field and what it must be, never its
 // value).
-func VerifyPublicKeys[K any](c Config, name, what string, parse func(string) (K, bool), verify func(K) bool) (bool, error) {
+func VerifyPublicKeys(c Config, name, what string, verify func(key string) (verified, valid bool)) (bool, error) {
 	keys, err := c.PublicKeys(name)
 	if err != nil {
 		return false, err
 	}
 	ok := false
 	for _, k := range keys {
-		pub, valid := parse(k.Value)
+		verified, valid := verify(k.Value)
 		if !valid {
 			return false, errorf(ErrMisconfigured, "%s: %s is not %s", name, k.Field, what)
 		}
-		ok = verify(pub) || ok
+		ok = verified || ok
 	}
 	return ok, nil
 }

@@ -99,7 +99,7 @@ func TestPublicKeys(t *testing.T) {
 }
 
 func TestVerifyPublicKeys(t *testing.T) {
-	parse := func(s string) (string, bool) { return s, strings.HasPrefix(s, "key-") }
+	valid := func(s string) bool { return strings.HasPrefix(s, "key-") }
 	tests := []struct {
 		name    string
 		cfg     Config
@@ -117,9 +117,12 @@ func TestVerifyPublicKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var checked []string
-			ok, err := VerifyPublicKeys(tt.cfg, "sender", "a key", parse, func(k string) bool {
+			ok, err := VerifyPublicKeys(tt.cfg, "sender", "a key", func(k string) (bool, bool) {
+				if !valid(k) {
+					return false, false
+				}
 				checked = append(checked, k)
-				return k == tt.good
+				return k == tt.good, true
 			})
 			if ok != tt.ok || !errors.Is(err, tt.err) || (err != nil && !strings.Contains(err.Error(), tt.naming)) || strings.Join(checked, ",") != tt.checked {
 				t.Errorf("VerifyPublicKeys() = %v, %v after checking %v; want %v, %v naming %q after %s", ok, err, checked, tt.ok, tt.err, tt.naming, tt.checked)
@@ -127,7 +130,7 @@ func TestVerifyPublicKeys(t *testing.T) {
 			if err != nil && strings.Contains(err.Error(), "secret-c") {
 				t.Errorf("VerifyPublicKeys() = %v: shows the key", err)
 			}
-			cerr := CheckPublicKeys(tt.cfg, "sender", "a key", parse)
+			cerr := CheckPublicKeys(tt.cfg, "sender", "a key", valid)
 			if !errors.Is(cerr, tt.err) {
 				t.Errorf("CheckPublicKeys() = %v, want %v", cerr, tt.err)
 			}

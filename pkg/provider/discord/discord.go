@@ -61,6 +61,12 @@ func publicKey(s string) (ed25519.PublicKey, bool) {
 	return nil, false
 }
 
+// isKey reports whether a key entry is a hex Ed25519 key.
+func isKey(key string) bool {
+	_, ok := publicKey(key)
+	return ok
+}
+
 // keyKind is what a key entry must be, for errors.
 const keyKind = "the application's public key (64 hex characters)"
 
@@ -68,7 +74,7 @@ const keyKind = "the application's public key (64 hex characters)"
 // secrets), with an unknown setting or a bad tolerance, or with a key that
 // is not a hex Ed25519 key. Errors name the field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	return webhook.CheckPublicKeys(cfg, "discord", keyKind, publicKey, "tolerance", "ephemeral")
+	return webhook.CheckPublicKeys(cfg, "discord", keyKind, isKey, "tolerance", "ephemeral")
 }
 
 // Verify checks X-Signature-Ed25519, the hex Ed25519 signature of
@@ -98,8 +104,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	}
 	msg := make([]byte, 0, len(ts)+len(req.Body))
 	msg = append(append(msg, ts...), req.Body...)
-	ok, err := webhook.VerifyPublicKeys(cfg, "discord", keyKind, publicKey, func(pub ed25519.PublicKey) bool {
-		return ed25519.Verify(pub, msg, sig)
+	ok, err := webhook.VerifyPublicKeys(cfg, "discord", keyKind, func(key string) (bool, bool) {
+		pub, valid := publicKey(key)
+		return valid && ed25519.Verify(pub, msg, sig), valid
 	})
 	if err != nil {
 		return err

@@ -81,6 +81,12 @@ func privateKey(der []byte) (*ecdsa.PrivateKey, bool) {
 	return nil, false
 }
 
+// isKey reports whether a key entry is a P-256 key.
+func isKey(key string) bool {
+	_, ok := publicKey(key)
+	return ok
+}
+
 // keyKind is what a key entry must be, for errors.
 const keyKind = "the Event Webhook's verification key (base64 ECDSA P-256 public key)"
 
@@ -88,7 +94,7 @@ const keyKind = "the Event Webhook's verification key (base64 ECDSA P-256 public
 // secrets), with an unknown setting or a bad tolerance, or with a key that
 // is not a P-256 key. Errors name the field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	return webhook.CheckPublicKeys(cfg, "sendgrid", keyKind, publicKey, "tolerance")
+	return webhook.CheckPublicKeys(cfg, "sendgrid", keyKind, isKey, "tolerance")
 }
 
 // Verify checks the base64 ASN.1 ECDSA signature of the SHA-256 of
@@ -120,8 +126,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	h.Write([]byte(ts))
 	h.Write(req.Body)
 	digest := h.Sum(nil)
-	verified, err := webhook.VerifyPublicKeys(cfg, "sendgrid", keyKind, publicKey, func(pub *ecdsa.PublicKey) bool {
-		return ecdsa.VerifyASN1(pub, digest, sig)
+	verified, err := webhook.VerifyPublicKeys(cfg, "sendgrid", keyKind, func(key string) (bool, bool) {
+		pub, valid := publicKey(key)
+		return valid && ecdsa.VerifyASN1(pub, digest, sig), valid
 	})
 	if err != nil {
 		return err
