@@ -41,7 +41,6 @@ emulators:
 	@scripts/prerequisites.sh
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
-	@scripts/install-kinds.sh
 
 vet:
 	$(GO) vet ./...

@@ -5,9 +5,12 @@
 #   verifiers  the Standard Webhooks receivers' libraries (standardwebhooks,
 #              svix) a tenant's receiver verifies forwards with, for
 #              pkg/local/receiver;
-#   senders    the senders' own libraries (svix, Paddle, Linear, Square,
-#              Razorpay, LINE, Coinbase Commerce) that check the named
-#              senders of pkg/provider/catalog from the sender's side.
+#   senders    the senders' own libraries that check hookpack's senders
+#              from the sender's side: svix, Paddle, Linear, Square,
+#              Razorpay, LINE and Coinbase Commerce for the rows of
+#              pkg/provider/catalog; discord-interactions, tweetnacl,
+#              @sendgrid/eventwebhook and @hubspot/api-client for
+#              pkg/local/senders.
 # Usage: scripts/install-verifiers.sh [set…] (default: verifiers senders).
 # Idempotent: reinstalls a set only when its lock file changed;
 # --prefer-offline reuses npm's cache. Needs Node.js and npm.

@@ -44,7 +44,7 @@ var adversaries = []adversary{
 	{"shopify", "orders-create", "X-Shopify-Hmac-Sha256", []string{"X-Shopify-Event-Id", "X-Shopify-Webhook-Id"}, false, "X-Shopify-Topic"},
 	{"stripe", "customer-created", "Stripe-Signature", nil, true, ""},
 	{"slack", "event-message", "X-Slack-Signature", nil, true, ""},
-	{"standardwebhooks", "svix-invoice-paid", "Svix-Signature", nil, true, ""},
+	{"svix", "invoice-paid", "Svix-Signature", nil, true, ""},
 	{"whatsapp", "message-text", "X-Hub-Signature-256", nil, false, ""},
 	{"twilio", "sms-received", "X-Twilio-Signature", []string{"I-Twilio-Idempotency-Token"}, false, ""},
 	{"hmac", "paddle-transaction-paid", "Paddle-Signature", nil, true, ""},
@@ -173,9 +173,9 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 		return func(t *testing.T, a adversary) delivery { d := valid(t, a); f(&d, a); return d }
 	}
 	// JSON-shape rows: providers whose adapter reads the body as JSON
-	// (Twilio's is a form; Standard Webhooks' payload is opaque unless a
+	// (Twilio's is a form; the payload of Standard Webhooks (svix) is opaque unless a
 	// conversation path is configured).
-	json := func(a adversary) bool { return a.provider != "twilio" && a.provider != "standardwebhooks" }
+	json := func(a adversary) bool { return a.provider != "twilio" && a.provider != "svix" }
 	rows := []row{
 		{name: "bad signature", applies: all, build: with(func(d *delivery, a adversary) {
 			v := d.header.Get(a.sigHeader)

@@ -59,49 +59,65 @@ func MatchMAC(h HashFunc, secrets []string, wants [][]byte, parts ...[]byte) boo
 	return ok == 1
 }
 
-// hubPrefix starts an X-Hub-Signature-256 value.
-const hubPrefix = "sha256="
+// BodyHMAC is a header holding Prefix + hex HMAC-SHA256(secret, raw body),
+// with no timestamp signed: GitHub's and Meta's X-Hub-Signature-256
+// (HubSignature), Asana's and Dropbox's (no prefix) and Notion's. Providers
+// call its Verify and Sign; now is unused.
+type BodyHMAC struct{ Header, Prefix string }
 
-// HubSignature is X-Hub-Signature-256, "sha256=" + hex HMAC-SHA256(secret,
-// raw body): the scheme GitHub and Meta (WhatsApp) share. Their providers
-// embed it for Verify and Sign. Neither signs a timestamp, so now is unused.
-type HubSignature struct{}
-
-// Verify checks X-Hub-Signature-256 against every secret in constant time.
-// It returns an error wrapping ErrMissingSignature when the header is
-// absent, ErrInvalidSignature when it is malformed or no secret matches, and
+// Verify checks the header against every secret in constant time. It
+// returns an error wrapping ErrMissingSignature when the header is absent,
+// ErrInvalidSignature when it is malformed or no secret matches, and
 // ErrMisconfigured when the tenant has no secrets.
-func (HubSignature) Verify(req *Request, cfg Config, _ time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get("X-Hub-Signature-256"))
+func (b BodyHMAC) Verify(req *Request, cfg Config, _ time.Time) error {
+	sig := strings.TrimSpace(req.Header.Get(b.Header))
 	if sig == "" {
-		return errorf(ErrMissingSignature, "X-Hub-Signature-256 header is required")
+		return errorf(ErrMissingSignature, "%s header is required", b.Header)
 	}
-	hexSig, ok := strings.CutPrefix(sig, hubPrefix)
+	hexSig, ok := strings.CutPrefix(sig, b.Prefix)
 	if !ok {
-		return errorf(ErrInvalidSignature, "X-Hub-Signature-256 must start with %q", hubPrefix)
+		return errorf(ErrInvalidSignature, "%s must start with %q", b.Header, b.Prefix)
 	}
 	got, err := hex.DecodeString(hexSig)
 	if err != nil || len(got) == 0 {
-		return errorf(ErrInvalidSignature, "X-Hub-Signature-256 is not hex")
+		return errorf(ErrInvalidSignature, "%s is not hex", b.Header)
 	}
-	if err := cfg.CheckSecrets("X-Hub-Signature-256"); err != nil {
+	if err := cfg.CheckSecrets(b.Header); err != nil {
 		return err
 	}
 	if !MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
-		return errorf(ErrInvalidSignature, "no configured secret matches X-Hub-Signature-256")
+		return errorf(ErrInvalidSignature, "no configured secret matches %s", b.Header)
 	}
 	return nil
 }
 
-// Sign sets X-Hub-Signature-256 with cfg.Secrets[0], as Verify checks it
-// (Meta's GET handshake is unsigned: it carries a verify token instead). It
-// returns an error wrapping ErrMisconfigured when the tenant has no secrets.
-func (HubSignature) Sign(req *Request, cfg Config, _ time.Time) error {
-	if err := cfg.CheckSecrets("X-Hub-Signature-256"); err != nil {
+// Sign sets the header with cfg.Secrets[0], as Verify checks it. It returns
+// an error wrapping ErrMisconfigured when the tenant has no secrets.
+func (b BodyHMAC) Sign(req *Request, cfg Config, _ time.Time) error {
+	if err := cfg.CheckSecrets(b.Header); err != nil {
 		return err
 	}
-	req.SetHeader("X-Hub-Signature-256", hubPrefix+hex.EncodeToString(MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
+	req.SetHeader(b.Header, b.Prefix+hex.EncodeToString(MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
 	return nil
+}
+
+// hub is X-Hub-Signature-256.
+var hub = BodyHMAC{Header: "X-Hub-Signature-256", Prefix: "sha256="}
+
+// HubSignature is X-Hub-Signature-256, "sha256=" + hex HMAC-SHA256(secret,
+// raw body): the scheme GitHub and Meta (WhatsApp) share. Their providers
+// embed it for Verify and Sign, which are BodyHMAC's (Meta's GET handshake
+// is unsigned: it carries a verify token instead).
+type HubSignature struct{}
+
+// Verify is BodyHMAC.Verify for X-Hub-Signature-256.
+func (HubSignature) Verify(req *Request, cfg Config, now time.Time) error {
+	return hub.Verify(req, cfg, now)
+}
+
+// Sign is BodyHMAC.Sign for X-Hub-Signature-256.
+func (HubSignature) Sign(req *Request, cfg Config, now time.Time) error {
+	return hub.Sign(req, cfg, now)
 }
 
 // CheckTimestamp parses a Unix-seconds timestamp and checks it lies within
@@ -113,10 +129,16 @@ func CheckTimestamp(raw string, now time.Time, tolerance time.Duration) (time.Ti
 		return time.Time{}, errorf(ErrMissingSignature, "timestamp %q is not Unix seconds", Truncate(raw, 32))
 	}
 	ts := time.Unix(sec, 0)
+	return ts, CheckTime(ts, now, tolerance)
+}
+
+// CheckTime checks that a signed time lies within tolerance of now in
+// either direction. It returns nil or an error wrapping ErrStale.
+func CheckTime(ts, now time.Time, tolerance time.Duration) error {
 	if d := now.Sub(ts); d > tolerance || d < -tolerance {
-		return ts, errorf(ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), tolerance)
+		return errorf(ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), tolerance)
 	}
-	return ts, nil
+	return nil
 }
 
 // ParseTolerance parses a duration setting ("300s", "5m", or plain seconds).

@@ -31,3 +31,47 @@ func (c Config) PublicKeys(name string) ([]Key, error) {
 	}
 	return keys, nil
 }
+
+// CheckPublicKeys is the Check of an asymmetric scheme: PublicKeys, each
+// accepted by valid, and no setting but public_key and optional;
+// settings.public_key alone is a complete entry. It returns an error
+// wrapping ErrMisconfigured that names the field and what it must be
+// (what), never its value.
+func CheckPublicKeys(c Config, name, what string, valid func(key string) bool, optional ...string) error {
+	keys, err := c.PublicKeys(name)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if !valid(k.Value) {
+			return errorf(ErrMisconfigured, "%s: %s is not %s", name, k.Field, what)
+		}
+	}
+	if len(c.Secrets) == 0 {
+		c.Secrets = []string{keys[0].Value}
+	}
+	return c.CheckSettings(name, nil, append([]string{"public_key"}, optional...))
+}
+
+// VerifyPublicKeys reports whether verify accepts the signature under one
+// of c's PublicKeys; verify parses the key (valid) and checks the signature
+// with it (verified). Every key is tried: a public key is no secret, but
+// timing then does not depend on which entry verified.
+// It returns an error wrapping ErrMisconfigured when there is no key or
+// one does not parse (naming the field and what it must be, never its
+// value).
+func VerifyPublicKeys(c Config, name, what string, verify func(key string) (verified, valid bool)) (bool, error) {
+	keys, err := c.PublicKeys(name)
+	if err != nil {
+		return false, err
+	}
+	ok := false
+	for _, k := range keys {
+		verified, valid := verify(k.Value)
+		if !valid {
+			return false, errorf(ErrMisconfigured, "%s: %s is not %s", name, k.Field, what)
+		}
+		ok = verified || ok
+	}
+	return ok, nil
+}

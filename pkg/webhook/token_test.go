@@ -97,3 +97,43 @@ func TestPublicKeys(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyPublicKeys(t *testing.T) {
+	valid := func(s string) bool { return strings.HasPrefix(s, "key-") }
+	tests := []struct {
+		name    string
+		cfg     Config
+		good    string // the key the signature verifies under
+		ok      bool
+		err     error
+		naming  string
+		checked string
+	}{
+		{"second key verifies", Config{Secrets: []string{"key-a", "key-b"}}, "key-b", true, nil, "", "key-a,key-b"},
+		{"none verifies, every key tried", Config{Secrets: []string{"key-b", "key-c"}, Settings: map[string]string{"public_key": "key-a"}}, "key-d", false, nil, "", "key-a,key-b,key-c"},
+		{"bad key", Config{Secrets: []string{"key-b", "secret-c"}}, "key-b", false, ErrMisconfigured, "secrets[1]", "key-b"},
+		{"no key", Config{}, "", false, ErrMisconfigured, "settings.public_key", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var checked []string
+			ok, err := VerifyPublicKeys(tt.cfg, "sender", "a key", func(k string) (bool, bool) {
+				if !valid(k) {
+					return false, false
+				}
+				checked = append(checked, k)
+				return k == tt.good, true
+			})
+			if ok != tt.ok || !errors.Is(err, tt.err) || (err != nil && !strings.Contains(err.Error(), tt.naming)) || strings.Join(checked, ",") != tt.checked {
+				t.Errorf("VerifyPublicKeys() = %v, %v after checking %v; want %v, %v naming %q after %s", ok, err, checked, tt.ok, tt.err, tt.naming, tt.checked)
+			}
+			if err != nil && strings.Contains(err.Error(), "secret-c") {
+				t.Errorf("VerifyPublicKeys() = %v: shows the key", err)
+			}
+			cerr := CheckPublicKeys(tt.cfg, "sender", "a key", valid)
+			if !errors.Is(cerr, tt.err) {
+				t.Errorf("CheckPublicKeys() = %v, want %v", cerr, tt.err)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@
 // @hubspot/api-client, check them with the Go providers, and check the Go
 // providers' signatures with discord-interactions' verifyKey,
 // @sendgrid/eventwebhook's verifySignature and @hubspot/api-client's
-// Signature.isValid. scripts/install-kinds.sh (run by make emulators)
-// installs the libraries into .cache/kinds.
+// Signature.isValid. Modules finds the libraries of scripts/senders, which
+// scripts/install-verifiers.sh senders (run by make emulators) installs into
+// .cache/senders, for these tests and pkg/provider/catalog's.
 package senders

@@ -12,10 +12,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -29,34 +26,6 @@ import (
 
 //go:embed proof.mjs
 var proofScript []byte
-
-// libraries are the npm packages proof.mjs loads.
-var libraries = []string{"discord-interactions", "tweetnacl", "@sendgrid/eventwebhook", "@hubspot/api-client"}
-
-// modules returns .cache/kinds/node_modules. Without node or the
-// libraries the test fails under CI=true and is skipped otherwise.
-func modules(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", ".cache", "kinds", "node_modules")
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	}
-	for _, p := range libraries {
-		if _, err := os.Stat(filepath.Join(dir, p, "package.json")); err != nil && missing == "" {
-			missing = dir + " has no " + p
-		}
-	}
-	if missing != "" {
-		msg := "the senders' npm libraries are not installed (" + missing + "): run scripts/install-kinds.sh (make emulators does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
 
 // nodeCase is one call of proof.mjs.
 type nodeCase struct {
@@ -72,7 +41,7 @@ type nodeCase struct {
 
 func run(t *testing.T, cases []nodeCase) []json.RawMessage {
 	t.Helper()
-	script, err := receiver.Script(modules(t), t.TempDir(), "proof.mjs", proofScript)
+	script, err := receiver.Script(Modules(t), t.TempDir(), "proof.mjs", proofScript)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
@@ -24,6 +23,9 @@ const (
 	SecretHeader    = "X-Hook-Secret"
 	SignatureHeader = "X-Hook-Signature"
 )
+
+// signature is the hex HMAC-SHA256 of the body in SignatureHeader.
+var signature = webhook.BodyHMAC{Header: SignatureHeader}
 
 // Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker,
 // webhook.Responder and webhook.Checker for Asana.
@@ -52,34 +54,16 @@ func handshake(req *webhook.Request) (string, bool) {
 // returns an error wrapping webhook.ErrMissingSignature,
 // webhook.ErrInvalidSignature or webhook.ErrMisconfigured. Asana signs no
 // timestamp, so now is unused.
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
 	if _, ok := handshake(req); ok {
 		return nil
 	}
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
-	}
-	got, err := hex.DecodeString(sig)
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
-	}
-	if err := cfg.CheckSecrets("asana"); err != nil {
-		return err
-	}
-	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", SignatureHeader)
-	}
-	return nil
+	return signature.Verify(req, cfg, now)
 }
 
 // Sign sets X-Hook-Signature with cfg.Secrets[0].
-func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	if err := cfg.CheckSecrets("asana"); err != nil {
-		return err
-	}
-	req.SetHeader(SignatureHeader, hex.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
-	return nil
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	return signature.Sign(req, cfg, now)
 }
 
 // echo is Asana's required answer to a handshake: 200 with the secret

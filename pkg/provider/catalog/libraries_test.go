@@ -7,33 +7,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/receiver"
+	localsenders "github.com/hookpack/hookpack/pkg/local/senders"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
-
-// senderModules returns .cache/senders/node_modules with the senders' npm
-// libraries (scripts/install-verifiers.sh senders, which `make emulators`
-// runs). Without them the test is skipped on a developer machine and fails
-// in CI (CI=true), saying how to install them.
-func senderModules(t *testing.T) (root, modules string) {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	root = filepath.Join(filepath.Dir(file), "..", "..", "..")
-	modules = filepath.Join(root, ".cache", "senders", "node_modules")
-	_, err := os.Stat(filepath.Join(modules, "svix", "package.json"))
-	if _, nodeErr := exec.LookPath("node"); err != nil || nodeErr != nil {
-		msg := "the senders' npm libraries are not installed: run scripts/install-verifiers.sh senders (make emulators does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return root, modules
-}
 
 type nodeDelivery struct {
 	Sender  string            `json:"sender"`
@@ -59,17 +41,13 @@ type nodeSign struct {
 // for the rows to verify. A row whose header, encoding, prefix or signed
 // content differs from the sender's fails here.
 func TestSendersOwnLibraries(t *testing.T) {
-	root, modules := senderModules(t)
-	dir := t.TempDir()
-	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(filepath.Join(root, "scripts", "senders", "check.mjs"))
+	modules := localsenders.Modules(t)
+	src, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "scripts", "senders", "check.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "check.mjs")
-	if err := os.WriteFile(script, src, 0o644); err != nil {
+	script, err := receiver.Script(modules, t.TempDir(), "check.mjs", src)
+	if err != nil {
 		t.Fatal(err)
 	}
 

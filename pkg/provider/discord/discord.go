@@ -61,24 +61,20 @@ func publicKey(s string) (ed25519.PublicKey, bool) {
 	return nil, false
 }
 
+// isKey reports whether a key entry is a hex Ed25519 key.
+func isKey(key string) bool {
+	_, ok := publicKey(key)
+	return ok
+}
+
+// keyKind is what a key entry must be, for errors.
+const keyKind = "the application's public key (64 hex characters)"
+
 // Check reports a tenant entry without keys (settings.public_key or
 // secrets), with an unknown setting or a bad tolerance, or with a key that
-// is not a hex Ed25519 key. Errors name the
-// field, never its value.
+// is not a hex Ed25519 key. Errors name the field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	keys, err := cfg.PublicKeys("discord")
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if _, ok := publicKey(k.Value); !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "discord: %s is not the application's public key (64 hex characters)", k.Field)
-		}
-	}
-	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = []string{keys[0].Value} // settings.public_key alone is a complete entry
-	}
-	return cfg.CheckSettings("discord", nil, []string{"public_key", "tolerance", "ephemeral"})
+	return webhook.CheckPublicKeys(cfg, "discord", keyKind, isKey, "tolerance", "ephemeral")
 }
 
 // Verify checks X-Signature-Ed25519, the hex Ed25519 signature of
@@ -106,21 +102,14 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	keys, err := cfg.PublicKeys("discord")
-	if err != nil {
-		return err
-	}
 	msg := make([]byte, 0, len(ts)+len(req.Body))
 	msg = append(append(msg, ts...), req.Body...)
-	ok := false
-	for _, k := range keys {
-		pub, valid := publicKey(k.Value)
-		if !valid {
-			return webhook.Errorf(webhook.ErrMisconfigured, "discord: %s is not a hex Ed25519 key", k.Field)
-		}
-		// Every key is tried: a public key is no secret, but timing then
-		// does not depend on which entry verified.
-		ok = ed25519.Verify(pub, msg, sig) || ok
+	ok, err := webhook.VerifyPublicKeys(cfg, "discord", keyKind, func(key string) (bool, bool) {
+		pub, valid := publicKey(key)
+		return valid && ed25519.Verify(pub, msg, sig), valid
+	})
+	if err != nil {
+		return err
 	}
 	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured public key verifies %s", SignatureHeader)

@@ -6,10 +6,7 @@
 package dropbox
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
@@ -18,6 +15,9 @@ import (
 
 // SignatureHeader carries the notification's signature.
 const SignatureHeader = "X-Dropbox-Signature"
+
+// signature is the hex HMAC-SHA256 of the body in SignatureHeader.
+var signature = webhook.BodyHMAC{Header: SignatureHeader}
 
 // Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker
 // and webhook.Checker for Dropbox.
@@ -37,31 +37,13 @@ func (Provider) Check(cfg webhook.Config) error { return cfg.CheckSettings("drop
 // Verify checks X-Dropbox-Signature against every app secret. It returns
 // an error wrapping webhook.ErrMissingSignature, webhook.ErrInvalidSignature
 // or webhook.ErrMisconfigured. Dropbox signs no timestamp, so now is unused.
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
-	}
-	got, err := hex.DecodeString(sig)
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
-	}
-	if err := cfg.CheckSecrets("dropbox"); err != nil {
-		return err
-	}
-	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured app secret matches %s", SignatureHeader)
-	}
-	return nil
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	return signature.Verify(req, cfg, now)
 }
 
 // Sign sets X-Dropbox-Signature with cfg.Secrets[0].
-func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	if err := cfg.CheckSecrets("dropbox"); err != nil {
-		return err
-	}
-	req.SetHeader(SignatureHeader, hex.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
-	return nil
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	return signature.Sign(req, cfg, now)
 }
 
 // Handshake answers Dropbox's verification request, GET ?challenge=…, with

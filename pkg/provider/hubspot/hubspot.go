@@ -108,10 +108,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, parts...) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured client secret matches %s", SignatureHeader)
 	}
-	if d := now.Sub(time.UnixMilli(ms)); d > Tolerance || d < -Tolerance {
-		return webhook.Errorf(webhook.ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), Tolerance)
-	}
-	return nil
+	return webhook.CheckTime(time.UnixMilli(ms), now, Tolerance)
 }
 
 // Sign sets X-HubSpot-Request-Timestamp to now in milliseconds and

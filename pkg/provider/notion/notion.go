@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
@@ -21,7 +20,8 @@ import (
 // SignatureHeader carries the event's signature.
 const SignatureHeader = "X-Notion-Signature"
 
-const prefix = "sha256="
+// signature is the events' signature: "sha256=" + hex HMAC-SHA256 of the body.
+var signature = webhook.BodyHMAC{Header: SignatureHeader, Prefix: "sha256="}
 
 // Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker
 // and webhook.Checker for Notion.
@@ -59,38 +59,16 @@ func verification(req *webhook.Request) (string, bool) {
 // on to Handshake. It returns an error wrapping
 // webhook.ErrMissingSignature, webhook.ErrInvalidSignature or
 // webhook.ErrMisconfigured. Notion signs no timestamp, so now is unused.
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
 	if _, ok := verification(req); ok {
 		return nil
 	}
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
-	}
-	hexSig, ok := strings.CutPrefix(sig, prefix)
-	if !ok {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s must start with %q", SignatureHeader, prefix)
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
-	}
-	if err := cfg.CheckSecrets("notion"); err != nil {
-		return err
-	}
-	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, req.Body) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured verification token matches %s", SignatureHeader)
-	}
-	return nil
+	return signature.Verify(req, cfg, now)
 }
 
 // Sign sets X-Notion-Signature with cfg.Secrets[0].
-func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	if err := cfg.CheckSecrets("notion"); err != nil {
-		return err
-	}
-	req.SetHeader(SignatureHeader, prefix+hex.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), req.Body)))
-	return nil
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+	return signature.Sign(req, cfg, now)
 }
 
 // Handshake answers the verification request: 200 when its token is

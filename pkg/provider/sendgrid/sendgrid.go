@@ -81,24 +81,20 @@ func privateKey(der []byte) (*ecdsa.PrivateKey, bool) {
 	return nil, false
 }
 
+// isKey reports whether a key entry is a P-256 key.
+func isKey(key string) bool {
+	_, ok := publicKey(key)
+	return ok
+}
+
+// keyKind is what a key entry must be, for errors.
+const keyKind = "the Event Webhook's verification key (base64 ECDSA P-256 public key)"
+
 // Check reports a tenant entry without keys (settings.public_key or
 // secrets), with an unknown setting or a bad tolerance, or with a key that
-// is not a P-256 key. Errors name the field,
-// never its value.
+// is not a P-256 key. Errors name the field, never its value.
 func (Provider) Check(cfg webhook.Config) error {
-	keys, err := cfg.PublicKeys("sendgrid")
-	if err != nil {
-		return err
-	}
-	for _, k := range keys {
-		if _, ok := publicKey(k.Value); !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: %s is not the Event Webhook's verification key (base64 ECDSA P-256 public key)", k.Field)
-		}
-	}
-	if len(cfg.Secrets) == 0 {
-		cfg.Secrets = []string{keys[0].Value} // settings.public_key alone is a complete entry
-	}
-	return cfg.CheckSettings("sendgrid", nil, []string{"public_key", "tolerance"})
+	return webhook.CheckPublicKeys(cfg, "sendgrid", keyKind, isKey, "tolerance")
 }
 
 // Verify checks the base64 ASN.1 ECDSA signature of the SHA-256 of
@@ -126,21 +122,16 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	keys, err := cfg.PublicKeys("sendgrid")
-	if err != nil {
-		return err
-	}
 	h := sha256.New()
 	h.Write([]byte(ts))
 	h.Write(req.Body)
 	digest := h.Sum(nil)
-	verified := false
-	for _, k := range keys {
-		pub, ok := publicKey(k.Value)
-		if !ok {
-			return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: %s is not a P-256 key", k.Field)
-		}
-		verified = ecdsa.VerifyASN1(pub, digest, sig) || verified
+	verified, err := webhook.VerifyPublicKeys(cfg, "sendgrid", keyKind, func(key string) (bool, bool) {
+		pub, valid := publicKey(key)
+		return valid && ecdsa.VerifyASN1(pub, digest, sig), valid
+	})
+	if err != nil {
+		return err
 	}
 	if !verified {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured verification key verifies %s", SignatureHeader)

@@ -51,7 +51,7 @@ func TestContract(t *testing.T) {
 	vectors := []providertest.Vector{
 		vector("Webhook-"), vector("Svix-"),
 		providertest.SampleVector(t, "standardwebhooks", "spec-vector", "Webhook-Timestamp", "Webhook-Signature"),
-		providertest.SampleVector(t, "standardwebhooks", "svix-invoice-paid", "Svix-Timestamp", "Svix-Signature"),
+		providertest.SampleVector(t, "svix", "invoice-paid", "Svix-Timestamp", "Svix-Signature"),
 	}
 	for _, family := range []string{"Webhook-", "Svix-"} {
 		t.Run(family, func(t *testing.T) {

@@ -91,10 +91,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, []byte(id), []byte(ts), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", SignatureHeader)
 	}
-	if d := now.Sub(at); d > Tolerance || d < -Tolerance {
-		return webhook.Errorf(webhook.ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), Tolerance)
-	}
-	return nil
+	return webhook.CheckTime(at, now, Tolerance)
 }
 
 // Sign sets the timestamp header to now (RFC 3339, as Twitch writes it) and
