@@ -282,22 +282,23 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 
 // Bury records that the event of keys was dead-lettered from f's message
 // with reason: each record of keys not completed becomes DEAD (see
-// StatusDead), and every one of them starts its retention again, so that no
-// record expires while the dead letter can come back (the DLQ keeps it 14
-// days; Retention is longer). One UpdateItem per key, on the dead-letter
-// path only; a record that is absent or written under a newer token is
-// left alone. It returns the first wrapped AWS error.
+// StatusDead), created when absent, and every one of them starts its
+// retention again, so that no record expires while the dead letter can come
+// back (the DLQ keeps it 14 days; Retention is longer). One UpdateItem per
+// key, on the dead-letter path only; a record written under a newer token
+// is left alone. It returns the first wrapped AWS error.
 func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string) error {
 	exp := num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention)))
 	for _, k := range keys {
 		names := map[string]string{"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence}
-		values := map[string]types.AttributeValue{":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted))}
+		values := map[string]types.AttributeValue{":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted)),
+			":now": num(epoch.Seconds(d.opts.Now()))}
 		// A completed record only starts its retention again.
 		update, cond := "SET #exp = :exp", "attribute_exists(#pk) AND #status = :completed"
 		bury := &dynamodb.UpdateItemInput{
 			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
 			UpdateExpression:          aws.String("SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid REMOVE #lexp, #sent"),
-			ConditionExpression:       aws.String("attribute_exists(#pk) AND #status <> :completed AND " + fenceOK),
+			ConditionExpression:       aws.String("attribute_not_exists(#pk) OR #exp < :now OR (#status <> :completed AND " + fenceOK + ")"),
 			ExpressionAttributeNames:  map[string]string{"#reason": attrReason, "#deadmsg": attrDeadMsg, "#lexp": attrLeaseMs, "#sent": attrDeadSent},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID)},
 		}
@@ -312,6 +313,7 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string)
 		if errors.As(err, &ccf) {
 			delete(values, ":series")
 			delete(values, ":fence")
+			delete(values, ":now")
 			delete(names, "#series")
 			delete(names, "#fence")
 			_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{

@@ -149,7 +149,12 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, reason string) err
 	now := m.opts.Now()
 	for _, k := range keys {
 		r, ok := m.effects[effectPK(k)]
-		if !ok || newer(r.series, r.Fence, f) {
+		if ok && epoch.Seconds(r.Expires) < epoch.Seconds(now) {
+			ok = false
+		}
+		if !ok {
+			r = memEffect{Record: Record{Key: k}}
+		} else if newer(r.series, r.Fence, f) {
 			continue
 		}
 		r.Expires = epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,12 +163,14 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	// interrupted (its success would have been completed at once), so it
 	// never counts as done: it is taken over when its lease ends.
 	f.Immediate = !deferred
+	// Touched before the claim: a claim whose answer was lost may have
+	// landed, and a dead letter must bury what it wrote.
+	e.touch(k)
 	l, err := e.ledger.Claim(ctx, f, k, e.lease)
 	var ce *ledger.ConflictError
 	switch {
 	case errors.Is(err, ledger.ErrCompleted):
 		e.skipped++
-		e.touched = append(e.touched, k)
 		return nil
 	case errors.Is(err, ledger.ErrDead), errors.Is(err, ledger.ErrFenced):
 		return err
@@ -179,7 +182,6 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		return err
 	}
 
-	e.touched = append(e.touched, k)
 	e.Repeat = l.Taken != nil
 	if err := e.interrupted(ctx, l, name); err != nil {
 		return err
@@ -224,6 +226,13 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	e.ran++
 	return nil
+}
+
+// touch records that this message claimed, or tried to claim, effect k.
+func (e *Event) touch(k ledger.Key) {
+	if !slices.Contains(e.touched, k) {
+		e.touched = append(e.touched, k)
+	}
 }
 
 // interrupted counts an attempt when l took over a run of this same

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -150,13 +151,25 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	// its records start their retention again, so they outlive the dead
 	// letter. A copy of this message that finds it sends the dead letter
 	// again (process), so a crash before the send below loses nothing.
-	if len(r.touched) > 0 {
-		bctx, bcancel := h.finish(ctx)
-		err := h.cfg.Ledger.Bury(bctx, r.fence, r.touched, cause.Error())
-		bcancel()
-		if err != nil {
-			return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
+	// A message that claimed no effect records its outcome on its event's
+	// forward record: the first effect of every event the built-in handler
+	// forwards, which its copies (a redelivery, the ingest's later send)
+	// claim first.
+	keys, fence := r.touched, r.fence
+	if len(keys) == 0 && r.env != nil {
+		keys = []ledger.Key{{Tenant: r.env.Tenant, Event: r.env.Key, Effect: ForwardEffect}}
+		fence = ledger.Fence{Tenant: r.env.Tenant, Conversation: group, MessageID: rec.MessageId}
+		if !r.env.ReceivedAt.IsZero() {
+			fence.Origin = r.env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 		}
+	}
+	bctx, bcancel := h.finish(ctx)
+	if len(keys) > 0 {
+		err = h.cfg.Ledger.Bury(bctx, fence, keys, cause.Error())
+	}
+	bcancel()
+	if err != nil {
+		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
 	}
 	fctx, cancel := h.finish(ctx)
 	defer cancel()
@@ -171,12 +184,13 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if err != nil {
 		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
-	if len(r.touched) > 0 {
-		// Best effort: without it a copy that comes back sends the dead
-		// letter again, which the DLQ drops within five minutes.
-		if err := h.cfg.Ledger.Buried(fctx, r.fence, r.touched); err != nil {
-			r.err = errors.Join(cause, fmt.Errorf("record the dead letter sent: %w", err))
-		}
+	// Best effort: without it a copy that comes back sends the dead letter
+	// again, which the DLQ drops within five minutes.
+	if len(keys) > 0 {
+		err = h.cfg.Ledger.Buried(fctx, fence, keys)
+	}
+	if err != nil {
+		r.err = errors.Join(cause, fmt.Errorf("record the dead letter sent: %w", err))
 	}
 	r.outcome, r.failed = outDeadLettered, false
 	return r

@@ -104,6 +104,9 @@ type world struct {
 	history    []string
 	// logs holds the worker's log lines of the current invocation.
 	logs bytes.Buffer
+	// drainFault, when set, draws the fault of each invocation the event
+	// source mapping makes while the clock advances (none when nil).
+	drainFault func() (string, int)
 }
 
 func newWorld(t fataler) *world {
@@ -538,7 +541,14 @@ func (w *world) advance(d time.Duration) {
 		if guard > 2000 {
 			w.t.Fatalf("advance: no quiescence")
 		}
-		for i := 0; i < 50 && w.invoke("none", -1); i++ {
+		for i := 0; i < 50; i++ {
+			fault, k := "none", -1
+			if w.drainFault != nil {
+				fault, k = w.drainFault()
+			}
+			if !w.invoke(fault, k) {
+				break
+			}
 		}
 		next, ok := w.src.nextChange(w.now)
 		if !ok || next.After(end) {
@@ -722,6 +732,13 @@ func TestSimulation(t *testing.T) {
 		fault := func(name string) string {
 			return rapid.SampledFrom([]string{"", "", "", "before", "after"}).Draw(rt, name)
 		}
+		// While time passes, one invocation in about twenty has a fault too.
+		w.drainFault = func() (string, int) {
+			if rapid.IntRange(0, 19).Draw(rt, "drain fault?") != 0 {
+				return "none", -1
+			}
+			return rapid.SampledFrom([]string{"crash", "lose", "lostdelete", "duplicate"}).Draw(rt, "drain fault"), rapid.IntRange(0, 12).Draw(rt, "drain crash after")
+		}
 		rt.Repeat(map[string]func(*rapid.T){
 			"new event": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
@@ -766,9 +783,9 @@ func TestSimulation(t *testing.T) {
 			},
 			"": func(rt *rapid.T) { w.check() },
 		})
-		// The end: the target recovers and time passes, so every event
-		// must end done or dead-lettered with its reason.
-		w.mode = map[string]string{}
+		// The end: the target recovers and time passes without faults, so
+		// every event must end done or dead-lettered with its reason.
+		w.mode, w.drainFault = map[string]string{}, nil
 		w.advance(15 * 24 * time.Hour)
 		w.check()
 		simExplored.Add(int64(w.steps))
