@@ -98,6 +98,8 @@ type world struct {
 	sess     *session
 	cur      *simMsg
 	batch    map[string]*simMsg
+	// dlFrom are the messages of the batch the worker dead-lettered.
+	dlFrom map[string]bool
 	// ran lists the forwards that succeeded in the current message.
 	ranForward map[*simMsg]bool
 	steps      int
@@ -314,6 +316,9 @@ func (w *world) durable(eventKey, effect, why string) {
 
 // deadLettered records a dead letter the worker sent with its reason.
 func (w *world) deadLettered(m *simMsg) {
+	if w.dlFrom != nil {
+		w.dlFrom[m.attrs[worker.AttrMessageID]] = true
+	}
 	if m.event == nil {
 		w.violate("dead letter %s: its body names no event", m.id)
 		return
@@ -456,7 +461,10 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 				continue
 			}
 			w.src.remove(m)
-			if w.ranForward[m] {
+			// Deleted after it ran: done, unless the worker dead-lettered
+			// it (it never learned the forward succeeded: a replay may run
+			// it again with its key).
+			if w.ranForward[m] && !w.dlFrom[m.id] {
 				w.durable(m.event.key, worker.ForwardEffect, "its message "+m.id+" was deleted")
 			}
 		}
@@ -489,7 +497,7 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	w.ranForward = map[*simMsg]bool{}
 	// Target calls are attributed to the message whose handler runs
 	// (worker.Event.MessageID); a group's messages run in order.
-	w.batch, w.cur = map[string]*simMsg{}, nil
+	w.batch, w.cur, w.dlFrom = map[string]*simMsg{}, nil, map[string]bool{}
 	for _, m := range msgs {
 		w.batch[m.id] = m
 	}
