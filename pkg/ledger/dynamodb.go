@@ -286,47 +286,68 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 // retention again, so that no record expires while the dead letter can come
 // back (the DLQ keeps it 14 days; Retention is longer). One UpdateItem per
 // key, on the dead-letter path only; a record written under a newer token
-// is left alone. It returns the first wrapped AWS error.
-func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, reason string) error {
-	exp := num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention)))
+// is left alone. A record another worker holds under a live lease (own
+// lists the caller's leases) stops the burial with a *ConflictError
+// wrapping ErrInFlight: a concurrent copy of the message is running the
+// effect, and the caller must not dead-letter the event under it. It
+// returns the first wrapped AWS error.
+func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, reason string) error {
+	now := d.opts.Now()
+	exp := num(epoch.Seconds(now.Add(d.opts.Retention)))
 	for _, k := range keys {
-		names := map[string]string{"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence}
-		values := map[string]types.AttributeValue{":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted)),
-			":now": num(epoch.Seconds(d.opts.Now()))}
-		// A completed record only starts its retention again.
-		update, cond := "SET #exp = :exp", "attribute_exists(#pk) AND #status = :completed"
-		bury := &dynamodb.UpdateItemInput{
-			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
-			UpdateExpression:          aws.String("SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid REMOVE #lexp, #sent"),
-			ConditionExpression:       aws.String("attribute_not_exists(#pk) OR #exp < :now OR (#status <> :completed AND " + fenceOK + ")"),
-			ExpressionAttributeNames:  map[string]string{"#reason": attrReason, "#deadmsg": attrDeadMsg, "#lexp": attrLeaseMs, "#sent": attrDeadSent},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID)},
-		}
-		maps.Copy(bury.ExpressionAttributeNames, names)
-		maps.Copy(bury.ExpressionAttributeValues, values)
-		if f.Origin != "" {
-			*bury.UpdateExpression = "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid, #origin = :origin REMOVE #lexp, #sent"
-			bury.ExpressionAttributeNames["#origin"], bury.ExpressionAttributeValues[":origin"] = attrOrigin, str(f.Origin)
-		}
-		_, err := d.client.UpdateItem(ctx, bury)
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			delete(values, ":series")
-			delete(values, ":fence")
-			delete(values, ":now")
-			delete(names, "#series")
-			delete(names, "#fence")
-			_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(d.table), Key: d.key(effectPK(k)),
-				UpdateExpression: aws.String(update), ConditionExpression: aws.String(cond),
-				ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			})
-			if errors.As(err, &ccf) {
-				err = nil // absent, or newer: nothing of ours to bury
+		token := "-"
+		for _, l := range own {
+			if l.Key == k {
+				token = l.Token
 			}
 		}
-		if err != nil {
+		set := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid"
+		names := map[string]string{
+			"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence, "#lexp": attrLeaseMs,
+			"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent,
+		}
+		values := map[string]types.AttributeValue{
+			":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted)),
+			":inprogress": str(string(StatusInProgress)), ":now": num(epoch.Seconds(now)), ":nowms": num(epoch.Millis(now)), ":own": str(token),
+			":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID),
+		}
+		if f.Origin != "" {
+			set += ", #origin = :origin"
+			names["#origin"], values[":origin"] = attrOrigin, str(f.Origin)
+		}
+		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+			UpdateExpression: aws.String(set + " REMOVE #lexp, #sent"),
+			// Absent or expired, or not completed and not held by a live
+			// lease other than the caller's (a concurrent copy running it).
+			ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp < :now OR (#status <> :completed AND " + fenceOK +
+				" AND (#status <> :inprogress OR #lexp < :nowms OR #token = :own))"),
+			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
+		old, err := d.rejected(ctx, effectPK(k), err)
+		switch {
+		case err != nil:
 			return fmt.Errorf("bury %s: %w", k, err)
+		case old == nil:
+			continue
+		case strAttr(old[attrStatus]) == string(StatusCompleted):
+			// A completed record only starts its retention again.
+			_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+				TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+				UpdateExpression:          aws.String("SET #exp = :exp"),
+				ConditionExpression:       aws.String("#status = :completed"),
+				ExpressionAttributeNames:  map[string]string{"#exp": attrExp, "#status": attrStatus},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":exp": exp, ":completed": str(string(StatusCompleted))},
+			})
+			var ccf *types.ConditionalCheckFailedException
+			if err != nil && !errors.As(err, &ccf) {
+				return fmt.Errorf("bury %s: %w", k, err)
+			}
+		case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
+			continue // a newer worker's: nothing of ours to bury
+		default:
+			return &ConflictError{Record: record(k, old), err: ErrInFlight}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -143,7 +144,7 @@ func (m *Memory) Fail(_ context.Context, l Lease, reason string) error {
 }
 
 // Bury behaves like (*DynamoDB).Bury.
-func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, reason string) error {
+func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reason string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.opts.Now()
@@ -156,6 +157,8 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, reason string) err
 			r = memEffect{Record: Record{Key: k}}
 		} else if newer(r.series, r.Fence, f) {
 			continue
+		} else if r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) >= epoch.Millis(now) && !slices.ContainsFunc(own, func(l Lease) bool { return l.Key == k && l.Token == r.token }) {
+			return &ConflictError{Record: r.Record, err: ErrInFlight}
 		}
 		r.Expires = epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))
 		if r.Status != StatusCompleted {

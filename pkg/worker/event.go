@@ -19,7 +19,7 @@ type effectStore interface {
 	Claim(ctx context.Context, f ledger.Fence, k ledger.Key, lease time.Duration) (ledger.Lease, error)
 	Complete(ctx context.Context, l ledger.Lease) error
 	Fail(ctx context.Context, l ledger.Lease, reason string) error
-	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error
+	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error
 	Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error
 }
 
@@ -93,6 +93,9 @@ type Event struct {
 	// touched are the effects this message claimed or found completed:
 	// the ones a dead letter buries (ledger.Bury).
 	touched []ledger.Key
+	// leases are the claims this message won: its own, which its dead
+	// letter may bury while they are live.
+	leases []ledger.Lease
 	// maxAttempts dead-letters a message whose effect was interrupted
 	// that many times (Config.MaxAttempts).
 	maxAttempts int
@@ -182,6 +185,7 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		return err
 	}
 
+	e.leases = append(e.leases, l)
 	e.Repeat = l.Taken != nil
 	if err := e.interrupted(ctx, l, name); err != nil {
 		return err

@@ -84,7 +84,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		fcancel()
 	}
 	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
-	r.fence, r.touched = ev.fence, ev.touched
+	r.fence, r.touched, r.leases = ev.fence, ev.touched, ev.leases
 
 	r.env = env
 	f := h.facts(rec, env, err)

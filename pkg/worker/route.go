@@ -165,9 +165,15 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	}
 	bctx, bcancel := h.finish(ctx)
 	if len(keys) > 0 {
-		err = h.cfg.Ledger.Bury(bctx, fence, keys, cause.Error())
+		err = h.cfg.Ledger.Bury(bctx, fence, keys, r.leases, cause.Error())
 	}
 	bcancel()
+	var ce *ledger.ConflictError
+	if errors.As(err, &ce) {
+		// A concurrent copy of the message (a batch invoked twice) is
+		// running an effect: it decides; this copy comes back after its lease.
+		return h.retry(r, RetryAfter(errors.Join(cause, fmt.Errorf("dead-letter: %w", err)), ce.Record.LeaseExpires.Sub(h.cfg.Now())))
+	}
 	if err != nil {
 		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
 	}

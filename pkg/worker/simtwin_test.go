@@ -338,19 +338,19 @@ func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) err
 	return err
 }
 
-func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error {
+func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error {
 	if !l.s.call() {
 		return errCrashed
 	}
 	// (Through an interface, so the simulation also runs against a worker
 	// and ledger from before Bury: make simulate against an older commit.)
 	b, ok := any(l.w.ledger).(interface {
-		Bury(context.Context, ledger.Fence, []ledger.Key, string) error
+		Bury(context.Context, ledger.Fence, []ledger.Key, []ledger.Lease, string) error
 	})
 	if !ok {
 		return errors.New("this ledger has no Bury")
 	}
-	err := b.Bury(ctx, f, keys, reason)
+	err := b.Bury(ctx, f, keys, own, reason)
 	if l.s.lost() {
 		return errLost
 	}

@@ -172,8 +172,8 @@ func (l simLedgerFor) Complete(ctx context.Context, ls ledger.Lease) error {
 func (l simLedgerFor) Fail(ctx context.Context, ls ledger.Lease, r string) error {
 	return l.s().Fail(ctx, ls, r)
 }
-func (l simLedgerFor) Bury(ctx context.Context, f ledger.Fence, k []ledger.Key, r string) error {
-	return l.s().Bury(ctx, f, k, r)
+func (l simLedgerFor) Bury(ctx context.Context, f ledger.Fence, k []ledger.Key, own []ledger.Lease, r string) error {
+	return l.s().Bury(ctx, f, k, own, r)
 }
 func (l simLedgerFor) Buried(ctx context.Context, f ledger.Fence, k []ledger.Key) error {
 	return l.s().Buried(ctx, f, k)

@@ -205,6 +205,7 @@ type result struct {
 	// or found completed, which its dead letter buries.
 	fence   ledger.Fence
 	touched []ledger.Key
+	leases  []ledger.Lease
 }
 
 // Handle processes one batch and reports the messages to leave on the

@@ -27,7 +27,7 @@ type Store interface {
 	FailedAttempt(ctx context.Context, messageID string, receive int) (int, error)
 	Attempts(ctx context.Context, messageID string) (int, error)
 	Effects(ctx context.Context, tenant, event string) ([]ledger.Record, error)
-	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, reason string) error
+	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error
 	Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error
 }
 
@@ -353,7 +353,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			t.Fatal(err)
 		}
 		clock.Advance(Retention / 2)
-		if err := s.Bury(ctx, orig, []ledger.Key{failedKey, doneKey}, "422 unprocessable"); err != nil {
+		if err := s.Bury(ctx, orig, []ledger.Key{failedKey, doneKey}, nil, "422 unprocessable"); err != nil {
 			t.Fatalf("Bury() = %v", err)
 		}
 		r, err := s.Record(ctx, failedKey)
@@ -393,8 +393,15 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			t.Fatalf("Claim() by the revival's redelivery = %+v, %v; want a takeover naming the interrupted claim %s", tl.Taken, err, rl.Fence.Token())
 		}
 		// A marked replay of another copy revives a record buried again.
-		if err := s.Bury(ctx, at(12, 2, "o1", false), []ledger.Key{failedKey}, "again"); err != nil {
-			t.Fatal(err)
+		// A concurrent copy's live lease stops the burial; the holder's own does not.
+		clock.Advance(2 * Lease)
+		held := mustClaim(t, s, at(12, 3, "o1", false), failedKey)
+		// (A batch invoked twice: both copies hold the same fence.)
+		if err := s.Bury(ctx, at(12, 3, "o1", false), []ledger.Key{failedKey}, nil, "again"); !errors.Is(err, ledger.ErrInFlight) {
+			t.Errorf("Bury() under another worker's live lease = %v, want ErrInFlight", err)
+		}
+		if err := s.Bury(ctx, at(12, 3, "o1", false), []ledger.Key{failedKey}, []ledger.Lease{held}, "again"); err != nil {
+			t.Fatalf("Bury() of its own lease = %v", err)
 		}
 		if _, err := s.Claim(ctx, at(14, 1, "o9", true), failedKey, 0); err != nil {
 			t.Errorf("Claim() by a marked replay = %v, want it revived", err)
