@@ -46,6 +46,11 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 		// send, tests, a proxy's logs) what became of the events.
 		resp := replyResponse(res.answer)
 		resp.Headers["x-hookpack-status"] = string(out)
+		ids := make([]string, len(res.events))
+		for i, e := range res.events {
+			ids[i] = e.ID
+		}
+		resp.Headers["x-hookpack-event-ids"] = strings.Join(ids, ",")
 		return resp, out
 	}
 	if out == outReused {

@@ -36,7 +36,8 @@ func TestResponderAnswersQueuedDeliveries(t *testing.T) {
 	}
 	for _, name := range []string{"accepted", "duplicate"} {
 		resp := f.do(t, req)
-		if resp.StatusCode != http.StatusOK || resp.Body != `{"type":5}` || resp.Headers["content-type"] != "application/json" || resp.Headers["x-answer"] != "yes" || resp.Headers["x-hookpack-status"] != name {
+		if resp.StatusCode != http.StatusOK || resp.Body != `{"type":5}` || resp.Headers["content-type"] != "application/json" || resp.Headers["x-answer"] != "yes" ||
+			resp.Headers["x-hookpack-status"] != name || resp.Headers["x-hookpack-event-ids"] != "d-answer" {
 			t.Errorf("%s delivery = %d %v %s, want the provider's answer", name, resp.StatusCode, resp.Headers, resp.Body)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
 // ErrNotInstalled: Node.js or the npm verifiers are missing.
@@ -89,14 +91,7 @@ func NodeModules(root string) (string, error) {
 // that its imports of "standardwebhooks" and "svix" resolve as in a
 // receiver's own project. It returns the script's path.
 func Script(modules, dir, name string, src []byte) (string, error) {
-	link := filepath.Join(dir, "node_modules")
-	if _, err := os.Lstat(link); errors.Is(err, os.ErrNotExist) {
-		if err := os.Symlink(modules, link); err != nil {
-			return "", err
-		}
-	}
-	path := filepath.Join(dir, name)
-	return path, os.WriteFile(path, src, 0o644)
+	return providertest.NodeScript(modules, dir, name, src)
 }
 
 //go:embed verify.mjs

@@ -147,6 +147,16 @@ func send(ctx context.Context, rep *Report, plan []planned) ([]Delivery, []accep
 					}
 				}
 			}
+			// A sender's own synchronous answer (Discord's interactions):
+			// the outcome and the event ids are in headers.
+			if st := resp.Header.Get("X-Hookpack-Status"); st != "" {
+				d.Status, d.Body = resp.StatusCode, `{"status":"`+st+`"}`
+				for _, id := range strings.Split(resp.Header.Get("X-Hookpack-Event-Ids"), ",") {
+					if st == "accepted" && id != "" {
+						acc = append(acc, accepted{id: id, poison: p.poison})
+					}
+				}
+			}
 			if !answered(d, p) {
 				rep.failf("%s %s: answered %d %s, want %s", d.Method, d.Name, d.Status, truncate(d.Body), want)
 			}

@@ -1,65 +1,13 @@
 package senders
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
-// Modules returns .cache/senders/node_modules: the senders' npm libraries
-// of scripts/senders (every dependency of its package.json), which
-// scripts/install-verifiers.sh senders installs and `make emulators` runs.
-// The tests of this package and of pkg/provider/catalog check hookpack's
-// senders with them. Without node or one of the libraries it skips t on a
-// developer machine and fails it under CI=true, saying how to install them.
+// Modules returns the senders' npm libraries (providertest.SenderModules).
 func Modules(t testing.TB) string {
 	t.Helper()
-	root := awstest.ModuleRoot()
-	dir := filepath.Join(root, ".cache", "senders", "node_modules")
-	missing := ""
-	if _, err := exec.LookPath("node"); err != nil {
-		missing = "node is not on PATH"
-	} else if deps, err := dependencies(filepath.Join(root, "scripts", "senders", "package.json")); err != nil {
-		t.Fatal(err)
-	} else {
-		for _, p := range deps {
-			if _, err := os.Stat(filepath.Join(dir, p, "package.json")); err != nil {
-				missing = dir + " has no " + p
-				break
-			}
-		}
-	}
-	if missing != "" {
-		msg := "the senders' npm libraries are not installed (" + missing + "): run scripts/install-verifiers.sh senders (make emulators does)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return dir
-}
-
-// dependencies returns the names of the dependencies package.json lists.
-func dependencies(path string) ([]string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var pkg struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	if err := json.Unmarshal(b, &pkg); err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(pkg.Dependencies))
-	for n := range pkg.Dependencies {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names, nil
+	return providertest.SenderModules(t)
 }

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookpack/hookpack/pkg/local/awstest"
-	"github.com/hookpack/hookpack/pkg/local/receiver"
-	localsenders "github.com/hookpack/hookpack/pkg/local/senders"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -41,12 +39,12 @@ type nodeSign struct {
 // for the rows to verify. A row whose header, encoding, prefix or signed
 // content differs from the sender's fails here.
 func TestSendersOwnLibraries(t *testing.T) {
-	modules := localsenders.Modules(t)
-	src, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "scripts", "senders", "check.mjs"))
+	modules := providertest.SenderModules(t)
+	src, err := os.ReadFile(filepath.Join(providertest.ScriptsDir(), "senders", "check.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := receiver.Script(modules, t.TempDir(), "check.mjs", src)
+	script, err := providertest.NodeScript(modules, t.TempDir(), "check.mjs", src)
 	if err != nil {
 		t.Fatal(err)
 	}
