@@ -26,6 +26,12 @@ bin/%/bootstrap: FORCE
 	$(LAMBDA_ENV) $(LAMBDA_BUILD) -o $@ ./functions/$*
 	@ls -l $@ | awk '{printf "%s %.2f MB\n", $$9, $$5/1048576}'
 
+# The same bootstraps for this machine (make invoke, make test, the
+# rehearsal, pkg/local/bootstrap): make build's flags, so every build of a
+# function shares one build cache.
+bin/local/%/bootstrap: FORCE
+	CGO_ENABLED=0 $(LAMBDA_BUILD) -o $@ ./functions/$*
+
 .PHONY: FORCE
 FORCE:
 
@@ -91,7 +97,7 @@ inspect:
 invoke:
 	@test -n "$(FUNCTION)" -a -n "$(EVENT)" || { echo "usage: make invoke FUNCTION=IngestFunction EVENT=events/ingest/github-issues-opened.json"; exit 2; }
 	@fn=$$(echo '$(FUNCTION)' | sed 's/Function$$//' | tr '[:upper:]' '[:lower:]'); \
-	$(GO) build -tags lambda.norpc -o bin/local/$$fn/bootstrap ./functions/$$fn && \
+	$(MAKE) -s bin/local/$$fn/bootstrap && \
 	$(GO) run ./scripts/invoke -function $(FUNCTION) -event $(EVENT) -binary bin/local/$$fn/bootstrap \
 	  -endpoint http://127.0.0.1:$(MOTO_PORT) -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT)
 
