@@ -50,29 +50,40 @@ vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
-# The deploy rehearsal is in make test (pkg/local/rehearsal's tests): one
-# rehearsal (stacks on moto, 1 ingest + 5 worker bootstraps, 32 requests) and
-# three representative negative runs with one statement removed each: 70 s on
-# an idle machine, about 100 s with -race on a loaded 2-core one (tenant.sh's
-# aws CLI calls dominate), next to the ~8 minutes the rest takes and well
-# inside CI's 90. It runs one moto and small mostly idle processes and waits
-# on outcomes (never on fixed sleeps) with minutes of slack, so load only makes
-# it slower. Removing every statement in turn (11 runs, ~4 min) is in
-# make test-long.
-# Every benchmark runs once (-benchtime 1x) in the same test binaries, so none
-# rots unseen; it adds about 8 s. Budgets are read with make bench/benchstat.
-test: emulators vet
+# About 3 minutes on a 2-core machine with warm caches, 2m50s while other
+# work kept its load average near 10 (docs/development.md has the numbers).
+# What makes it fit:
+# - one moto server and one DynamoDB Local for the whole run
+#   (scripts/testenv; each test names its own tables, queues and stacks)
+#   instead of one of each per test binary;
+# - the bootstraps built once, with make build's flags, before the tests
+#   (HOOKPACK_BOOTSTRAP_DIR; package pkg/local/bootstrap);
+# - -p 4 test binaries at a time: the slow ones (the deploy rehearsal,
+#   tenant.sh's aws CLI calls, the chaos run's outage and redrive clocks)
+#   mostly wait, so they are named first and overlap the rest;
+# - every benchmark runs once (-test.bench after -args, in the same test
+#   binaries, so none rots unseen; budgets are read with make bench and
+#   benchstat). Given to go test as -bench it would run the packages one at
+#   a time ("benchmarks run in serial"), which took the run to 8-10 minutes.
+# The deploy rehearsal (pkg/local/rehearsal: one rehearsal and three runs
+# with one statement removed each, two at a time) takes about 80 s of it,
+# the chaos run (1,000 deliveries) about 90 s, scripts/tenant about 100 s.
+# make test-long holds what does not fit: the rehearsal without each
+# statement of both roles, a forced tenant removal keeping its dead letters.
+TEST_FIRST := ./pkg/local/rehearsal ./scripts/tenant ./pkg/local/chaos
+test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	@scripts/prerequisites.sh cfn-lint
-	$(GO) test -race -count=1 -timeout 30m -bench . -benchtime 1x ./...
-	cfn-lint $(TEMPLATES)
+	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- \
+	  $(GO) test -race -count=1 -p 4 -timeout 30m $(TEST_FIRST) ./... -args -test.bench=. -test.benchtime=1x
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
 
 ## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters; the rehearsal without each statement of both roles
-test-long: emulators
-	$(GO) test -tags long -count=1 -timeout 60m ./scripts/tenant ./pkg/local/rehearsal
+test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
+	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- \
+	  $(GO) test -tags long -race -count=1 -p 4 -timeout 60m ./pkg/local/rehearsal ./scripts/tenant
 
 ## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, EMULATOR_HOST, TENANTS_FILE)
 run: emulators
