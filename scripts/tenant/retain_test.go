@@ -6,10 +6,8 @@
 package tenant
 
 import (
-	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestRemoveKeepsDeadLetters: a forced remove deletes the stack and the
@@ -21,10 +19,7 @@ func TestRemoveKeepsDeadLetters(t *testing.T) {
 	e := setup(t)
 	// A core stack of its own: TestAddIngestRemove, running alongside,
 	// expects the shared core's tenant list to hold its tenant alone.
-	e.core = fmt.Sprintf("hr%d", time.Now().UnixNano()%1_000_000_000)
-	if err := e.createCore(e.core); err != nil {
-		t.Fatal(err)
-	}
+	e.ownCore(t, "hr")
 	q, dlq := e.core+"_globex.fifo", e.core+"_globex-dlq.fifo"
 	if out, err := e.tenant(t, nil, "add", "globex", "in.json"); err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
