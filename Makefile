@@ -53,9 +53,9 @@ vet:
 # About 3 minutes on a 2-core machine with warm caches, 2m50s while other
 # work kept its load average near 10 (docs/development.md has the numbers).
 # What makes it fit:
-# - one moto server and one DynamoDB Local for the whole run
-#   (scripts/testenv; each test names its own tables, queues and stacks)
-#   instead of one of each per test binary;
+# - one DynamoDB Local for the whole run (scripts/testenv; each test names
+#   its own tables) instead of a JVM per test binary; moto stays one per
+#   test binary (its FIFO corrections keep server-wide state);
 # - the bootstraps built once, with make build's flags, before the tests
 #   (HOOKPACK_BOOTSTRAP_DIR; package pkg/local/bootstrap);
 # - -p 4 test binaries at a time: the slow ones (the deploy rehearsal,

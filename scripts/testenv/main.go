@@ -1,10 +1,11 @@
-// Command testenv runs a command (make test's go test) with one moto server
-// and one DynamoDB Local for all of it, on free loopback ports: their
-// endpoints go to the command as HOOKPACK_MOTO_ENDPOINT and
-// HOOKPACK_DYNAMODB_LOCAL_ENDPOINT, which package awstest uses instead of
-// starting an emulator per test binary (every test names its own tables,
-// queues and stacks). It exits with the command's status and stops both
-// emulators.
+// Command testenv runs a command (make test's go test) with one DynamoDB
+// Local for all of it, on a free loopback port: its endpoint goes to the
+// command as HOOKPACK_DYNAMODB_LOCAL_ENDPOINT, which package awstest uses
+// instead of starting a JVM per test binary (every test names its own
+// tables). moto stays one per test binary: the FIFO corrections the
+// project adds to it (sequence numbers, DLQ moves) keep state for the whole
+// server, and tests that check them must not meet other packages' traffic.
+// It exits with the command's status and stops DynamoDB Local.
 //
 //	go run ./scripts/testenv [-dynamodb-local-dir .cache/dynamodb-local] -- go test ./...
 package main
@@ -35,25 +36,17 @@ func main() {
 func run(dir string, argv []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	type started struct {
-		p   *emulator.Process
-		err error
-	}
-	motoC, ddbC := make(chan started, 1), make(chan started, 1)
-	go func() { p, err := emulator.StartMoto(ctx, 0); motoC <- started{p, err} }()
-	go func() { p, err := emulator.StartDynamoDBLocal(ctx, dir, 0); ddbC <- started{p, err} }()
-	moto, ddb := <-motoC, <-ddbC
-	defer moto.p.Stop()
-	defer ddb.p.Stop()
-	if err := errors.Join(moto.err, ddb.err); err != nil {
+	ddb, err := emulator.StartDynamoDBLocal(ctx, dir, 0)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
+	defer ddb.Stop()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "HOOKPACK_MOTO_ENDPOINT="+moto.p.Endpoint, "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.p.Endpoint)
+	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	err := cmd.Run()
+	err = cmd.Run()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
