@@ -50,8 +50,9 @@ vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
-# About 3 minutes on a 2-core machine with warm caches, 2m50s while other
-# work kept its load average near 10 (docs/development.md has the numbers).
+# 2 to 3.5 minutes on a 2-core machine with warm caches: 2m10s to 3m19s
+# measured while other work kept the load average at 6 to 12 (it took
+# 10m16s before; docs/development.md has the numbers).
 # What makes it fit:
 # - one DynamoDB Local for the whole run (scripts/testenv; each test names
 #   its own tables) instead of a JVM per test binary; moto stays one per
@@ -71,8 +72,8 @@ vet:
 #   benchstat). Given to go test as -bench it would run the packages one at
 #   a time ("benchmarks run in serial"), which took the run to 8-10 minutes.
 # The deploy rehearsal (pkg/local/rehearsal: one rehearsal and three runs
-# with one statement removed each, two at a time) takes about 80 s of it,
-# the chaos run (1,000 deliveries) about 90 s, scripts/tenant about 100 s.
+# with one statement removed each, two at a time), scripts/tenant and the
+# chaos run (1,000 deliveries) take 85 to 160 s each, side by side.
 # make test-long holds what does not fit: the rehearsal without each
 # statement of both roles, a forced tenant removal keeping its dead letters.
 TEST_FLAGS := -race -count=1 -timeout 30m
