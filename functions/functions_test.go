@@ -9,12 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/bootstrap"
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 )
 
@@ -33,21 +33,16 @@ var functions = []struct {
 		`{"Records":[]}`},
 }
 
-func build(t *testing.T, name string, env ...string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./"+name)
-	cmd.Env = append(os.Environ(), append([]string{"CGO_ENABLED=0"}, env...)...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, out)
-	}
-	return bin
-}
-
+// TestBootstrapSize builds what make build deploys (linux/arm64) and holds
+// each bootstrap to the budget.
 func TestBootstrapSize(t *testing.T) {
+	bins, err := bootstrap.Build(context.Background(), "..", t.TempDir(), "linux", "arm64")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range functions {
 		t.Run(f.name, func(t *testing.T) {
-			fi, err := os.Stat(build(t, f.name, "GOOS=linux", "GOARCH=arm64"))
+			fi, err := os.Stat(bins[f.name])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +65,7 @@ func TestInitMakesNoAWSCall(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			calls.Store(0)
 			env := append([]string{"AWS_ENDPOINT_URL=" + aws.URL, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test"}, f.env...)
-			bin := build(t, f.name)
+			bin := awstest.Bootstrap(t, f.name)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: bin, Env: env, Event: []byte(f.event), Timeout: 10 * time.Second})

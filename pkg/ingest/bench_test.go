@@ -14,13 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
-	"github.com/hookpack/hookpack/pkg/local/provision"
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -79,27 +76,15 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 //	benchstat bench.txt
 func BenchmarkEmulator(b *testing.B) {
 	ctx := context.Background()
-	cfg := awstest.Config(b, awstest.Moto(b))
-	name := awstest.Name(b)
-	ddb := dynamodb.NewFromConfig(cfg)
-	if err := provision.Idempotency(ctx, ddb, name); err != nil {
-		b.Fatal(err)
-	}
-	sq := sqs.NewFromConfig(cfg)
-	pair, err := provision.QueuePair(ctx, sq, name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
-	if err != nil {
-		b.Fatal(err)
-	}
 	gh := webhook.Config{Secrets: []string{acmeGitHubSecret}}
-	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": gh}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
-		b.Fatal(err)
-	}
+	e := emulate(b, awstest.Moto(b), 3, map[string]tenant.Inbound{"acme": {Providers: map[string]webhook.Config{"github": gh}}})
+	cfg, name, pair := e.cfg, e.name, e.pair
 	handlerCalls, bareCalls := awscount.New(), awscount.New()
 	// The tenant list and credentials are loaded once (warm-up): their
 	// refreshes are amortised over minutes of traffic, not per request.
-	h := NewAWS(handlerCalls.Install(cfg), Settings{IdempotencyTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL,
-		TenantCacheTTL: time.Hour, TenantListRefresh: time.Hour}, slog.New(slog.DiscardHandler))
+	settings := e.settings()
+	settings.TenantCacheTTL, settings.TenantListRefresh = time.Hour, time.Hour
+	h := NewAWS(handlerCalls.Install(cfg), settings, slog.New(slog.DiscardHandler))
 	bareCfg := bareCalls.Install(cfg)
 	claims := idempotency.NewDynamoDB(dynamodb.NewFromConfig(bareCfg), name, idempotency.Options{})
 	q := queue.NewSQS(sqs.NewFromConfig(bareCfg))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -72,7 +73,7 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 func (h *Handler) claim(ctx context.Context, res *result, msgs []pending) []claimState {
 	st := make([]claimState, len(msgs))
 	h.each(len(msgs), func(i int) {
-		cctx, cancel := callContext(ctx)
+		cctx, cancel := deadline.HalfLeft(ctx)
 		defer cancel()
 		st[i].claim, st[i].err = h.cfg.Claims.Claim(cctx, msgs[i].key, msgs[i].validation)
 	})
@@ -119,7 +120,7 @@ func (h *Handler) settle(ctx context.Context, res *result, msgs []pending, st []
 	h.each(len(claimed), func(j int) {
 		i := claimed[j]
 		if st[i].err == nil && st[i].out == "" {
-			cctx, cancel := callContext(ctx)
+			cctx, cancel := deadline.HalfLeft(ctx)
 			defer cancel()
 			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
 				h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
@@ -170,7 +171,7 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 		res.err = err
 		return res
 	}
-	tctx, cancel := callContext(ctx)
+	tctx, cancel := deadline.HalfLeft(ctx)
 	in, err := h.cfg.Tenants.Get(tctx, tenantID)
 	cancel()
 	if err != nil {
@@ -240,14 +241,4 @@ func handshake(hs webhook.Handshaker, req *webhook.Request, cfg webhook.Config) 
 		return nil, fmt.Errorf("%w: not a verification handshake", webhook.ErrMalformed)
 	}
 	return &reply, nil
-}
-
-// callContext bounds one AWS call to half the time left before ctx's
-// deadline.
-func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
-	}
-	return context.WithTimeout(ctx, time.Until(d)/2)
 }

@@ -14,9 +14,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
@@ -58,39 +56,23 @@ func (f *faultySender) SendBatch(ctx context.Context, url string, msgs []queue.M
 
 func newStack(t *testing.T, now func() time.Time) *stack {
 	t.Helper()
-	ctx := context.Background()
-	cfg := awstest.Config(t, awstest.Moto(t))
-	name := awstest.Name(t)
 	// Claims go to DynamoDB Local: moto's conditional writes are not atomic
 	// under concurrency, and the burst test depends on DynamoDB's semantics.
-	ddb := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
-	if err := provision.Idempotency(ctx, ddb, name); err != nil {
-		t.Fatal(err)
-	}
-	sq := sqs.NewFromConfig(cfg)
-	pair, err := provision.QueuePair(ctx, sq, name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := "/" + name
-	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), prefix)
-	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
-	if err := creds.Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
-		t.Fatal(err)
-	}
-	faults := &faultySender{next: queue.NewSQS(sq)}
+	e := emulate(t, awstest.DynamoDBLocal(t), 5, map[string]tenant.Inbound{"acme": {Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}})
+	creds := e.credentials()
+	faults := &faultySender{next: queue.NewSQS(e.sqs)}
 	h := New(Config{
 		Providers: provider.Registry(),
 		Tenants: tenant.NewCache(func(ctx context.Context, id string) (tenant.Inbound, error) {
 			return creds.Inbound(ctx, id, provider.Registry())
 		}, 0, 0, nil),
-		Claims:           idempotency.NewDynamoDB(ddb, name, idempotency.Options{Now: now, Lease: 30 * time.Second}),
+		Claims:           idempotency.NewDynamoDB(e.ddb, e.name, idempotency.Options{Now: now, Lease: 30 * time.Second}),
 		Queue:            faults,
-		QueueURLTemplate: pair.URL, // one tenant: the template is the URL itself
+		QueueURLTemplate: e.pair.URL, // one tenant: the template is the URL itself
 		Now:              now,
 		Logger:           slog.New(slog.DiscardHandler),
 	})
-	return &stack{handler: h, sqs: sq, pair: pair, faults: faults}
+	return &stack{handler: h, sqs: e.sqs, pair: e.pair, faults: faults}
 }
 
 // drain receives every message on the queue, deleting each.

@@ -8,13 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookpack/hookpack/pkg/local/provision"
-	"github.com/hookpack/hookpack/pkg/provider"
-
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
@@ -37,25 +31,13 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		return out
 	}
 	ctx := context.Background()
-	cfg := awstest.Config(t, awstest.Moto(t))
-	name := awstest.Name(t)
-	if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), name); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := provision.QueuePair(ctx, sqs.NewFromConfig(cfg), name+"-acme", provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := tenant.Inbound{Providers: map[string]webhook.Config{
+	e := emulate(t, awstest.Moto(t), 3, map[string]tenant.Inbound{"acme": {Providers: map[string]webhook.Config{
 		"github": {Secrets: []string{acmeGitHubSecret}}, "whatsapp": {Secrets: []string{acmeWhatsAppSecret}},
-	}}
-	if err := tenant.NewSSM(ssm.NewFromConfig(cfg), "/"+name).Put(ctx, "acme", in, tenant.Outbound{}, "", provider.Registry()); err != nil {
-		t.Fatal(err)
-	}
+	}}})
 
 	counter := awscount.New()
-	cfg = counter.Install(cfg)
-	h := NewAWS(cfg, Settings{IdempotencyTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL}, slog.New(slog.DiscardHandler))
+	cfg := counter.Install(e.cfg)
+	h := NewAWS(cfg, e.settings(), slog.New(slog.DiscardHandler))
 	if got := counter.Take(); len(got) != 0 {
 		t.Fatalf("building the handler made AWS requests: %v", got)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/queue"
 )
 
@@ -12,7 +13,7 @@ import (
 // in delivery order, the entries the last one failed with a retryable error
 // (SendBatch keeps each conversation in order, and the entries it held
 // back behind one that cannot be queued carry that entry's error). Each
-// call is bounded by callContext and all by ctx.
+// call is bounded by deadline.HalfLeft and all by ctx.
 func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []int) []error {
 	errs := make([]error, len(msgs))
 	for round := 0; len(idx) > 0; round++ {
@@ -20,7 +21,7 @@ func (h *Handler) send(ctx context.Context, url string, msgs []pending, idx []in
 		for j, i := range idx {
 			batch[j] = msgs[i].msg
 		}
-		cctx, cancel := callContext(ctx)
+		cctx, cancel := deadline.HalfLeft(ctx)
 		out := h.cfg.Queue.SendBatch(cctx, url, batch)
 		cancel()
 		var again []int

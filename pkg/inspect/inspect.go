@@ -23,9 +23,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
-// ForwardEffect is the effect name of the built-in forward (worker.Forward).
-const ForwardEffect = "forward"
-
 // Sentinel errors.
 var (
 	// ErrUnknownEvent: no claim, effect record or dead letter of the event.
@@ -375,7 +372,7 @@ func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, d
 		return in.bareKeys(q, dead, deliveries), nil
 	}
 	// A hashed id: try the event keys we can list.
-	names := append([]string{ForwardEffect}, q.Effects...)
+	names := append([]string{worker.ForwardEffect}, q.Effects...)
 	seen := map[string]bool{}
 	var found []string
 	try := func(eventKey string, effects []string) {
@@ -484,7 +481,7 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 // every other effect record of key.
 func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func() ([]ledger.Record, error)) ([]Effect, error) {
 	var recs []ledger.Record
-	names := append([]string{ForwardEffect}, q.Effects...)
+	names := append([]string{worker.ForwardEffect}, q.Effects...)
 	for _, name := range names {
 		r, err := in.cfg.Ledger.Record(ctx, ledger.Key{Tenant: q.Tenant, Event: key, Effect: name})
 		switch {
@@ -531,7 +528,7 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		case e.Status == ledger.StatusDead:
 			e.Meaning, failed = "dead-lettered from message "+e.DeadMessage+" ("+e.Reason+"); runs again only through a replay", failed+1
 			dead = e
-		case e.Name == ForwardEffect && (!live || j.Queue.InFlight == 0):
+		case e.Name == worker.ForwardEffect && (!live || j.Queue.InFlight == 0):
 			// Completion by deletion (docs/ledger.md): its claim was its only write.
 			e.Meaning, done = "forwarded (completed by its message's deletion)", done+1
 		case live:
@@ -570,7 +567,7 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 	default:
 		j.State, j.Why = StateDone, "every effect recorded is done"
 		for _, e := range j.Effects {
-			if e.Name == ForwardEffect && e.Status == ledger.StatusInProgress && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
+			if e.Name == worker.ForwardEffect && e.Status == ledger.StatusInProgress && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
 				j.Notes = append(j.Notes, "the forward's completion is its message's deletion, which SQS does not show: "+
 					"had its worker crashed mid-forward, the message would wait for a retry in the queue, which holds messages now")
 			}

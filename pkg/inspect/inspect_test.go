@@ -25,6 +25,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
 	"github.com/hookpack/hookpack/pkg/webhook"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 // The demo tenant's secrets in events/tenants.json, and a marker in every
@@ -188,7 +189,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		}
 		var fwd ledger.Status
 		for _, e := range j.Effects {
-			if e.Name == inspect.ForwardEffect {
+			if e.Name == worker.ForwardEffect {
 				fwd = e.Status
 			}
 		}
@@ -210,7 +211,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 			}
 		}
 	}
-	doneKey := ledger.Key{Tenant: "demo", Event: "demo#stripe#evt_done", Effect: inspect.ForwardEffect}
+	doneKey := ledger.Key{Tenant: "demo", Event: "demo#stripe#evt_done", Effect: worker.ForwardEffect}
 	for _, tt := range []check{
 		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2},
 		{name: "done, by X-GitHub-Delivery (only the ingest's log line pairs it with the key)", event: "delivery-done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 1},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/ledger"
 )
 
@@ -277,10 +278,7 @@ func receiveOf(token string) int {
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 	var err error
 	for wait := completeRetryBase; ; wait *= 2 {
-		actx, cancel := ctx, context.CancelFunc(func() {})
-		if d, ok := ctx.Deadline(); ok {
-			actx, cancel = context.WithTimeout(ctx, time.Until(d)/2)
-		}
+		actx, cancel := deadline.HalfLeft(ctx)
 		err = e.ledger.Complete(actx, l)
 		cancel()
 		if err == nil || lost(err) {

@@ -17,6 +17,9 @@ import (
 func TestRemoveKeepsDeadLetters(t *testing.T) {
 	t.Parallel()
 	e := setup(t)
+	// A core stack of its own: TestAddIngestRemove, running alongside,
+	// expects the shared core's tenant list to hold its tenant alone.
+	e.ownCore(t, "hr")
 	q, dlq := e.core+"_globex.fifo", e.core+"_globex-dlq.fifo"
 	if out, err := e.tenant(t, nil, "add", "globex", "in.json"); err != nil {
 		t.Fatalf("add: %v\n%s", err, out)

@@ -119,6 +119,16 @@ func (e env) createCore(name string) error {
 	return nil
 }
 
+// ownCore gives e a core stack of its own, named prefix<n>, for a test
+// whose tenant list must not meet the shared core's.
+func (e *env) ownCore(t *testing.T, prefix string) {
+	t.Helper()
+	e.core = fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1_000_000_000)
+	if err := e.createCore(e.core); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func (e env) environ(extra ...string) []string {
 	return append(os.Environ(), append([]string{
 		"AWS_ENDPOINT_URL=" + e.endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
@@ -457,10 +467,7 @@ func TestConcurrentAddsKeepEveryID(t *testing.T) {
 	e := setup(t)
 	// A core stack of its own: the shared one's tenant list belongs to the
 	// other tests.
-	e.core = fmt.Sprintf("hq%d", time.Now().UnixNano()%1_000_000_000)
-	if err := e.createCore(e.core); err != nil {
-		t.Fatal(err)
-	}
+	e.ownCore(t, "hq")
 	table := e.stackOutputs(t, e.core)["IdempotencyTableName"]
 	lockKey := `{"id":{"S":"_tenant-ids-lock"}}`
 	// A lock left by a run that died: it expired 5 minutes ago.

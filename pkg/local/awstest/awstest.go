@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/hookpack/hookpack/pkg/local/bootstrap"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 )
 
@@ -90,6 +91,22 @@ func Config(t testing.TB, endpoint string) aws.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// Bootstrap returns the bootstrap of functions/<name> built for this
+// machine with make build's flags (package bootstrap: make test's, or one
+// build per test binary into bin/local, where make invoke builds).
+func Bootstrap(t testing.TB, name string) string {
+	t.Helper()
+	bins, err := bootstrap.ForHost(context.Background(), ModuleRoot(), filepath.Join(ModuleRoot(), "bin", "local"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, ok := bins[name]
+	if !ok {
+		t.Fatalf("no functions/%s/main.go: the functions are %v", name, bins)
+	}
+	return bin
 }
 
 // ModuleRoot returns the directory holding go.mod.

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/capture"
 )
 
 // Kind names one fault the run injects.
@@ -354,14 +354,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if inv != nil && inv.dead.Load() {
 		return nil, errDied
 	}
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return nil, err
-		}
-		r.Body.Close()
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	body, err := capture.Body(r)
+	if err != nil {
+		return nil, err
 	}
 	c := parseCall(r, body)
 	isLedger := c.table == t.ledgerTable && t.ledgerTable != ""

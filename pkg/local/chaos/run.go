@@ -27,6 +27,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
+	"github.com/hookpack/hookpack/pkg/local/capture"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
@@ -145,22 +146,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Endpoint == "" {
-		p, err := emulator.StartMoto(ctx, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer p.Stop()
-		o.Endpoint = p.Endpoint
+	var stop func()
+	if o.Endpoint, stop, err = emulator.Moto(ctx, o.Endpoint); err != nil {
+		return nil, err
 	}
-	if o.DynamoDBEndpoint == "" {
-		p, err := emulator.StartDynamoDBLocal(ctx, o.DynamoDBLocalDir, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer p.Stop()
-		o.DynamoDBEndpoint = p.Endpoint
+	defer stop()
+	if o.DynamoDBEndpoint, stop, err = emulator.DynamoDBLocal(ctx, o.DynamoDBEndpoint, o.DynamoDBLocalDir); err != nil {
+		return nil, err
 	}
+	defer stop()
 	cfg, err := emulator.AWSConfig(ctx, o.Endpoint, o.DynamoDBEndpoint)
 	if err != nil {
 		return nil, err
@@ -207,7 +201,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// Every request of each function, the mapping's included (Lambda polls
 	// with the worker's role), is checked against template.yaml's roles.
-	calls, err := rehearsal.NewRecorder("")
+	calls, err := capture.NewRecorder("")
 	if err != nil {
 		return nil, err
 	}
@@ -686,7 +680,7 @@ type IAM struct {
 // checkIAM evaluates the run's calls against the roles template declares,
 // resolved for the deployment Provision made (the names template.yaml
 // gives a stack called name).
-func checkIAM(ctx context.Context, template, name string, dep devstack.Deployment, calls []rehearsal.Call) (IAM, error) {
+func checkIAM(ctx context.Context, template, name string, dep devstack.Deployment, calls []capture.Call) (IAM, error) {
 	resources := map[string]rehearsal.Resource{
 		"IdempotencyTable": {Type: "AWS::DynamoDB::Table", Physical: dep.Settings.IdempotencyTable},
 		"LedgerTable":      {Type: "AWS::DynamoDB::Table", Physical: dep.Worker.LedgerTable},

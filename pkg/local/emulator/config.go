@@ -12,8 +12,12 @@ import (
 	"github.com/hookpack/hookpack/pkg/lambdaenv"
 )
 
-// Region is the region every emulator client uses.
-const Region = "us-east-1"
+// Region is the region every emulator client uses; Account is moto's
+// account id.
+const (
+	Region  = "us-east-1"
+	Account = "123456789012"
+)
 
 // AWSConfig returns an AWS configuration for the emulators, with static fake
 // credentials: endpoint serves every service, dynamoEndpoint (when set)

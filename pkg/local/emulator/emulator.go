@@ -52,6 +52,32 @@ func StartMoto(ctx context.Context, port int) (*Process, error) {
 	return StartMotoOn(ctx, "127.0.0.1", port)
 }
 
+// Moto returns endpoint when it is set (a moto server already running),
+// else starts one on a free port (StartMoto) and returns its endpoint. stop
+// ends what Moto started, and nothing else.
+func Moto(ctx context.Context, endpoint string) (_ string, stop func(), _ error) {
+	if endpoint != "" {
+		return endpoint, func() {}, nil
+	}
+	p, err := StartMoto(ctx, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.Endpoint, p.Stop, nil
+}
+
+// DynamoDBLocal is Moto for DynamoDB Local from dir (StartDynamoDBLocal).
+func DynamoDBLocal(ctx context.Context, endpoint, dir string) (_ string, stop func(), _ error) {
+	if endpoint != "" {
+		return endpoint, func() {}, nil
+	}
+	p, err := StartDynamoDBLocal(ctx, dir, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	return p.Endpoint, p.Stop, nil
+}
+
 // StartMotoOn is StartMoto bound to host (e.g. 0.0.0.0 so that a container
 // can reach it); the Process's Endpoint stays on loopback.
 func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {

@@ -10,20 +10,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/hookpack/hookpack/pkg/local/capture"
 )
 
 // checkIAM evaluates every recorded call against its function's role as
 // the stack created it, the calls each role must not be allowed, and the
 // resource-based policies that concern the calls.
-func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []Call, declared Template, o Options) error {
+func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []capture.Call, declared Template, o Options) error {
 	ingestFn, workerFn, err := roles(rep)
 	if err != nil {
 		return err
 	}
 	res := newResolver(declared, rep.Core)
-	dlqARN := queueARN(rep.TenantStack.Resources["DeadLetterQueue"].Physical)
-	qARN := queueARN(rep.TenantStack.Resources["Queue"].Physical)
-	param := func(kind string) string { return parameterARN("/" + o.StackName + "/tenants/" + o.Tenant + "/" + kind) }
+	dlqARN := capture.QueueARN(rep.TenantStack.Resources["DeadLetterQueue"].Physical)
+	qARN := capture.QueueARN(rep.TenantStack.Resources["Queue"].Physical)
+	param := func(kind string) string {
+		return capture.ParameterARN("/" + o.StackName + "/tenants/" + o.Tenant + "/" + kind)
+	}
 	forbidden := map[string][]Probe{
 		ingestFn.LogicalID: {
 			{Action: "sqs:SendMessage", Resource: dlqARN, Why: "ingest never writes a dead-letter queue; only the worker dead-letters, with the reason"},
@@ -137,7 +141,7 @@ func missing(c Verdict) string {
 }
 
 // group folds a function's calls into one probe per (action, resource).
-func group(calls []Call, function string) []Probe {
+func group(calls []capture.Call, function string) []Probe {
 	var out []Probe
 	for _, c := range calls {
 		if c.Function != function {
@@ -186,7 +190,7 @@ func declaredPolicies(t Template, function string, r resolver) ([]Policy, error)
 // template.yaml gives them) against the roles templateFile declares,
 // resolved for stack with the given physical resources. It returns the
 // verdict and a line per call no statement allows.
-func CheckDeployment(ctx context.Context, templateFile, stack string, resources map[string]Resource, calls []Call) (IAMVerdict, []string, error) {
+func CheckDeployment(ctx context.Context, templateFile, stack string, resources map[string]Resource, calls []capture.Call) (IAMVerdict, []string, error) {
 	declared, err := Render(ctx, filepath.Dir(templateFile), filepath.Base(templateFile))
 	if err != nil {
 		return IAMVerdict{}, nil, err

@@ -45,6 +45,7 @@ func run(t *testing.T, endpoint, stack string, mutate func(Template)) *Report {
 // either role needed by a recorded call or a must-deny probe, and every
 // grant no call used explained in template.yaml.
 func TestRehearsal(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	rep := run(t, awstest.Moto(t), "hookpack", nil)
 	var out bytes.Buffer
@@ -95,8 +96,10 @@ var representative = []string{"NeverToDeadLetterQueues", "OffloadLargeBodies", "
 
 // TestRehearsalFailsWithoutStatement removes one statement at a time from
 // the rendered template's roles and expects the rehearsal to fail, naming
-// the statement.
+// the statement. The runs (each its own stacks on the shared moto) go in
+// parallel with each other and TestRehearsal, -parallel at a time.
 func TestRehearsalFailsWithoutStatement(t *testing.T) {
+	t.Parallel()
 	requireTools(t)
 	declared, err := Render(context.Background(), awstest.ModuleRoot(), "template.yaml")
 	if err != nil {
@@ -117,6 +120,7 @@ func TestRehearsalFailsWithoutStatement(t *testing.T) {
 	endpoint := awstest.Moto(t)
 	for i, sid := range sids {
 		t.Run(sid, func(t *testing.T) {
+			t.Parallel()
 			rep := run(t, endpoint, fmt.Sprintf("rh%d-%d", i, time.Now().UnixNano()%1_000_000), func(tpl Template) { removeStatement(tpl, sid) })
 			err := rep.Err()
 			if err == nil {

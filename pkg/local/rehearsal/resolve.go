@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/hookpack/hookpack/pkg/local/capture"
 )
 
 // Region and Account are moto's.
 const (
-	Region  = "us-east-1"
-	Account = "123456789012"
+	Region  = capture.Region
+	Account = capture.Account
 )
 
 // resolver resolves the intrinsics a rendered template's role policies and
@@ -155,7 +157,7 @@ func arnOf(r Resource) (string, error) {
 		}
 		return "arn:aws:lambda:" + Region + ":" + Account + ":function:" + r.Physical, nil
 	case "AWS::SQS::Queue":
-		return queueARN(r.Physical), nil
+		return capture.QueueARN(r.Physical), nil
 	case "AWS::KMS::Key":
 		return "arn:aws:kms:" + Region + ":" + Account + ":key/" + r.Physical, nil
 	case "AWS::Logs::LogGroup":
@@ -166,13 +168,4 @@ func arnOf(r Resource) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no ARN known for %s %s", r.Type, r.Physical)
-}
-
-// queueARN is the ARN of a queue URL ("<scheme>://<host>/<account>/<name>").
-func queueARN(u string) string {
-	parts := strings.Split(strings.TrimRight(u, "/"), "/")
-	if len(parts) < 2 {
-		return ""
-	}
-	return "arn:aws:sqs:" + Region + ":" + parts[len(parts)-2] + ":" + parts[len(parts)-1]
 }

@@ -10,9 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,6 +26,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/local/apigw"
+	"github.com/hookpack/hookpack/pkg/local/bootstrap"
+	"github.com/hookpack/hookpack/pkg/local/capture"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
@@ -55,7 +55,8 @@ type Options struct {
 	// unchanged template stays the declared one the report compares with.
 	Mutate func(Template)
 	// BinDir holds <function>/bootstrap built for this machine; Run builds
-	// them there (default <Root>/bin/local, where make invoke builds).
+	// them there once per process (default <Root>/bin/local, where make
+	// invoke builds), or takes $HOOKPACK_BOOTSTRAP_DIR's (package bootstrap).
 	BinDir string
 	// Settle bounds the wait for every delivery to reach its end (default 2 minutes).
 	Settle time.Duration
@@ -127,14 +128,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Logs = io.Discard
 	}
 	rep := &Report{}
-	if o.Endpoint == "" {
-		moto, err := emulator.StartMoto(ctx, 0)
-		if err != nil {
-			return nil, err
-		}
-		defer moto.Stop()
-		o.Endpoint = moto.Endpoint
+	var stop func()
+	var err error
+	if o.Endpoint, stop, err = emulator.Moto(ctx, o.Endpoint); err != nil {
+		return nil, err
 	}
+	defer stop()
 	cfg, err := emulator.AWSConfig(ctx, o.Endpoint, "")
 	if err != nil {
 		return nil, err
@@ -146,7 +145,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	var renderErr, buildErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { declared, renderErr = Render(ctx, o.Root, "template.yaml") })
-	wg.Go(func() { binaries, buildErr = Build(ctx, o.Root, o.BinDir) })
+	wg.Go(func() { binaries, buildErr = build(ctx, o.Root, o.BinDir) })
 	wg.Wait()
 	if err := errors.Join(renderErr, buildErr); err != nil {
 		return nil, err
@@ -220,7 +219,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	checkConfig(rep, declared, ingestFn, workerFn)
 
-	rec, err := NewRecorder(o.Endpoint)
+	rec, err := capture.NewRecorder(o.Endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -246,25 +245,16 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, b, 0o600)
 }
 
-// Build builds every functions/<name> as make build does (-tags
-// lambda.norpc, -trimpath, static), for this machine's architecture, into
-// binDir/<name>/bootstrap, and returns the binaries by function logical id
-// ("ingest" → "IngestFunction"), the naming of the Makefile's build-%Function rule.
-func Build(ctx context.Context, root, binDir string) (map[string]string, error) {
-	dirs, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
+// build returns the bootstraps (package bootstrap: make build's flags, for
+// this machine, once per process) by function logical id ("ingest" →
+// "IngestFunction", the naming of the Makefile's build-%Function rule).
+func build(ctx context.Context, root, binDir string) (map[string]string, error) {
+	bins, err := bootstrap.ForHost(ctx, root, binDir)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, d := range dirs {
-		name := filepath.Base(filepath.Dir(d))
-		bin := filepath.Join(binDir, name, "bootstrap")
-		cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./functions/"+name)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build %s: %w\n%s", name, err, b)
-		}
+	out := make(map[string]string, len(bins))
+	for name, bin := range bins {
 		out[strings.ToUpper(name[:1])+name[1:]+"Function"] = bin
 	}
 	return out, nil
@@ -360,7 +350,7 @@ func checkConfig(rep *Report, declared Template, ingestFn, workerFn Function) {
 
 // pipeline runs the bootstraps on what the stacks created and sends the
 // deliveries through.
-func pipeline(ctx context.Context, o Options, cfg aws.Config, rep *Report, rec *Recorder, binaries map[string]string,
+func pipeline(ctx context.Context, o Options, cfg aws.Config, rep *Report, rec *capture.Recorder, binaries map[string]string,
 	ingestFn, workerFn Function, inbound tenant.Inbound, target *devstack.Target) error {
 	routes := make([]string, 0, len(rep.Routes))
 	for _, r := range rep.Routes {

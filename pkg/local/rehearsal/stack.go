@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -29,8 +30,25 @@ type Template map[string]any
 
 // Render renders path the way CloudFormation sees it, through
 // scripts/template/render.py (cfn-lint's pipeline: the SAM transform for
-// template.yaml).
+// template.yaml). A file is rendered once per process while it is
+// unchanged (the transform takes seconds; the rehearsal's negative runs
+// render the same template); each call gets its own copy.
 func Render(ctx context.Context, root, path string) (Template, error) {
+	file := filepath.Join(root, path)
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("render %s: %w", path, err)
+	}
+	key := file + "\x00" + string(src)
+	rendered.Lock()
+	t, ok := rendered.m[key]
+	rendered.Unlock()
+	if ok {
+		return t.Clone(), nil
+	}
 	cmd := exec.CommandContext(ctx, "python3", filepath.Join(root, "scripts", "template", "render.py"), path)
 	cmd.Dir = root
 	var stderr bytes.Buffer
@@ -39,12 +57,20 @@ func Render(ctx context.Context, root, path string) (Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
 	}
-	var t Template
 	if err := json.Unmarshal(out, &t); err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
-	return t, nil
+	rendered.Lock()
+	rendered.m[key] = t
+	rendered.Unlock()
+	return t.Clone(), nil
 }
+
+// rendered are the templates Render rendered, by file and content.
+var rendered = struct {
+	sync.Mutex
+	m map[string]Template
+}{m: map[string]Template{}}
 
 // Resources returns the template's Resources section.
 func (t Template) Resources() map[string]any {

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ import (
 func TestEventsAcceptedByIngest(t *testing.T) {
 	endpoint := awstest.Moto(t)
 	root := awstest.ModuleRoot()
-	bin := buildIngest(t, root)
+	bin := awstest.Bootstrap(t, "ingest")
 
 	ctx := context.Background()
 	stack, err := devstack.Start(ctx, devstack.Options{
@@ -120,23 +119,6 @@ func TestEventsAcceptedByIngest(t *testing.T) {
 	}
 }
 
-// buildIngest builds ./functions/ingest for this machine, as `make invoke`
-// does.
-func buildIngest(t *testing.T, root string) string { return buildFunction(t, root, "ingest") }
-
-// buildFunction builds ./functions/<name> for this machine.
-func buildFunction(t *testing.T, root, name string) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bootstrap")
-	cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-o", bin, "./functions/"+name)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./functions/%s: %v\n%s", name, err, out)
-	}
-	return bin
-}
-
 // invoke runs the bootstrap once under runtimeapi and decodes its response;
 // the function's logs are shown when the test fails.
 func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGatewayV2HTTPResponse {
@@ -172,7 +154,7 @@ func invoke(t *testing.T, bin string, env []string, payload []byte) events.APIGa
 func TestWorkerEventAcceptedByWorker(t *testing.T) {
 	endpoint := awstest.Moto(t)
 	root := awstest.ModuleRoot()
-	bin := buildFunction(t, root, "worker")
+	bin := awstest.Bootstrap(t, "worker")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stack, err := devstack.Start(ctx, devstack.Options{

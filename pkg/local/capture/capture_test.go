@@ -1,10 +1,16 @@
-package rehearsal
+package capture
 
 import (
+	"bytes"
+	"context"
 	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -77,5 +83,53 @@ func TestTransportPassesTheBodyOn(t *testing.T) {
 	want := []Call{{Function: "WorkerFunction", Action: "dynamodb:GetItem", Operation: "GetItem", Resource: "arn:aws:dynamodb:us-east-1:123456789012:table/t1"}}
 	if calls := rec.Calls(); len(calls) != 1 || calls[0] != want[0] {
 		t.Errorf("recorded %+v, want %+v", calls, want)
+	}
+}
+
+// A client that gives up (a poller stopping its long poll) is not an
+// error of the proxy: nothing is logged. A target that cannot be reached
+// is: the client gets 502 and the log says why.
+func TestEndpointErrors(t *testing.T) {
+	var logs bytes.Buffer
+	log.SetOutput(&logs)
+	defer log.SetOutput(os.Stderr)
+
+	hang := make(chan struct{})
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-hang }))
+	defer target.Close()
+	defer close(hang)
+	rec, err := NewRecorder(target.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	endpoint, err := rec.Endpoint("WorkerFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", strings.NewReader("Action=ReceiveMessage&QueueUrl=q"))
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("a request to a hanging target returned before its context ended")
+	}
+	time.Sleep(100 * time.Millisecond) // the proxy notices the cancelled client
+	if logs.Len() != 0 {
+		t.Errorf("a cancelled client was logged: %s", logs.String())
+	}
+
+	rec2, _ := NewRecorder("http://127.0.0.1:1") // nothing listens on port 1
+	defer rec2.Close()
+	endpoint, err = rec2.Endpoint("WorkerFunction")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(endpoint+"/", "text/plain", strings.NewReader("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(logs.String(), "proxy error") {
+		t.Errorf("unreachable target: status %d, log %q; want 502 and the error logged", resp.StatusCode, logs.String())
 	}
 }

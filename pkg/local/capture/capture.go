@@ -1,9 +1,18 @@
-package rehearsal
+// Package capture records the AWS requests a function makes, from the
+// requests on the wire, as (IAM action, resource ARN) calls: a recording
+// proxy per function for bootstraps in child processes (the deploy
+// rehearsal), a recording transport under in-process SDK clients (make
+// chaos). Body reads a request's body and puts it back, for any transport
+// that looks at a request before sending it.
+package capture
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -11,6 +20,14 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+)
+
+// Region and Account are moto's: the ARNs calls are recorded under.
+const (
+	Region  = emulator.Region
+	Account = emulator.Account
 )
 
 // Call is one AWS request a function made, as IAM authorizes it.
@@ -57,9 +74,9 @@ func (r *Recorder) Endpoint(function string) (string, error) {
 		return "", err
 	}
 	proxy := httputil.NewSingleHostReverseProxy(r.target)
+	proxy.ErrorHandler = proxyError
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(body))
+		body, _ := Body(req)
 		r.record(function, req, body)
 		proxy.ServeHTTP(w, req)
 	})}
@@ -77,21 +94,43 @@ func (r *Recorder) Transport(function string, base http.RoundTripper) http.Round
 		base = http.DefaultTransport
 	}
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		// The body is read once and replaced (GetBody may rewind the same
-		// stream the request sends, so it is not used to peek).
-		var body []byte
-		if req.Body != nil {
-			var err error
-			if body, err = io.ReadAll(req.Body); err != nil {
-				return nil, err
-			}
-			req.Body.Close()
-			req.Body = io.NopCloser(bytes.NewReader(body))
-			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		body, err := Body(req)
+		if err != nil {
+			return nil, err
 		}
 		r.record(function, req, body)
 		return base.RoundTrip(req)
 	})
+}
+
+// Body reads req's body and replaces it (and GetBody) with a copy, so that
+// the request still sends it: a transport can look at a request before
+// passing it on. (GetBody may rewind the same stream the request sends, so
+// it is not used to peek.) A request without a body gives nil.
+func Body(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return body, nil
+}
+
+// proxyError answers a request the proxy could not pass on. A client that
+// went away is not answered: the pollers cancel their long polls
+// (ReceiveMessage waits up to 20 s) when a run stops, which would otherwise
+// print "http: proxy error: context canceled" once per poller.
+func proxyError(w http.ResponseWriter, req *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && req.Context().Err() != nil {
+		return
+	}
+	log.Printf("capture: proxy error: %v", err)
+	w.WriteHeader(http.StatusBadGateway)
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
@@ -172,16 +211,16 @@ func parse(req *http.Request, body []byte) []Call {
 	case str("TableName") != "":
 		c.Resource = "arn:aws:dynamodb:" + Region + ":" + Account + ":table/" + str("TableName")
 	case str("QueueUrl") != "":
-		c.Resource = queueARN(str("QueueUrl"))
+		c.Resource = QueueARN(str("QueueUrl"))
 	case service == "ssm" && str("Name") != "":
-		c.Resource = parameterARN(str("Name"))
+		c.Resource = ParameterARN(str("Name"))
 	case service == "ssm" && str("Path") != "":
-		c.Resource = parameterARN(str("Path"))
+		c.Resource = ParameterARN(str("Path"))
 	case service == "ssm" && in["Names"] != nil:
 		names, _ := in["Names"].([]any)
 		out := make([]Call, 0, len(names))
 		for _, n := range names {
-			out = append(out, Call{Action: c.Action, Operation: op, Resource: parameterARN(n.(string))})
+			out = append(out, Call{Action: c.Action, Operation: op, Resource: ParameterARN(n.(string))})
 		}
 		return out
 	default:
@@ -190,7 +229,9 @@ func parse(req *http.Request, body []byte) []Call {
 	return []Call{c}
 }
 
-func parameterARN(name string) string {
+// ParameterARN is the ARN of an SSM parameter name (with or without its
+// leading slash).
+func ParameterARN(name string) string {
 	if !strings.HasPrefix(name, "/") {
 		name = "/" + name
 	}
@@ -221,4 +262,13 @@ func s3Call(req *http.Request) Call {
 	}
 	c.Action = "s3:" + c.Operation
 	return c
+}
+
+// QueueARN is the ARN of a queue URL ("<scheme>://<host>/<account>/<name>").
+func QueueARN(u string) string {
+	parts := strings.Split(strings.TrimRight(u, "/"), "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	return "arn:aws:sqs:" + Region + ":" + parts[len(parts)-2] + ":" + parts[len(parts)-1]
 }

@@ -1,0 +1,60 @@
+// Command testenv runs a command (make test's go test) with one DynamoDB
+// Local for all of it, on a free loopback port: its endpoint goes to the
+// command as HOOKPACK_DYNAMODB_LOCAL_ENDPOINT, which package awstest uses
+// instead of starting a JVM per test binary (every test names its own
+// tables). moto stays one per test binary: the FIFO corrections the
+// project adds to it (sequence numbers, DLQ moves) keep state for the whole
+// server, and tests that check them must not meet other packages' traffic.
+// It exits with the command's status and stops DynamoDB Local.
+//
+//	go run ./scripts/testenv [-dynamodb-local-dir .cache/dynamodb-local] -- go test ./...
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+)
+
+func main() {
+	dir := flag.String("dynamodb-local-dir", ".cache/dynamodb-local", "DynamoDB Local's directory (scripts/install-dynamodb-local.sh)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: testenv [-dynamodb-local-dir dir] -- command [args…]")
+		os.Exit(2)
+	}
+	os.Exit(run(*dir, flag.Args()))
+}
+
+func run(dir string, argv []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ddb, err := emulator.StartDynamoDBLocal(ctx, dir, 0)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer ddb.Stop()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	err = cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit) && exit.ExitCode() > 0:
+		return exit.ExitCode()
+	default:
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+}
