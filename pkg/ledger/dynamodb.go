@@ -187,6 +187,11 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 			l.Taken = &r
 		}
 		return l, nil
+	case strAttr(old[attrToken]) == l.Token:
+		// An earlier try of this request landed and its answer was lost
+		// (the SDK retried it): the claim is ours. What it took over is
+		// not known any more.
+		return l, nil
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
 	default:

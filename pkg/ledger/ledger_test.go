@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/hookpack/hookpack/pkg/internal/lease"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/ledger/ledgertest"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
@@ -128,5 +129,40 @@ func TestValidEffect(t *testing.T) {
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ledger.ErrInvalidKey)) {
 			t.Errorf("ValidEffect(%q) = %v, want ok=%v", tt.name, err, tt.ok)
 		}
+	}
+}
+
+// retriedPuts sends every PutItem twice, as the SDK does when the answer
+// to a request that landed was lost: the caller sees the second answer.
+type retriedPuts struct{ *dynamodb.Client }
+
+func (c retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if _, err := c.Client.PutItem(ctx, in, opts...); err != nil {
+		return nil, err
+	}
+	return c.Client.PutItem(ctx, in, opts...)
+}
+
+// TestClaimWhoseAnswerWasLostIsOurs: a Claim whose first try landed finds
+// its own lease token on the retry and holds the effect, rather than
+// reporting it in flight under a lease nobody else holds.
+func TestClaimWhoseAnswerWasLostIsOurs(t *testing.T) {
+	client := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
+	table := awstest.Name(t)
+	if err := provision.Ledger(context.Background(), client, table); err != nil {
+		t.Fatal(err)
+	}
+	s := ledger.NewDynamoDB(retriedPuts{client}, table, opts(lease.NewClock()))
+	f, err := ledger.NewFence("acme", "c", "7", 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ledger.Key{Tenant: "acme", Event: "acme#stripe#evt_lost", Effect: "charge"}
+	l, err := s.Claim(context.Background(), f, k, 0)
+	if err != nil {
+		t.Fatalf("Claim() with its answer lost = %v, want the lease", err)
+	}
+	if err := s.Complete(context.Background(), l); err != nil {
+		t.Errorf("Complete() of that lease = %v", err)
 	}
 }
