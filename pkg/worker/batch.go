@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -107,22 +106,19 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 			return
 		}
 		rec := &recs[i]
+		f := h.facts(rec, nil, nil)
+		f.pending, f.earlierExpiring = true, expiring
+		f.noTime = b.limited() && !f.now.Before(b.work)
+		if blocker != nil {
+			f.blocked, f.blockedDelay, f.blockedSet = true, blocker.visibility, blocker.setVisibility
+		}
 		var r result
-		switch {
-		case expiring && blocker == nil && h.expiresBefore(rec, h.cfg.Now()):
+		if d := decide(f); d.verdict == vRun {
+			r = h.process(ctx, t, i, rec, b)
+		} else {
 			r = h.newResult(rec)
 			r.env = h.envelope(ctx, rec)
-			r.err = errEarlierExpiring
-			r = h.expiring(ctx, t, i, rec, r)
-		case blocker != nil:
-			r = h.blocked(ctx, rec, blocker)
-			if h.expiresBefore(rec, h.cfg.Now().Add(r.visibility)) {
-				r = h.expiring(ctx, t, i, rec, r)
-			}
-		case b.limited() && !h.cfg.Now().Before(b.work):
-			r = h.expired(ctx, rec)
-		default:
-			r = h.process(ctx, t, i, rec, b)
+			r = h.act(ctx, t, i, rec, r, d)
 		}
 		if !t.publish(i, r) {
 			return
@@ -163,36 +159,55 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 					blocker = &results[i]
 				}
 			case blocker == nil && running < 0 && !started[i]:
-				results[i] = h.expired(bctx, &recs[i])
+				f := h.facts(&recs[i], nil, nil)
+				f.pending, f.noTime = true, true
+				results[i] = h.settled(bctx, &recs[i], f)
 			case blocker == nil && running < 0:
 				running = i
 			default:
 				waiting = append(waiting, i)
 			}
 		}
-		if running < 0 {
+		wait := func(blocker *result) {
 			for _, i := range waiting {
-				results[i] = h.blocked(bctx, &recs[i], blocker)
+				f := h.facts(&recs[i], nil, nil)
+				f.pending, f.blocked, f.blockedDelay, f.blockedSet = true, true, blocker.visibility, blocker.setVisibility
+				results[i] = h.settled(bctx, &recs[i], f)
+			}
+		}
+		if running < 0 {
+			if blocker != nil {
+				wait(blocker)
 			}
 			continue
 		}
 		wg.Go(func() {
 			rec := &recs[running]
-			r := h.newResult(rec)
-			r.env = h.envelope(ctx, rec)
-			if n, err := h.cfg.Ledger.FailedAttempt(bctx, rec.MessageId, receivesOf(rec)); err == nil {
-				r.attempt = n
+			f := h.facts(rec, nil, nil)
+			f.timedOut, f.counted, f.leaseLeft = true, true, b.leaseEnd.Sub(h.cfg.Now())
+			f.attempt, f.countErr = h.cfg.Ledger.FailedAttempt(bctx, rec.MessageId, receivesOf(rec))
+			results[running] = h.settled(bctx, rec, f)
+			if f.countErr == nil {
+				results[running].attempt = f.attempt
 			}
-			// A retry before its effects' leases end would wait on them.
-			r = h.retry(r, RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), b.leaseEnd.Sub(h.cfg.Now())))
-			r.outcome = outTimedOut
-			results[running] = r
-			for _, i := range waiting {
-				results[i] = h.blocked(bctx, &recs[i], &results[running])
-			}
+			wait(&results[running])
 		})
 	}
 	wg.Wait()
+}
+
+// settled is the result of a message the cut-off decided on without
+// running it: never a dead letter (the batch is closed), only a failure
+// with its visibility.
+func (h *Handler) settled(ctx context.Context, rec *events.SQSMessage, f facts) result {
+	d := decide(f)
+	if d.verdict == vDeadLetter {
+		// Near its retention's end: the next invocation dead-letters it.
+		d = fate{verdict: vAgain, outcome: outDeadline, err: d.err}
+	}
+	r := h.newResult(rec)
+	r.env = h.envelope(ctx, rec)
+	return h.act(ctx, nil, 0, rec, r, d)
 }
 
 // groups returns the record indices per message group, groups in order of
@@ -216,23 +231,4 @@ func groups(recs []events.SQSMessage) [][]int {
 		out[j] = append(out[j], i)
 	}
 	return out
-}
-
-// blocked reports a message behind a failed one of its group: it waits as
-// long as the failure does, so the group resumes in order.
-func (h *Handler) blocked(ctx context.Context, rec *events.SQSMessage, blocker *result) result {
-	r := h.newResult(rec)
-	r.outcome, r.failed = outBlocked, true
-	r.visibility, r.setVisibility = blocker.visibility, blocker.setVisibility
-	r.env = h.envelope(ctx, rec)
-	return r
-}
-
-// expired reports a message not started before the work deadline; it is
-// made visible at once so the next invocation takes it.
-func (h *Handler) expired(ctx context.Context, rec *events.SQSMessage) result {
-	r := h.newResult(rec)
-	r.outcome, r.failed, r.setVisibility = outDeadline, true, true
-	r.env = h.envelope(ctx, rec)
-	return r
 }

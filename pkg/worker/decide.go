@@ -26,6 +26,8 @@ const (
 	vLeave
 	// vDeadLetter: sent to the DLQ with reason, then reported done.
 	vDeadLetter
+	// vRun: nothing is decided before the handler runs: run it.
+	vRun
 	// vCount and vAskQueue are questions, not fates: decide needs the
 	// failed attempt counted (facts.counted), or to know whether the queue
 	// was created again (facts.askedQueue), and is called again.
@@ -37,6 +39,16 @@ const (
 // returned, what the ledger answered, and the clock. They are gathered
 // once; the answers to decide's questions are added as it asks them.
 type facts struct {
+	// pending: the message has not run yet; the group's rules decide
+	// whether it runs. blocked (and blockedDelay, blockedSet: the
+	// visibility the first failed message before it in its batch got) says
+	// it waits behind a failure of its conversation; earlierExpiring that an
+	// earlier one was dead-lettered near the end of its retention; noTime
+	// that the work deadline has passed. timedOut: it was still running at
+	// the cut-off, and leaseLeft is how long its effects' leases last.
+	pending, blocked, blockedSet, earlierExpiring, noTime, timedOut bool
+	blockedDelay, leaseLeft                                         time.Duration
+
 	err          error
 	ran, skipped int
 	// otherMessage: the record of a ledger conflict (a claim's) was
@@ -80,6 +92,32 @@ func decide(f facts) fate {
 	var ce *ledger.ConflictError
 	err := f.err
 	switch {
+	// The group's rules, before a message runs: behind a failure of its
+	// conversation it waits as long as the failure does (or, that wait
+	// reaching the end of its retention, is dead-lettered); behind one
+	// dead-lettered near that end, it is dead-lettered too without an
+	// attempt when as near, so a backlog behind a failing target drains a
+	// batch per invocation; past the work deadline the next invocation
+	// takes it at once.
+	case f.pending && f.earlierExpiring && !f.blocked && f.nearEnd(f.now):
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(errEarlierExpiring)}
+	case f.pending && f.blocked && f.nearEnd(f.now.Add(f.blockedDelay)):
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(nil)}
+	case f.pending && f.blocked && f.blockedSet:
+		return fate{verdict: vRetry, outcome: outBlocked, delay: f.blockedDelay}
+	case f.pending && f.blocked:
+		return fate{verdict: vLeave, outcome: outBlocked}
+	case f.pending && f.noTime:
+		return fate{verdict: vAgain, outcome: outDeadline}
+	case f.pending:
+		return fate{verdict: vRun}
+
+	// Still running at the cut-off: a failed attempt (counted by Handle),
+	// back once its effects' leases end.
+	case f.timedOut:
+		err := RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), f.leaseLeft)
+		return fate{verdict: vRetry, outcome: outTimedOut, delay: f.retry.Delay(max(f.attempt, 1), retryAfterOf(err)), err: err}
+
 	case err == nil && f.ran == 0 && f.skipped > 0:
 		return fate{verdict: vDone, outcome: outDuplicate}
 	case err == nil:
@@ -138,10 +176,16 @@ func decide(f facts) fate {
 // less the margin: then it is dead-lettered with ErrExpiring.
 func (f facts) retryOrExpire(err error) fate {
 	d := f.retry.Delay(max(f.attempt, 1), retryAfterOf(err))
-	if !f.retentionEnd.IsZero() && !f.now.Add(d).Before(f.retentionEnd.Add(-f.margin)) {
+	if f.nearEnd(f.now.Add(d)) {
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
 	}
 	return fate{verdict: vRetry, outcome: outRetried, delay: d, err: err}
+}
+
+// nearEnd reports whether at is past the message's retention end less the
+// margin (false when its retention is unknown).
+func (f facts) nearEnd(at time.Time) bool {
+	return !f.retentionEnd.IsZero() && !at.Before(f.retentionEnd.Add(-f.margin))
 }
 
 // expiring is the reason a message near the end of its retention is

@@ -21,6 +21,7 @@ func TestDecide(t *testing.T) {
 			retentionEnd: now.Add(10 * 24 * time.Hour), sent: now.Add(-4 * 24 * time.Hour)}
 	}
 	counted := func(f facts, n int, err error) facts { f.counted, f.attempt, f.countErr = true, n, err; return f }
+	pending := func(mod func(*facts)) facts { f := base(nil); f.pending = true; mod(&f); return f }
 	tests := []struct {
 		name  string
 		facts facts
@@ -31,6 +32,23 @@ func TestDecide(t *testing.T) {
 		// letter's reason).
 		reason string
 	}{
+		{"nothing before it failed: it runs", pending(func(*facts) {}), vRun, "", 0, ""},
+		{"behind a failure of its conversation: waits as long", pending(func(f *facts) { f.blocked, f.blockedSet, f.blockedDelay = true, true, time.Minute }), vRetry, outBlocked, time.Minute, ""},
+		{"behind a fenced message: its visibility left alone too", pending(func(f *facts) { f.blocked = true }), vLeave, outBlocked, 0, ""},
+		{"behind a failure, the wait past its retention's end: dead-lettered", pending(func(f *facts) {
+			f.blocked, f.blockedSet, f.blockedDelay = true, true, 12*time.Hour
+			f.retentionEnd = now.Add(60 * time.Hour)
+		}), vDeadLetter, outDeadLettered, 0, "near the end of its queue retention"},
+		{"behind one dead-lettered near its end, as near: dead-lettered without an attempt", pending(func(f *facts) {
+			f.earlierExpiring, f.retentionEnd = true, now.Add(47*time.Hour)
+		}), vDeadLetter, outDeadLettered, 0, "an earlier message of its conversation failed"},
+		{"behind one dead-lettered near its end, not as near: it runs", pending(func(f *facts) { f.earlierExpiring = true }), vRun, "", 0, ""},
+		{"past the work deadline: the next invocation takes it at once", pending(func(f *facts) { f.noTime = true }), vAgain, outDeadline, 0, ""},
+		{"still running at the cut-off: an attempt, back after its leases", func() facts {
+			f := counted(base(nil), 2, nil)
+			f.timedOut, f.leaseLeft = true, 40*time.Second
+			return f
+		}(), vRetry, outTimedOut, 40 * time.Second, "cut-off"},
 		{"effects ran", facts{ran: 2}, vDone, outProcessed, 0, ""},
 		{"every effect had completed: a duplicate", facts{skipped: 2}, vDone, outDuplicate, 0, ""},
 		{"dead-lettered, its dead letter sent: delete this copy", base(conflict(ledger.ErrDead, ledger.Record{DeadMessage: "m1", DeadSent: true, Reason: "422"})), vDelete, outDeadAlready, 0, "dead-lettered"},

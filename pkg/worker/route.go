@@ -75,25 +75,10 @@ func (h *Handler) act(ctx context.Context, t *tracker, i int, rec *events.SQSMes
 	return r
 }
 
-// expiresBefore reports whether rec's queue retention (counted from its
-// SentTimestamp, which SQS always sets) ends, less Config.ExpiryMargin,
-// before at.
-func (h *Handler) expiresBefore(rec *events.SQSMessage, at time.Time) bool {
-	end, ok := h.retentionEnd(rec)
-	return ok && !at.Before(end.Add(-h.cfg.ExpiryMargin))
-}
-
 // retentionEnd is when SQS would delete rec without sending it anywhere.
 func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 	sent, ok := sentAt(rec)
 	return sent.Add(h.cfg.QueueRetention), ok
-}
-
-// expiring dead-letters a message that would otherwise wait past its
-// queue's retention (a conversation blocked for days), with its age and
-// why it was waiting as the reason.
-func (h *Handler) expiring(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result) result {
-	return h.deadLetter(ctx, t, i, rec, r, h.facts(rec, r.env, nil).expiring(r.err))
 }
 
 // retry schedules the message again after the backoff of its attempt (the
