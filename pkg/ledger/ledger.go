@@ -145,6 +145,16 @@ func (f Fence) SameMessage(token string) bool {
 	return len(token) >= 40 && token[:40] == pad(f.Sequence, 40)
 }
 
+// TokenReceive returns the receive count (ApproximateReceiveCount) a stored
+// token (Record.Fence) was written in: 0 for a malformed one.
+func TokenReceive(token string) int {
+	if len(token) != 50 {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimLeft(token[40:], "0"))
+	return n
+}
+
 // Token is the fence as stored and compared: the sequence number and the
 // attempt, zero-padded to a fixed width so that string order is token
 // order.

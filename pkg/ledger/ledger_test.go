@@ -68,6 +68,9 @@ func TestFenceTokenOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if got := ledger.TokenReceive(hi.Token()); got != tt.hi[1].(int) {
+				t.Errorf("TokenReceive(%s) = %d, want %d", hi.Token(), got, tt.hi[1])
+			}
 			if !(lo.Token() < hi.Token()) || len(lo.Token()) != len(hi.Token()) {
 				t.Errorf("Token(%v) = %s, Token(%v) = %s; want the first below, same width", tt.lo, lo.Token(), tt.hi, hi.Token())
 			}

@@ -72,6 +72,8 @@ type facts struct {
 	margin           time.Duration
 	sent, receivedAt time.Time
 	retry            Retry
+	// ledgerRetention is how long the ledger keeps effect records.
+	ledgerRetention time.Duration
 }
 
 // fate is decide's answer.
@@ -109,6 +111,13 @@ func decide(f facts) fate {
 		return fate{verdict: vLeave, outcome: outBlocked}
 	case f.pending && f.noTime:
 		return fate{verdict: vAgain, outcome: outDeadline}
+	// An event received longer ago than the ledger remembers completed
+	// effects (less the ingest's dedup window: a later copy's receivedAt is
+	// later) is refused: running it could repeat a forgotten effect.
+	case f.pending && f.tooOld():
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: Permanent(fmt.Errorf(
+			"%w: received %s ago; effect records are kept %s, so a completed effect may be forgotten and run again",
+			ErrReplayTooOld, f.now.Sub(f.receivedAt).Round(time.Hour), f.ledgerRetention))}
 	case f.pending:
 		return fate{verdict: vRun}
 
@@ -180,6 +189,12 @@ func (f facts) retryOrExpire(err error) fate {
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
 	}
 	return fate{verdict: vRetry, outcome: outRetried, delay: d, err: err}
+}
+
+// tooOld reports whether the event was received longer ago than the
+// ledger's retention less DefaultReplayMargin.
+func (f facts) tooOld() bool {
+	return f.ledgerRetention > 0 && !f.receivedAt.IsZero() && f.now.Sub(f.receivedAt) > f.ledgerRetention-DefaultReplayMargin
 }
 
 // nearEnd reports whether at is past the message's retention end less the

@@ -44,6 +44,12 @@ func TestDecide(t *testing.T) {
 		}), vDeadLetter, outDeadLettered, 0, "an earlier message of its conversation failed"},
 		{"behind one dead-lettered near its end, not as near: it runs", pending(func(f *facts) { f.earlierExpiring = true }), vRun, "", 0, ""},
 		{"past the work deadline: the next invocation takes it at once", pending(func(f *facts) { f.noTime = true }), vAgain, outDeadline, 0, ""},
+		{"an event older than the ledger remembers: refused", pending(func(f *facts) {
+			f.ledgerRetention, f.receivedAt = 35*24*time.Hour, now.Add(-29*24*time.Hour)
+		}), vDeadLetter, outDeadLettered, 0, "older than the ledger's memory"},
+		{"an event the ledger still remembers: it runs", pending(func(f *facts) {
+			f.ledgerRetention, f.receivedAt = 35*24*time.Hour, now.Add(-27*24*time.Hour)
+		}), vRun, "", 0, ""},
 		{"still running at the cut-off: an attempt, back after its leases", func() facts {
 			f := counted(base(nil), 2, nil)
 			f.timedOut, f.leaseLeft = true, 40*time.Second

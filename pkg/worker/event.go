@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
@@ -251,7 +249,7 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 		return nil
 	}
 	// The interrupted receive is the one the taken record was claimed in.
-	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, receiveOf(l.Taken.Fence))
+	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, ledger.TokenReceive(l.Taken.Fence))
 	if err != nil || e.maxAttempts <= 0 || n < e.maxAttempts {
 		return nil // counted (or not countable): run it again
 	}
@@ -262,13 +260,6 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 		return errors.Join(cause, err)
 	}
 	return Permanent(cause)
-}
-
-// receiveOf returns the receive count of a stored fence token
-// (ledger.Fence.Token: 40 digits of sequence, 10 of receive count).
-func receiveOf(token string) int {
-	n, _ := strconv.Atoi(strings.TrimLeft(token[min(40, len(token)):], "0"))
-	return n
 }
 
 // complete records l's effect completed. The effect ran, so the write is

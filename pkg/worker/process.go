@@ -37,10 +37,11 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	if r.groupID == "" {
 		r.groupID = webhook.GroupID(env.Conversation, env.Key)
 	}
-	if age := h.cfg.Now().Sub(env.ReceivedAt); !env.ReceivedAt.IsZero() && age > h.cfg.LedgerRetention-DefaultReplayMargin {
-		err := Permanent(fmt.Errorf("%w: received %s ago; effect records are kept %s, so a completed effect may be forgotten and run again",
-			ErrReplayTooOld, age.Round(time.Hour), h.cfg.LedgerRetention))
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, env, err), "")
+	// The rules its envelope decides before it runs (its age).
+	pre := h.facts(rec, env, nil)
+	pre.pending = true
+	if d := decide(pre); d.verdict != vRun {
+		return h.act(ctx, t, i, rec, r, d)
 	}
 	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
 	if !ok {

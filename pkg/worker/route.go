@@ -19,7 +19,8 @@ import (
 // facts gathers what decide needs to know about message rec whose handler
 // (or what ran before it) returned err.
 func (h *Handler) facts(rec *events.SQSMessage, env *envelope.Envelope, err error) facts {
-	f := facts{err: err, maxAttempts: h.cfg.MaxAttempts, now: h.cfg.Now(), margin: h.cfg.ExpiryMargin, retry: h.cfg.Retry}
+	f := facts{err: err, maxAttempts: h.cfg.MaxAttempts, now: h.cfg.Now(), margin: h.cfg.ExpiryMargin, retry: h.cfg.Retry,
+		ledgerRetention: h.cfg.LedgerRetention}
 	if end, ok := h.retentionEnd(rec); ok {
 		f.retentionEnd, f.sent = end, end.Add(-h.cfg.QueueRetention)
 	}

@@ -237,15 +237,13 @@ func (q *fifo) record(m *simMsg) events.SQSMessage {
 	}
 }
 
-// simSQS is the worker's SQS client in one invocation: the DLQ send, the
-// visibility change and the queue attributes.
-type simSQS struct {
-	w *world
-	s *session
-}
+// simSQS is the worker's SQS client (the DLQ send, the visibility change
+// and the queue attributes); each call passes through the current
+// invocation's session (world.sess).
+type simSQS struct{ w *world }
 
 func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, error) {
-	if !c.s.call() {
+	if !c.w.sess.call() {
 		return "", errCrashed
 	}
 	q := c.w.queueByURL(url)
@@ -257,14 +255,14 @@ func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, er
 	if sent, ok := q.send(c.w.now, msg); ok && q == c.w.src.dlq {
 		c.w.deadLettered(sent)
 	}
-	if c.s.lost() {
+	if c.w.sess.lost() {
 		return "", errLost
 	}
 	return "ok", nil
 }
 
 func (c simSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
-	if !c.s.call() {
+	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
 	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
@@ -284,7 +282,7 @@ func (c simSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMe
 }
 
 func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	if !c.s.call() {
+	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
 	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
@@ -294,102 +292,84 @@ func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributes
 	return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"CreatedTimestamp": strconv.FormatInt(q.created.Unix(), 10)}}, nil
 }
 
-// simLedger passes the worker's ledger calls through the session to the
+// simLedger passes the worker's ledger calls through the current
+// invocation's session (world.sess) to the
 // in-memory ledger (DynamoDB's semantics), and tells the world which
 // completions landed.
-type simLedger struct {
-	w *world
-	s *session
-}
+type simLedger struct{ w *world }
 
 func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return ledger.Lease{}, errCrashed
 	}
 	ls, err := l.w.ledger.Claim(ctx, f, k, d)
-	if l.s.lost() {
+	if l.w.sess.lost() {
 		return ledger.Lease{}, errLost
 	}
 	return ls, err
 }
 
 func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return errCrashed
 	}
 	err := l.w.ledger.Complete(ctx, ls)
 	if err == nil {
 		l.w.durable(ls.Key.Event, ls.Key.Effect, "its completion was written")
 	}
-	if l.s.lost() {
+	if l.w.sess.lost() {
 		return errLost
 	}
 	return err
 }
 
 func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) error {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return errCrashed
 	}
 	err := l.w.ledger.Fail(ctx, ls, reason)
-	if l.s.lost() {
+	if l.w.sess.lost() {
 		return errLost
 	}
 	return err
 }
 
 func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return errCrashed
 	}
-	// (Through an interface, so the simulation also runs against a worker
-	// and ledger from before Bury: make simulate against an older commit.)
-	b, ok := any(l.w.ledger).(interface {
-		Bury(context.Context, ledger.Fence, []ledger.Key, []ledger.Lease, string) error
-	})
-	if !ok {
-		return errors.New("this ledger has no Bury")
-	}
-	err := b.Bury(ctx, f, keys, own, reason)
-	if l.s.lost() {
+	err := l.w.ledger.Bury(ctx, f, keys, own, reason)
+	if l.w.sess.lost() {
 		return errLost
 	}
 	return err
 }
 
 func (l simLedger) Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return errCrashed
 	}
 	err := l.w.ledger.Buried(ctx, f, keys)
-	if l.s.lost() {
+	if l.w.sess.lost() {
 		return errLost
 	}
 	return err
 }
 
 func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return errCrashed
 	}
 	return l.w.ledger.Apply(ctx, f, u)
 }
 
 func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
-	if !l.s.call() {
+	if !l.w.sess.call() {
 		return 0, errCrashed
 	}
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
-	if l.s.lost() {
+	if l.w.sess.lost() {
 		return 0, errLost
 	}
 	return n, err
 }
-
-type (
-	sqsOpts    = sqs.Options
-	sqsVisIn   = sqs.ChangeMessageVisibilityBatchInput
-	sqsVisOut  = sqs.ChangeMessageVisibilityBatchOutput
-	sqsAttrIn  = sqs.GetQueueAttributesInput
-	sqsAttrOut = sqs.GetQueueAttributesOutput
-)

@@ -145,7 +145,7 @@ func (w *world) newHandler() *worker.Handler {
 	return worker.New(worker.Config{
 		// Every message's line must name its event (checked in handle).
 		Logger: slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Ledger: simLedgerFor{w}, Handlers: reg, DLQ: simSQSFor{w}, Visibility: simSQSFor{w}, Queues: simSQSFor{w},
+		Ledger: simLedger{w}, Handlers: reg, DLQ: simSQS{w}, Visibility: simSQS{w}, Queues: simSQS{w},
 		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock,
 		// A lease ends before the message's visibility timeout, as under
 		// Lambda (the invocation's deadline).
@@ -155,45 +155,6 @@ func (w *world) newHandler() *worker.Handler {
 		SafetyMargin: 10 * time.Millisecond, FinishTimeout: time.Millisecond,
 		Retry: worker.Retry{Jitter: func() float64 { return 0.5 }},
 	})
-}
-
-// The worker keeps its clients for its life; these forward each call to
-// the current invocation's session.
-type simLedgerFor struct{ w *world }
-type simSQSFor struct{ w *world }
-
-func (l simLedgerFor) s() simLedger { return simLedger{l.w, l.w.sess} }
-func (l simLedgerFor) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
-	return l.s().Claim(ctx, f, k, d)
-}
-func (l simLedgerFor) Complete(ctx context.Context, ls ledger.Lease) error {
-	return l.s().Complete(ctx, ls)
-}
-func (l simLedgerFor) Fail(ctx context.Context, ls ledger.Lease, r string) error {
-	return l.s().Fail(ctx, ls, r)
-}
-func (l simLedgerFor) Bury(ctx context.Context, f ledger.Fence, k []ledger.Key, own []ledger.Lease, r string) error {
-	return l.s().Bury(ctx, f, k, own, r)
-}
-func (l simLedgerFor) Buried(ctx context.Context, f ledger.Fence, k []ledger.Key) error {
-	return l.s().Buried(ctx, f, k)
-}
-func (l simLedgerFor) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
-	return l.s().Apply(ctx, f, u)
-}
-func (l simLedgerFor) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
-	return l.s().FailedAttempt(ctx, id, receive)
-}
-
-func (c simSQSFor) s() simSQS { return simSQS{c.w, c.w.sess} }
-func (c simSQSFor) Send(ctx context.Context, url string, m queue.Message) (string, error) {
-	return c.s().Send(ctx, url, m)
-}
-func (c simSQSFor) ChangeMessageVisibilityBatch(ctx context.Context, in *sqsVisIn, o ...func(*sqsOpts)) (*sqsVisOut, error) {
-	return c.s().ChangeMessageVisibilityBatch(ctx, in, o...)
-}
-func (c simSQSFor) GetQueueAttributes(ctx context.Context, in *sqsAttrIn, o ...func(*sqsOpts)) (*sqsAttrOut, error) {
-	return c.s().GetQueueAttributes(ctx, in, o...)
 }
 
 type simTenants struct{}
