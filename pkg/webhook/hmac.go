@@ -70,17 +70,13 @@ type BodyHMAC struct{ Header, Prefix string }
 // ErrInvalidSignature when it is malformed or no secret matches, and
 // ErrMisconfigured when the tenant has no secrets.
 func (b BodyHMAC) Verify(req *Request, cfg Config, _ time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get(b.Header))
-	if sig == "" {
-		return errorf(ErrMissingSignature, "%s header is required", b.Header)
+	sig, err := RequiredHeader(req, b.Header)
+	if err != nil {
+		return err
 	}
-	hexSig, ok := strings.CutPrefix(sig, b.Prefix)
-	if !ok {
-		return errorf(ErrInvalidSignature, "%s must start with %q", b.Header, b.Prefix)
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil || len(got) == 0 {
-		return errorf(ErrInvalidSignature, "%s is not hex", b.Header)
+	got, err := HexSignature(b.Header, sig, b.Prefix)
+	if err != nil {
+		return err
 	}
 	if err := cfg.CheckSecrets(b.Header); err != nil {
 		return err

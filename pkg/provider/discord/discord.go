@@ -86,13 +86,13 @@ func (Provider) Check(cfg webhook.Config) error {
 // verifies), webhook.ErrStale, or webhook.ErrMisconfigured (no keys, a key
 // that is not one, a bad tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sigHex := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sigHex == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	sigHex, err := webhook.RequiredHeader(req, SignatureHeader)
+	if err != nil {
+		return err
 	}
-	ts := strings.TrimSpace(req.Header.Get(TimestampHeader))
-	if ts == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", TimestampHeader)
+	ts, err := webhook.RequiredHeader(req, TimestampHeader)
+	if err != nil {
+		return err
 	}
 	sig, err := hex.DecodeString(sigHex)
 	if err != nil || len(sig) != ed25519.SignatureSize {

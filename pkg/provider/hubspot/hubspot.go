@@ -85,9 +85,9 @@ func signed(req *webhook.Request, cfg webhook.Config, ts string) ([][]byte, erro
 // secret matches), webhook.ErrStale, or webhook.ErrMisconfigured (no
 // secrets, a bad base_url).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	sig, err := webhook.RequiredHeader(req, SignatureHeader)
+	if err != nil {
+		return err
 	}
 	ts := strings.TrimSpace(req.Header.Get(TimestampHeader))
 	ms, err := strconv.ParseInt(ts, 10, 64)

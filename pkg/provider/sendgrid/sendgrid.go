@@ -106,13 +106,13 @@ func (Provider) Check(cfg webhook.Config) error {
 // webhook.ErrMisconfigured (no keys, an entry that is no P-256 key, a bad
 // tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig64 := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig64 == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	sig64, err := webhook.RequiredHeader(req, SignatureHeader)
+	if err != nil {
+		return err
 	}
-	ts := strings.TrimSpace(req.Header.Get(TimestampHeader))
-	if ts == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", TimestampHeader)
+	ts, err := webhook.RequiredHeader(req, TimestampHeader)
+	if err != nil {
+		return err
 	}
 	sig, ok := webhook.DecodeBase64(base64.StdEncoding, sig64)
 	if !ok {

@@ -35,23 +35,20 @@ const prefix = "v0="
 // webhook.ErrStale (genuine but outside the tolerance) or
 // webhook.ErrMisconfigured (no secrets, bad tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get("X-Slack-Signature"))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Signature header is required")
+	sig, err := webhook.RequiredHeader(req, "X-Slack-Signature")
+	if err != nil {
+		return err
 	}
-	ts := strings.TrimSpace(req.Header.Get("X-Slack-Request-Timestamp"))
-	if ts == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Request-Timestamp header is required")
+	ts, err := webhook.RequiredHeader(req, "X-Slack-Request-Timestamp")
+	if err != nil {
+		return err
 	}
 	if _, err := strconv.ParseInt(ts, 10, 64); err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Request-Timestamp is not Unix seconds")
 	}
-	if !strings.HasPrefix(sig, prefix) {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature must start with %q", prefix)
-	}
-	got, err := hex.DecodeString(sig[len(prefix):])
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "X-Slack-Signature is not hex")
+	got, err := webhook.HexSignature("X-Slack-Signature", sig, prefix)
+	if err != nil {
+		return err
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	if err != nil {

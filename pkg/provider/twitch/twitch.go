@@ -65,9 +65,9 @@ func (Provider) Check(cfg webhook.Config) error {
 // timestamp is not RFC 3339), webhook.ErrInvalidSignature, webhook.ErrStale
 // or webhook.ErrMisconfigured.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	sig, err := webhook.RequiredHeader(req, SignatureHeader)
+	if err != nil {
+		return err
 	}
 	id, ts := req.Header.Get(IDHeader), req.Header.Get(TimestampHeader)
 	if id == "" || ts == "" {
@@ -77,13 +77,9 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "%s is not an RFC 3339 time", TimestampHeader)
 	}
-	hexSig, ok := strings.CutPrefix(sig, prefix)
-	if !ok {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s must start with %q", SignatureHeader, prefix)
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
+	got, err := webhook.HexSignature(SignatureHeader, sig, prefix)
+	if err != nil {
+		return err
 	}
 	if err := cfg.CheckSecrets("twitch"); err != nil {
 		return err

@@ -52,21 +52,17 @@ func (Provider) Check(cfg webhook.Config) error {
 // number), webhook.ErrInvalidSignature, webhook.ErrStale or
 // webhook.ErrMisconfigured.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig := strings.TrimSpace(req.Header.Get(SignatureHeader))
-	if sig == "" {
-		return webhook.Errorf(webhook.ErrMissingSignature, "%s header is required", SignatureHeader)
+	sig, err := webhook.RequiredHeader(req, SignatureHeader)
+	if err != nil {
+		return err
 	}
 	ts := strings.TrimSpace(req.Header.Get(TimestampHeader))
 	if _, err := strconv.ParseInt(ts, 10, 64); err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "%s must be Unix seconds", TimestampHeader)
 	}
-	hexSig, ok := strings.CutPrefix(sig, prefix)
-	if !ok {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s must start with %q", SignatureHeader, prefix)
-	}
-	got, err := hex.DecodeString(hexSig)
-	if err != nil || len(got) == 0 {
-		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not hex", SignatureHeader)
+	got, err := webhook.HexSignature(SignatureHeader, sig, prefix)
+	if err != nil {
+		return err
 	}
 	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
 	if err != nil {

@@ -1,0 +1,52 @@
+package webhook
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"testing"
+)
+
+func TestRequiredHeader(t *testing.T) {
+	tests := []struct {
+		name, value, want string
+		wantErr           error
+	}{
+		{"present", " abc ", "abc", nil},
+		{"absent", "", "", ErrMissingSignature},
+		{"blank", "  ", "", ErrMissingSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := &Request{Header: http.Header{}}
+			if tt.value != "" {
+				req.Header.Set("X-Sig", tt.value)
+			}
+			got, err := RequiredHeader(req, "X-Sig")
+			if got != tt.want || !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Errorf("RequiredHeader(%q) = %q, %v, want %q, %v", tt.value, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestHexSignature(t *testing.T) {
+	tests := []struct {
+		name, sig string
+		want      []byte
+		wantErr   error
+	}{
+		{"prefixed hex", "v0=0aff", []byte{0x0a, 0xff}, nil},
+		{"no prefix", "0aff", nil, ErrInvalidSignature},
+		{"not hex", "v0=zz", nil, ErrInvalidSignature},
+		{"empty", "v0=", nil, ErrInvalidSignature},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := HexSignature("X-Sig", tt.sig, "v0=")
+			if !bytes.Equal(got, tt.want) || !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+				t.Errorf("HexSignature(%q) = %x, %v, want %x, %v", tt.sig, got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}
