@@ -7,8 +7,6 @@
 package asana
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -82,14 +80,7 @@ func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Rep
 		return webhook.Reply{}, false, nil
 	}
 	if secret, ok := handshake(req); ok {
-		known, _, err := token.Handshake(cfg, "asana", secret)
-		if err != nil {
-			return webhook.Reply{}, true, err
-		}
-		if known {
-			return echo(secret), true, nil
-		}
-		return webhook.Reply{}, false, nil
+		return token.Answer(cfg, "asana", secret, echo(secret))
 	}
 	var b struct {
 		Events []json.RawMessage `json:"events"`
@@ -117,9 +108,8 @@ func (Provider) Respond(req *webhook.Request, _ webhook.Config, _ []webhook.Even
 // webhook.ErrMalformed when the body is not {"events": [objects]}.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
 	if secret, ok := handshake(req); ok {
-		sum := sha256.Sum256([]byte(secret))
 		body, _ := json.Marshal(map[string]string{"x-hook-secret": secret}) // a string map always encodes
-		return []webhook.Event{{ID: "handshake:" + hex.EncodeToString(sum[:16]), Type: "handshake", Body: body,
+		return []webhook.Event{{ID: token.HandshakeID("handshake", secret), Type: "handshake", Body: body,
 			Headers: map[string]string{"content-type": "application/json"}}}, nil
 	}
 	var b struct {

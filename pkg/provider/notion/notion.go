@@ -6,8 +6,6 @@
 package notion
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -74,22 +72,13 @@ func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) er
 // Handshake answers the verification request: 200 when its token is
 // configured already; nothing (ok false: Events queues it for the tenant)
 // while the tenant is onboarding; webhook.ErrForbidden otherwise (see
-// token.Handshake). ok is false for every other request.
+// token.Answer). ok is false for every other request.
 func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Reply, bool, error) {
 	tok, isVerification := verification(req)
 	if !isVerification {
 		return webhook.Reply{}, false, nil
 	}
-	known, forward, err := token.Handshake(cfg, "notion", tok)
-	switch {
-	case err != nil:
-		return webhook.Reply{}, true, err
-	case forward:
-		return webhook.Reply{}, false, nil
-	case known:
-		return webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}, true, nil
-	}
-	return webhook.Reply{}, false, nil
+	return token.Answer(cfg, "notion", tok, webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"})
 }
 
 // Events returns the event: id its "id", type "type" (page.created, …),
@@ -101,8 +90,7 @@ func (Provider) Handshake(req *webhook.Request, cfg webhook.Config) (webhook.Rep
 // JSON object with an id.
 func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event, error) {
 	if tok, ok := verification(req); ok {
-		sum := sha256.Sum256([]byte(tok))
-		return []webhook.Event{{ID: "verification:" + hex.EncodeToString(sum[:16]), Type: "verification", Body: req.Body}}, nil
+		return []webhook.Event{{ID: token.HandshakeID("verification", tok), Type: "verification", Body: req.Body}}, nil
 	}
 	doc, err := jsonpath.Object(req.Body)
 	if err != nil {

@@ -8,6 +8,8 @@
 package token
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -167,6 +169,30 @@ func Handshake(cfg webhook.Config, name, secret string) (known, forward bool, er
 		return false, true, nil
 	}
 	return false, false, webhook.Errorf(webhook.ErrForbidden, "%s: the handshake's secret is not configured for this tenant (set settings.onboarding to \"true\" to receive it)", name)
+}
+
+// Answer is a Handshaker's answer to a handshake that carries secret, as
+// Handshake decides it: reply, sent with nothing queued, when the secret is
+// configured already; ok false while the tenant is onboarding, so that
+// Events queues the handshake; Handshake's error (ok true) otherwise.
+func Answer(cfg webhook.Config, name, secret string, reply webhook.Reply) (webhook.Reply, bool, error) {
+	known, _, err := Handshake(cfg, name, secret)
+	switch {
+	case err != nil:
+		return webhook.Reply{}, true, err
+	case known:
+		return reply, true, nil
+	}
+	return webhook.Reply{}, false, nil
+}
+
+// HandshakeID is the id of the event that forwards a handshake's secret to
+// an onboarding tenant: kind, ":" and a hash of the secret, so that the
+// sender's repeated handshake is a duplicate and the id never shows the
+// secret.
+func HandshakeID(kind, secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return kind + ":" + hex.EncodeToString(sum[:16])
 }
 
 // CheckOnboarding is the Check of senders with an onboarding handshake: no

@@ -91,3 +91,33 @@ func TestVerify(t *testing.T) {
 		t.Errorf("Verify(no secrets) = %v", err)
 	}
 }
+
+func TestAnswer(t *testing.T) {
+	reply := webhook.Reply{Status: http.StatusOK, Body: "echo"}
+	tests := []struct {
+		name   string
+		cfg    webhook.Config
+		want   webhook.Reply
+		wantOK bool
+		err    error
+	}{
+		{"configured", webhook.Config{Secrets: []string{"new-secret"}}, reply, true, nil},
+		{"onboarding", webhook.Config{Settings: map[string]string{Onboarding: "true"}}, webhook.Reply{}, false, nil},
+		{"unknown", webhook.Config{Secrets: []string{"old"}}, webhook.Reply{}, true, webhook.ErrForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok, err := Answer(tt.cfg, "sender", "new-secret", reply)
+			if !got.Equal(tt.want) || ok != tt.wantOK || tt.err == nil && err != nil || tt.err != nil && !errors.Is(err, tt.err) {
+				t.Errorf("Answer() = %v, %v, %v; want %v, %v, %v", got, ok, err, tt.want, tt.wantOK, tt.err)
+			}
+		})
+	}
+}
+
+func TestHandshakeID(t *testing.T) {
+	id := HandshakeID("handshake", "new-secret")
+	if !strings.HasPrefix(id, "handshake:") || strings.Contains(id, "new-secret") || id != HandshakeID("handshake", "new-secret") || id == HandshakeID("handshake", "other") {
+		t.Errorf("HandshakeID() = %q, want a stable hash of the secret that does not show it", id)
+	}
+}
