@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 )
 
 func TestRequiredHeader(t *testing.T) {
@@ -48,5 +49,25 @@ func TestHexSignature(t *testing.T) {
 				t.Errorf("HexSignature(%q) = %x, %v, want %x, %v", tt.sig, got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+func TestStamped(t *testing.T) {
+	s := Stamped{Signature: "X-Sig", Timestamp: "X-Ts"}
+	sign := func(secret, ts string) (string, error) { return secret + "@" + ts, nil }
+	req := &Request{}
+	if err := s.Sign(req, Config{}, "sender", time.Unix(1700000000, 0), sign); !errors.Is(err, ErrMisconfigured) || req.Header != nil {
+		t.Fatalf("Sign(no secrets) = %v, headers %v; want ErrMisconfigured, none set", err, req.Header)
+	}
+	if err := s.Sign(req, Config{Secrets: []string{"k1", "k2"}}, "sender", time.Unix(1700000000, 0), sign); err != nil {
+		t.Fatalf("Sign() = %v", err)
+	}
+	sig, ts, err := s.Headers(req)
+	if sig != "k1@1700000000" || ts != "1700000000" || err != nil {
+		t.Errorf("Headers() = %q, %q, %v; want the signature and timestamp Sign set", sig, ts, err)
+	}
+	req.Header.Del("X-Ts")
+	if _, _, err := s.Headers(req); !errors.Is(err, ErrMissingSignature) {
+		t.Errorf("Headers(no timestamp) = %v, want ErrMissingSignature", err)
 	}
 }

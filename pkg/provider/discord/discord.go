@@ -12,7 +12,6 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +24,9 @@ const (
 	SignatureHeader = "X-Signature-Ed25519"
 	TimestampHeader = "X-Signature-Timestamp"
 )
+
+// stamped names the signature and timestamp headers.
+var stamped = webhook.Stamped{Signature: SignatureHeader, Timestamp: TimestampHeader}
 
 // DefaultTolerance bounds the signed timestamp's age. Discord documents no
 // window; it sends each request once and waits 3 seconds for the answer,
@@ -86,11 +88,7 @@ func (Provider) Check(cfg webhook.Config) error {
 // verifies), webhook.ErrStale, or webhook.ErrMisconfigured (no keys, a key
 // that is not one, a bad tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sigHex, err := webhook.RequiredHeader(req, SignatureHeader)
-	if err != nil {
-		return err
-	}
-	ts, err := webhook.RequiredHeader(req, TimestampHeader)
+	sigHex, ts, err := stamped.Headers(req)
 	if err != nil {
 		return err
 	}
@@ -124,18 +122,14 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 // returns an error wrapping webhook.ErrMisconfigured when there is no
 // secret or the first is not a private key.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if err := cfg.CheckSecrets("discord"); err != nil {
-		return err
-	}
-	b, err := hex.DecodeString(strings.TrimSpace(cfg.Secrets[0]))
-	if err != nil || len(b) != ed25519.PrivateKeySize {
-		return webhook.Errorf(webhook.ErrMisconfigured, "discord: signing needs a private key (128 hex characters) as secrets[0]")
-	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	msg := append([]byte(ts), req.Body...)
-	req.SetHeader(TimestampHeader, ts)
-	req.SetHeader(SignatureHeader, hex.EncodeToString(ed25519.Sign(ed25519.PrivateKey(b), msg)))
-	return nil
+	return stamped.Sign(req, cfg, "discord", now, func(secret, ts string) (string, error) {
+		b, err := hex.DecodeString(strings.TrimSpace(secret))
+		if err != nil || len(b) != ed25519.PrivateKeySize {
+			return "", webhook.Errorf(webhook.ErrMisconfigured, "discord: signing needs a private key (128 hex characters) as secrets[0]")
+		}
+		msg := append([]byte(ts), req.Body...)
+		return hex.EncodeToString(ed25519.Sign(ed25519.PrivateKey(b), msg)), nil
+	})
 }
 
 // Interaction types (https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-object-interaction-type).

@@ -14,7 +14,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +26,9 @@ const (
 	SignatureHeader = "X-Twilio-Email-Event-Webhook-Signature"
 	TimestampHeader = "X-Twilio-Email-Event-Webhook-Timestamp"
 )
+
+// stamped names the signature and timestamp headers.
+var stamped = webhook.Stamped{Signature: SignatureHeader, Timestamp: TimestampHeader}
 
 // DefaultTolerance bounds the signed timestamp's age. SendGrid documents no
 // window; each attempt, retries included, is signed at the time it is sent.
@@ -106,11 +108,7 @@ func (Provider) Check(cfg webhook.Config) error {
 // webhook.ErrMisconfigured (no keys, an entry that is no P-256 key, a bad
 // tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig64, err := webhook.RequiredHeader(req, SignatureHeader)
-	if err != nil {
-		return err
-	}
-	ts, err := webhook.RequiredHeader(req, TimestampHeader)
+	sig64, ts, err := stamped.Headers(req)
 	if err != nil {
 		return err
 	}
@@ -148,26 +146,22 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 // webhook.ErrMisconfigured when there is no secret or the first is not a
 // P-256 private key.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if err := cfg.CheckSecrets("sendgrid"); err != nil {
-		return err
-	}
-	der, ok := keyDER(cfg.Secrets[0])
-	var priv *ecdsa.PrivateKey
-	if ok {
-		priv, ok = privateKey(der)
-	}
-	if !ok {
-		return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: signing needs a P-256 private key as secrets[0]")
-	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	digest := sha256.Sum256(append([]byte(ts), req.Body...))
-	sig, err := ecdsa.SignASN1(rand.Reader, priv, digest[:])
-	if err != nil {
-		return webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: sign: %v", err)
-	}
-	req.SetHeader(TimestampHeader, ts)
-	req.SetHeader(SignatureHeader, base64.StdEncoding.EncodeToString(sig))
-	return nil
+	return stamped.Sign(req, cfg, "sendgrid", now, func(secret, ts string) (string, error) {
+		der, ok := keyDER(secret)
+		var priv *ecdsa.PrivateKey
+		if ok {
+			priv, ok = privateKey(der)
+		}
+		if !ok {
+			return "", webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: signing needs a P-256 private key as secrets[0]")
+		}
+		digest := sha256.Sum256(append([]byte(ts), req.Body...))
+		sig, err := ecdsa.SignASN1(rand.Reader, priv, digest[:])
+		if err != nil {
+			return "", webhook.Errorf(webhook.ErrMisconfigured, "sendgrid: sign: %v", err)
+		}
+		return base64.StdEncoding.EncodeToString(sig), nil
+	})
 }
 
 // Events returns one event per item of the batch: id sg_event_id (unique

@@ -28,6 +28,9 @@ type Provider struct{}
 
 const prefix = "v0="
 
+// stamped names Slack's signature and timestamp headers.
+var stamped = webhook.Stamped{Signature: "X-Slack-Signature", Timestamp: "X-Slack-Request-Timestamp"}
+
 // Verify checks X-Slack-Signature against every signing secret and the
 // timestamp against the tolerance. It returns an error wrapping
 // webhook.ErrMissingSignature (a header is absent or the timestamp is not a
@@ -35,18 +38,14 @@ const prefix = "v0="
 // webhook.ErrStale (genuine but outside the tolerance) or
 // webhook.ErrMisconfigured (no secrets, bad tolerance).
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	sig, err := webhook.RequiredHeader(req, "X-Slack-Signature")
-	if err != nil {
-		return err
-	}
-	ts, err := webhook.RequiredHeader(req, "X-Slack-Request-Timestamp")
+	sig, ts, err := stamped.Headers(req)
 	if err != nil {
 		return err
 	}
 	if _, err := strconv.ParseInt(ts, 10, 64); err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "X-Slack-Request-Timestamp is not Unix seconds")
 	}
-	got, err := webhook.HexSignature("X-Slack-Signature", sig, prefix)
+	got, err := webhook.HexSignature(stamped.Signature, sig, prefix)
 	if err != nil {
 		return err
 	}
@@ -182,14 +181,10 @@ func join(team, channel, thread string) string {
 // under cfg.Secrets[0], the app's signing secret. It returns an error
 // wrapping webhook.ErrMisconfigured when the tenant has no secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if err := cfg.CheckSecrets("slack"); err != nil {
-		return err
-	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	mac := webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte("v0:"+ts+":"), req.Body)
-	req.SetHeader("X-Slack-Request-Timestamp", ts)
-	req.SetHeader("X-Slack-Signature", prefix+hex.EncodeToString(mac))
-	return nil
+	return stamped.Sign(req, cfg, "slack", now, func(secret, ts string) (string, error) {
+		mac := webhook.MAC(sha256.New, []byte(secret), []byte("v0:"+ts+":"), req.Body)
+		return prefix + hex.EncodeToString(mac), nil
+	})
 }
 
 // Check implements webhook.Checker: the tenant has secrets and no setting

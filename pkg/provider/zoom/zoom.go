@@ -29,6 +29,9 @@ const DefaultTolerance = 300 * time.Second
 
 const prefix = "v0="
 
+// stamped names the signature and timestamp headers.
+var stamped = webhook.Stamped{Signature: SignatureHeader, Timestamp: TimestampHeader}
+
 // Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker
 // and webhook.Checker for Zoom.
 type Provider struct{}
@@ -79,15 +82,12 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 }
 
 // Sign sets the timestamp header to now and x-zm-signature with
-// cfg.Secrets[0].
+// cfg.Secrets[0]. It returns an error wrapping webhook.ErrMisconfigured
+// without secrets.
 func (Provider) Sign(req *webhook.Request, cfg webhook.Config, now time.Time) error {
-	if err := cfg.CheckSecrets("zoom"); err != nil {
-		return err
-	}
-	ts := strconv.FormatInt(now.Unix(), 10)
-	req.SetHeader(TimestampHeader, ts)
-	req.SetHeader(SignatureHeader, prefix+hex.EncodeToString(webhook.MAC(sha256.New, []byte(cfg.Secrets[0]), []byte("v0:"+ts+":"), req.Body)))
-	return nil
+	return stamped.Sign(req, cfg, "zoom", now, func(secret, ts string) (string, error) {
+		return prefix + hex.EncodeToString(webhook.MAC(sha256.New, []byte(secret), []byte("v0:"+ts+":"), req.Body)), nil
+	})
 }
 
 // Handshake answers endpoint.url_validation, after Verify, with
