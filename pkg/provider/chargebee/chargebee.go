@@ -5,28 +5,40 @@
 package chargebee
 
 import (
+	"time"
+
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/provider/internal/token"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
-// for Chargebee. Verify, Sign and Check are token.BasicAuth's: Verify checks
-// the basic auth credentials against every secret ("user:password") in
-// constant time, Sign sets credentials cfg.Secrets[0], and Check reports a
-// tenant entry without secrets, or with one that is not "user:password".
-type Provider struct{ token.BasicAuth[sender] }
-
-// sender names Chargebee for token.BasicAuth.
-type sender struct{}
-
-func (sender) Name() string { return "chargebee" }
+// for Chargebee.
+type Provider struct{}
 
 var (
 	_ webhook.Provider = Provider{}
 	_ webhook.Signer   = Provider{}
 	_ webhook.Checker  = Provider{}
 )
+
+// Verify checks the basic auth credentials against every secret
+// ("user:password") in constant time. It returns an error wrapping
+// webhook.ErrMissingSignature when there is no Authorization header,
+// webhook.ErrInvalidSignature when it is malformed or matches no secret,
+// and webhook.ErrMisconfigured when the tenant has no secrets.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.VerifyBasic(req, cfg, "chargebee")
+}
+
+// Sign sets basic auth credentials cfg.Secrets[0].
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.SignBasic(req, cfg, "chargebee")
+}
+
+// Check reports a tenant entry without secrets, or with one that is not
+// "user:password".
+func (Provider) Check(cfg webhook.Config) error { return token.CheckBasic(cfg, "chargebee") }
 
 // defining are the event fields that make the event; webhook_status and
 // webhooks describe its delivery and change from one attempt to the next.

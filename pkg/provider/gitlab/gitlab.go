@@ -7,6 +7,7 @@ package gitlab
 
 import (
 	"strings"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/provider/internal/token"
@@ -17,22 +18,28 @@ import (
 const Header = "X-Gitlab-Token"
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
-// for GitLab. Verify and Sign are token.HeaderToken's: Verify checks
-// X-Gitlab-Token against every secret in constant time, Sign sets it to
-// cfg.Secrets[0], as GitLab sends it.
-type Provider struct{ token.HeaderToken[sender] }
-
-// sender names GitLab and its header for token.HeaderToken.
-type sender struct{}
-
-func (sender) Name() string   { return "gitlab" }
-func (sender) Header() string { return Header }
+// for GitLab.
+type Provider struct{}
 
 var (
 	_ webhook.Provider = Provider{}
 	_ webhook.Signer   = Provider{}
 	_ webhook.Checker  = Provider{}
 )
+
+// Verify checks X-Gitlab-Token against every secret in constant time. It
+// returns an error wrapping webhook.ErrMissingSignature when the header is
+// absent, webhook.ErrInvalidSignature when no secret matches, and
+// webhook.ErrMisconfigured when the tenant has no secrets. GitLab signs
+// nothing, so now is unused.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.Verify(req, cfg, "gitlab", Header)
+}
+
+// Sign sets X-Gitlab-Token to cfg.Secrets[0], as GitLab sends it.
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.Sign(req, cfg, "gitlab", Header)
+}
 
 // Check reports a tenant entry without secrets, or with a setting (GitLab
 // takes none).

@@ -7,6 +7,7 @@ package telegram
 
 import (
 	"strings"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/internal/jsonpath"
 	"github.com/hookpack/hookpack/pkg/provider/internal/token"
@@ -17,22 +18,27 @@ import (
 const Header = "X-Telegram-Bot-Api-Secret-Token"
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
-// for Telegram. Verify and Sign are token.HeaderToken's: Verify checks the
-// secret token against every secret in constant time, Sign sets it to
-// cfg.Secrets[0].
-type Provider struct{ token.HeaderToken[sender] }
-
-// sender names Telegram and its header for token.HeaderToken.
-type sender struct{}
-
-func (sender) Name() string   { return "telegram" }
-func (sender) Header() string { return Header }
+// for Telegram.
+type Provider struct{}
 
 var (
 	_ webhook.Provider = Provider{}
 	_ webhook.Signer   = Provider{}
 	_ webhook.Checker  = Provider{}
 )
+
+// Verify checks the secret token against every secret in constant time. It
+// returns an error wrapping webhook.ErrMissingSignature when the header is
+// absent, webhook.ErrInvalidSignature when no secret matches, and
+// webhook.ErrMisconfigured when the tenant has no secrets.
+func (Provider) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.Verify(req, cfg, "telegram", Header)
+}
+
+// Sign sets the secret token header to cfg.Secrets[0].
+func (Provider) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
+	return token.Sign(req, cfg, "telegram", Header)
+}
 
 // Check reports a tenant entry without secrets, with a setting (Telegram
 // takes none), or with a secret setWebhook

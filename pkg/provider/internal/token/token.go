@@ -12,65 +12,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
-
-// Named is implemented by the empty struct type that names a sender for
-// HeaderToken and BasicAuth: Name is the sender in messages ("gitlab").
-// They use its zero value, so a Provider that embeds them works as a zero
-// value too.
-type Named interface {
-	Name() string
-}
-
-// HeaderNamed is Named for a sender that sends its secret in a header:
-// Header names it.
-type HeaderNamed interface {
-	Named
-	Header() string
-}
-
-// HeaderToken gives the Provider of a sender S that sends its secret in a header
-// (GitLab, Telegram) its Verify and Sign; the Provider embeds it. The token
-// signs nothing, so now is unused.
-type HeaderToken[S HeaderNamed] struct{}
-
-// Verify is Verify with S's name and header, and returns its errors.
-func (HeaderToken[S]) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	var s S
-	return Verify(req, cfg, s.Name(), s.Header())
-}
-
-// Sign is Sign with S's name and header, and returns its errors.
-func (HeaderToken[S]) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	var s S
-	return Sign(req, cfg, s.Name(), s.Header())
-}
-
-// BasicAuth gives the Provider of a sender S that sends its secret as basic
-// auth credentials (Postmark, Chargebee) its Verify, Sign and Check; the
-// Provider embeds it. The credentials sign nothing, so now is unused.
-type BasicAuth[S Named] struct{}
-
-// Verify is VerifyBasic with S's name, and returns its errors.
-func (BasicAuth[S]) Verify(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	var s S
-	return VerifyBasic(req, cfg, s.Name())
-}
-
-// Sign is SignBasic with S's name, and returns its errors.
-func (BasicAuth[S]) Sign(req *webhook.Request, cfg webhook.Config, _ time.Time) error {
-	var s S
-	return SignBasic(req, cfg, s.Name())
-}
-
-// Check is CheckBasic with S's name, and returns its errors.
-func (BasicAuth[S]) Check(cfg webhook.Config) error {
-	var s S
-	return CheckBasic(cfg, s.Name())
-}
 
 // Verify checks that header carries one of cfg.Secrets, compared in
 // constant time (webhook.MatchToken). It returns an error wrapping
