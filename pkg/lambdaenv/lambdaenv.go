@@ -51,27 +51,26 @@ func (e *Env) Optional(name string) string { return os.Getenv(name) }
 // Duration returns the variable's value, a non-negative Go duration ("30s",
 // "168h"), or 0 when it is unset.
 func (e *Env) Duration(name string) time.Duration {
-	v := os.Getenv(name)
-	if v == "" {
-		return 0
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		e.errs = append(e.errs, fmt.Errorf("%s: want a non-negative duration such as 30s, got %q", name, v))
-	}
-	return max(d, 0)
+	return nonNegative(e, name, time.ParseDuration, "a non-negative duration such as 30s")
 }
 
 // Count returns the variable's value, a non-negative integer, or 0 when it
 // is unset.
 func (e *Env) Count(name string) int {
+	return nonNegative(e, name, strconv.Atoi, "a non-negative integer")
+}
+
+// nonNegative returns the variable's value read by parse, or 0 when it is
+// unset; a value parse rejects or a negative one records an error saying
+// what was wanted, and reads as what parse made of it, at least 0.
+func nonNegative[T time.Duration | int](e *Env, name string, parse func(string) (T, error), want string) T {
 	v := os.Getenv(name)
 	if v == "" {
 		return 0
 	}
-	n, err := strconv.Atoi(v)
+	n, err := parse(v)
 	if err != nil || n < 0 {
-		e.errs = append(e.errs, fmt.Errorf("%s: want a non-negative integer, got %q", name, v))
+		e.errs = append(e.errs, fmt.Errorf("%s: want %s, got %q", name, want, v))
 	}
 	return max(n, 0)
 }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
-	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // Attribute names.
@@ -386,10 +385,7 @@ func (d *DynamoDB) Buried(ctx context.Context, f Fence, keys []Key) error {
 // the versions), ErrStale for an older or equal version, or a wrapped AWS
 // error.
 func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
-	if err := validFence(f); err != nil {
-		return err
-	}
-	if err := validName("entity", u.Entity); err != nil {
+	if err := checkApply(f, u); err != nil {
 		return err
 	}
 	pk := entityPK(f.Tenant, u.Entity)
@@ -547,8 +543,8 @@ func (d *DynamoDB) Attempts(ctx context.Context, messageID string) (int, error) 
 // few match). It returns an error wrapping ErrInvalidKey for an invalid
 // tenant, or a wrapped AWS error.
 func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Record, error) {
-	if err := tenantid.Validate(tenantID); err != nil {
-		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	if err := validTenant(tenantID); err != nil {
+		return nil, err
 	}
 	prefix := "fx|" + tenantID + "|" // effectPK up to the effect name
 	filter, values := "begins_with(#pk, :prefix)", map[string]types.AttributeValue{":prefix": str(prefix)}

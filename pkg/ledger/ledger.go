@@ -284,9 +284,17 @@ func effectKey(pk string) (Key, bool) {
 func entityPK(t, id string) string       { return "st|" + t + "|" + id }
 func attemptsPK(messageID string) string { return "at|" + messageID }
 
-func validKey(k Key) error {
-	if err := tenantid.Validate(k.Tenant); err != nil {
+// validTenant checks a tenant id; its error wraps ErrInvalidKey.
+func validTenant(tenantID string) error {
+	if err := tenantid.Validate(tenantID); err != nil {
 		return fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	}
+	return nil
+}
+
+func validKey(k Key) error {
+	if err := validTenant(k.Tenant); err != nil {
+		return err
 	}
 	if err := ValidEffect(k.Effect); err != nil {
 		return err
@@ -295,8 +303,8 @@ func validKey(k Key) error {
 }
 
 func validConversation(tenantID, conversation string) error {
-	if err := tenantid.Validate(tenantID); err != nil {
-		return fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	if err := validTenant(tenantID); err != nil {
+		return err
 	}
 	return validName("conversation", conversation)
 }
@@ -396,4 +404,12 @@ func checkClaim(f Fence, k Key) error {
 		return fmt.Errorf("%w: fence of tenant %s used for tenant %s", ErrInvalidKey, f.Tenant, k.Tenant)
 	}
 	return nil
+}
+
+// checkApply validates what Apply needs: a fence and an entity name.
+func checkApply(f Fence, u Update) error {
+	if err := validFence(f); err != nil {
+		return err
+	}
+	return validName("entity", u.Entity)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
-	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // Memory is an in-process ledger with the same semantics as DynamoDB,
@@ -187,10 +186,7 @@ func (m *Memory) Buried(_ context.Context, f Fence, keys []Key) error {
 
 // Apply behaves like (*DynamoDB).Apply.
 func (m *Memory) Apply(_ context.Context, f Fence, u Update) error {
-	if err := validFence(f); err != nil {
-		return err
-	}
-	if err := validName("entity", u.Entity); err != nil {
+	if err := checkApply(f, u); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -251,8 +247,8 @@ func (m *Memory) Attempts(_ context.Context, messageID string) (int, error) {
 
 // Effects behaves like (*DynamoDB).Effects.
 func (m *Memory) Effects(_ context.Context, tenantID, event string) ([]Record, error) {
-	if err := tenantid.Validate(tenantID); err != nil {
-		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidKey, err)
+	if err := validTenant(tenantID); err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

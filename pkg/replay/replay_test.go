@@ -276,12 +276,8 @@ func TestReplayedEventDoesNotRepeatCompletedEffectsOnMoto(t *testing.T) {
 // pointer (with the Extended Client's size attribute) that the worker reads.
 func TestPointerDeadLetterOnMoto(t *testing.T) {
 	ctx := context.Background()
+	f := newFixture(t)
 	cfg := awstest.Config(t, awstest.Moto(t))
-	client := sqs.NewFromConfig(cfg)
-	pair, err := provision.QueuePair(ctx, client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
 	bucket := provision.BucketName(awstest.Name(t))
 	if err := provision.Bucket(ctx, queue.NewS3(cfg), bucket); err != nil {
 		t.Fatal(err)
@@ -293,23 +289,23 @@ func TestPointerDeadLetterOnMoto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := queue.NewSQS(client)
+	q := queue.NewSQS(f.client)
 	q.Offload = payloads
 	m := queue.Message{GroupID: "A", DeduplicationID: "dlq-big1", Body: body, Attributes: map[string]string{worker.AttrReason: "answered 400", worker.AttrGroupID: "A"}}
-	if errs := q.SendBatch(ctx, pair.DLQURL, []queue.Message{m}); errs[0] != nil {
+	if errs := q.SendBatch(ctx, f.pair.DLQURL, []queue.Message{m}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
 
-	blind := replay.New(client, queue.NewSQS(client), replay.Options{Wait: -1})
-	if items, err := blind.List(ctx, pair.DLQURL, replay.Filter{}); err != nil || len(items) != 1 || items[0].Type != "" || !strings.Contains(items[0].Note, "payload bucket") {
+	// The fixture's replayer reads no payload bucket.
+	if items, err := f.r.List(ctx, f.pair.DLQURL, replay.Filter{}); err != nil || len(items) != 1 || items[0].Type != "" || !strings.Contains(items[0].Note, "payload bucket") {
 		t.Fatalf("List() without the bucket = %+v, %v; want the item with a note that its body is in the bucket", items, err)
 	}
-	r := replay.New(client, queue.NewSQS(client), replay.Options{Wait: -1, Payloads: payloads})
-	items, err := r.Redrive(ctx, pair.DLQURL, pair.URL, replay.Filter{Type: "order.updated", Conversation: "A"}, false)
+	r := replay.New(f.client, queue.NewSQS(f.client), replay.Options{Wait: -1, Payloads: payloads})
+	items, err := r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{Type: "order.updated", Conversation: "A"}, false)
 	if err != nil || len(items) != 1 || items[0].Status != replay.StatusMoved || items[0].EventKey != e.Key {
 		t.Fatalf("Redrive(type, conversation) = %+v, %v; want the pointer message moved", items, err)
 	}
-	ev, err := esm.Receive(ctx, client, pair.URL, esm.ReceiveOptions{})
+	ev, err := esm.Receive(ctx, f.client, f.pair.URL, esm.ReceiveOptions{})
 	if err != nil || len(ev.Records) != 1 {
 		t.Fatalf("source queue = %+v, %v", ev.Records, err)
 	}

@@ -237,6 +237,31 @@ func (s *stack) receive(url string) events.SQSEvent {
 	return ev
 }
 
+// expire ends the visibility of ev's message now, as if its visibility
+// timeout ran out.
+func (s *stack) expire(ev events.SQSEvent) {
+	s.t.Helper()
+	if _, err := s.sqs.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: aws.String(s.pair.URL), ReceiptHandle: aws.String(ev.Records[0].ReceiptHandle), VisibilityTimeout: 0,
+	}); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// redeliver plays ev's message coming back after its visibility timeout
+// and the leases of its claims (2 minutes on the clock) ran out: it
+// returns the message's second receive.
+func (s *stack) redeliver(ev events.SQSEvent) events.SQSEvent {
+	s.t.Helper()
+	s.expire(ev)
+	s.clock.Advance(2 * time.Minute)
+	again := s.receive(s.pair.URL)
+	if len(again.Records) != 1 || again.Records[0].Attributes["ApproximateReceiveCount"] != "2" {
+		s.t.Fatalf("redelivery = %+v, want the same message, second receive", again.Records)
+	}
+	return again
+}
+
 // depth is the number of messages visible or in flight.
 func (s *stack) depth(url string) int {
 	s.t.Helper()
@@ -402,16 +427,7 @@ func TestRedeliveredAndReenqueuedMessagesOnMoto(t *testing.T) {
 	if resp, _ := h.Handle(ctx, first); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("first delivery failed: %v\n%s", failed(resp), logs.String())
 	}
-	if _, err := s.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: aws.String(s.pair.URL), ReceiptHandle: aws.String(first.Records[0].ReceiptHandle), VisibilityTimeout: 0,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.Advance(2 * time.Minute)
-	again := s.receive(s.pair.URL)
-	if len(again.Records) != 1 || again.Records[0].Attributes["ApproximateReceiveCount"] != "2" {
-		t.Fatalf("redelivery = %+v, want the same message, second receive", again.Records)
-	}
+	again := s.redeliver(first)
 	resp, _ := h.Handle(ctx, again)
 	if err := esm.Settle(ctx, s.sqs, s.pair.URL, again, resp); err != nil {
 		t.Fatal(err)
@@ -489,17 +505,7 @@ func TestStaleWorkerIsFencedOffOnMoto(t *testing.T) {
 	<-stuck.started // A claimed the effect and is stuck in the call
 
 	// A's visibility timeout and effect lease (1 minute) run out.
-	if _, err := s.sqs.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
-		QueueUrl: aws.String(s.pair.URL), ReceiptHandle: aws.String(evA.Records[0].ReceiptHandle), VisibilityTimeout: 0,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	s.clock.Advance(2 * time.Minute)
-
-	evB := s.receive(s.pair.URL)
-	if len(evB.Records) != 1 || evB.Records[0].Attributes["ApproximateReceiveCount"] != "2" {
-		t.Fatalf("redelivery to B = %+v", evB.Records)
-	}
+	evB := s.redeliver(evA)
 	respB, _ := workerB.Handle(ctx, evB)
 	if len(respB.BatchItemFailures) != 0 {
 		t.Fatalf("worker B failed: %v", failed(respB))

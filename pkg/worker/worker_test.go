@@ -385,6 +385,36 @@ func TestDeadLetter(t *testing.T) {
 	}
 }
 
+// oneEffect gives every event on f one effect: the forward, to a fake
+// poster, or else the custom effect "charge". It returns the effect's name
+// and a function returning the idempotency keys of its runs so far (the
+// custom effect's, then the forward's requests').
+func oneEffect(f *fixture, forward bool) (effect string, runs func() []string) {
+	var keys []string
+	p := &fakePoster{}
+	if forward {
+		effect = worker.ForwardEffect
+		f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
+	} else {
+		effect = "charge"
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			return ev.Once(ctx, effect, func(_ context.Context, key string) error {
+				keys = append(keys, key)
+				return nil
+			})
+		})
+	}
+	return effect, func() []string {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		out := slices.Clone(keys)
+		for _, r := range p.reqs {
+			out = append(out, r.IdempotencyKey)
+		}
+		return out
+	}
+}
+
 // A message whose handler succeeded but whose deletion was lost comes back
 // with the same SequenceNumber after its visibility timeout. A custom effect
 // (Event.Once) wrote its completion as it ran, so the redelivery skips it;
@@ -406,20 +436,7 @@ func TestLostDeletion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, func(c *worker.Config) { c.CompleteEffects = tt.completeEffects })
-			var keys []string
-			effect := "charge"
-			p := &fakePoster{}
-			if tt.forward {
-				effect = worker.ForwardEffect
-				f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
-			} else {
-				f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-					return ev.Once(ctx, effect, func(_ context.Context, key string) error {
-						keys = append(keys, key)
-						return nil
-					})
-				})
-			}
+			effect, runs := oneEffect(f, tt.forward)
 			e := env(fmt.Sprintf("lost-delete-%v-%v", tt.forward, tt.completeEffects), "A")
 			k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}
 			for receive := 1; receive <= 2; receive++ {
@@ -434,9 +451,7 @@ func TestLostDeletion(t *testing.T) {
 				}
 				f.clock.Advance(time.Hour) // the deletion is lost: back after the visibility timeout
 			}
-			for _, r := range p.reqs {
-				keys = append(keys, r.IdempotencyKey)
-			}
+			keys := runs()
 			if len(keys) != tt.wantRuns || (len(keys) == 2 && keys[0] != keys[1]) {
 				t.Errorf("effect ran %d times with keys %v, want %d with one key", len(keys), keys, tt.wantRuns)
 			}
@@ -508,17 +523,7 @@ func TestOnce(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				f := newFixture(t, nil)
 				e := env("crash-"+strings.ReplaceAll(tt.name, " ", "-"), "A")
-				calls := 0
-				effect := "charge"
-				p := &fakePoster{}
-				if tt.forward {
-					effect = worker.ForwardEffect
-					f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
-				} else {
-					f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-						return ev.Once(ctx, effect, func(context.Context, string) error { calls++; return nil })
-					})
-				}
+				effect, runs := oneEffect(f, tt.forward)
 				if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}, 0); err != nil {
 					t.Fatal(err)
 				}
@@ -528,7 +533,7 @@ func TestOnce(t *testing.T) {
 				if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}}); len(resp.BatchItemFailures) != 0 {
 					t.Fatalf("failures %v", failed(resp))
 				}
-				if calls += len(p.reqs); calls != tt.want {
+				if calls := len(runs()); calls != tt.want {
 					t.Errorf("effect ran %d times, want %d", calls, tt.want)
 				}
 			})

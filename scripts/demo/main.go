@@ -19,9 +19,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/demo"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -40,14 +38,10 @@ func main() {
 func run(ctx context.Context, out io.Writer) error {
 	env := devstack.EnvOptions()
 	addr, targetAddr, tenantsFile := env.Addr, env.TargetAddr, env.TenantsFile
-	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
+	const tenantID = "demo"
+	t, err := devstack.LoadTenant(tenantsFile, tenantID)
 	if err != nil {
 		return err
-	}
-	const tenantID = "demo"
-	t, ok := f.Tenants[tenantID]
-	if !ok {
-		return fmt.Errorf("%s has no %q tenant", tenantsFile, tenantID)
 	}
 	endpoint := env.Endpoint
 	if endpoint == "" {

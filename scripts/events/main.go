@@ -28,7 +28,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
-	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 func main() {
@@ -58,13 +57,9 @@ func main() {
 // run writes the events; with timelessOnly, only those samples.Timeless
 // accepts.
 func run(tenantsFile, id, samplesDir, out, workerOut string, timelessOnly bool, now time.Time) error {
-	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
+	t, err := devstack.LoadTenant(tenantsFile, id)
 	if err != nil {
 		return err
-	}
-	t, ok := f.Tenants[id]
-	if !ok {
-		return fmt.Errorf("tenants file %s has no tenant %q", tenantsFile, id)
 	}
 	all, err := providertest.LoadSamples(samplesDir)
 	if err != nil {

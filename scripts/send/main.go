@@ -17,10 +17,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
-	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 func main() {
@@ -40,13 +40,9 @@ func run(prov, name, base, id, tenantsFile string) error {
 	if prov == "" {
 		return fmt.Errorf("PROVIDER is required (a folder of events/samples)")
 	}
-	f, err := tenant.LoadFile(tenantsFile, provider.Registry())
+	t, err := devstack.LoadTenant(tenantsFile, id)
 	if err != nil {
 		return err
-	}
-	t, ok := f.Tenants[id]
-	if !ok {
-		return fmt.Errorf("%s has no tenant %q", tenantsFile, id)
 	}
 	all, err := providertest.LoadSamples("events/samples")
 	if err != nil {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
@@ -66,17 +67,12 @@ var (
 // the tenants' credential files.
 func setup(t *testing.T) env {
 	t.Helper()
-	bin, err := exec.LookPath("aws")
+	bin, err := emulator.AWSCLI()
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("aws CLI missing under CI=true: %v", err)
 		}
 		t.Skipf("aws CLI missing: %v", err)
-	}
-	// A pyenv shim doubles the start-up time of every aws call; tenant.sh
-	// makes a dozen of them, so the test runs the binary behind the shim.
-	if out, err := exec.Command("pyenv", "which", "aws").Output(); err == nil {
-		bin = strings.TrimSpace(string(out))
 	}
 	e := env{endpoint: awstest.Moto(t), dir: t.TempDir(), awsBin: bin}
 	e.cfg = awstest.Config(t, e.endpoint)
@@ -130,11 +126,7 @@ func (e *env) ownCore(t *testing.T, prefix string) {
 }
 
 func (e env) environ(extra ...string) []string {
-	return append(os.Environ(), append([]string{
-		"AWS_ENDPOINT_URL=" + e.endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
-		"AWS_DEFAULT_REGION=" + awstest.Region, "AWS_REGION=" + awstest.Region, "STACK_NAME=" + e.core,
-		"PATH=" + filepath.Dir(e.awsBin) + string(os.PathListSeparator) + os.Getenv("PATH"),
-	}, extra...)...)
+	return emulator.CLIEnv(e.endpoint, e.awsBin, append([]string{"STACK_NAME=" + e.core}, extra...)...)
 }
 
 func (e env) command(args ...string) *exec.Cmd {

@@ -447,6 +447,21 @@ func dialAddr(a net.Addr) string {
 	return a.String()
 }
 
+// LoadTenant reads the tenants file at path (tenant.LoadFile, against the
+// pack's providers) and returns tenant id's entry; a file without it is an
+// error.
+func LoadTenant(path, id string) (tenant.FileTenant, error) {
+	f, err := tenant.LoadFile(path, provider.Registry())
+	if err != nil {
+		return tenant.FileTenant{}, err
+	}
+	t, ok := f.Tenants[id]
+	if !ok {
+		return tenant.FileTenant{}, fmt.Errorf("tenants file %s has no tenant %q", path, id)
+	}
+	return t, nil
+}
+
 // RetargetTenantsFile copies a tenants file into dir with every targetUrl
 // moved from DefaultTargetAddr to addr: a stack started on the copy
 // forwards to a service of the caller's (a test's receiver) instead of its

@@ -1,6 +1,9 @@
 package devstack
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEnvOptions(t *testing.T) {
 	for _, tt := range []struct {
@@ -26,5 +29,15 @@ func TestEnvOptions(t *testing.T) {
 				t.Errorf("EnvOptions() = %+v, want %+v", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestLoadTenant(t *testing.T) {
+	const file = "../../../events/tenants.json"
+	if ft, err := LoadTenant(file, "demo"); err != nil || len(ft.Providers) == 0 {
+		t.Errorf("LoadTenant(%q, demo) = %d providers, %v; want the demo tenant", file, len(ft.Providers), err)
+	}
+	if _, err := LoadTenant(file, "nobody"); err == nil || !strings.Contains(err.Error(), `no tenant "nobody"`) {
+		t.Errorf("LoadTenant(%q, nobody) = %v, want no tenant \"nobody\"", file, err)
 	}
 }

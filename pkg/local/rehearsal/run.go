@@ -32,7 +32,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/esm"
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
-	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
@@ -165,13 +164,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.NotCreated = rep.Core.Missing(core)
 
-	tenants, err := tenant.LoadFile(filepath.Join(o.Root, "events", "tenants.json"), provider.Registry())
+	ft, err := devstack.LoadTenant(filepath.Join(o.Root, "events", "tenants.json"), o.Tenant)
 	if err != nil {
 		return nil, err
-	}
-	ft, ok := tenants.Tenants[o.Tenant]
-	if !ok {
-		return nil, fmt.Errorf("events/tenants.json has no tenant %q", o.Tenant)
 	}
 	targetL, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -23,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/hookpack/hookpack/pkg/local/emulator"
 )
 
 // Template is a rendered CloudFormation template (JSON object).
@@ -391,31 +392,16 @@ func importRoutes(ctx context.Context, client *apigatewayv2.Client, t Template, 
 // addTenant runs the real scripts/tenant/tenant.sh add against the core
 // stack on endpoint.
 func addTenant(ctx context.Context, root, endpoint, core, id, inbound, outbound string) (string, error) {
-	awsBin, err := awsCLI()
+	awsBin, err := emulator.AWSCLI()
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "scripts", "tenant", "tenant.sh"), "add", id, inbound, outbound)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL="+endpoint, "AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test",
-		"AWS_DEFAULT_REGION="+Region, "AWS_REGION="+Region, "STACK_NAME="+core,
-		"PATH="+filepath.Dir(awsBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd.Env = emulator.CLIEnv(endpoint, awsBin, "STACK_NAME="+core)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("tenant.sh add %s: %w\n%s", id, err, out)
 	}
 	return string(out), nil
-}
-
-// awsCLI returns the aws CLI, behind a pyenv shim the script it resolves to
-// (the shim doubles every call's start-up; tenant.sh makes a dozen).
-func awsCLI() (string, error) {
-	bin, err := exec.LookPath("aws")
-	if err != nil {
-		return "", errors.New("the aws CLI is not on PATH: install it with `pipx install awscli` (or pip); `scripts/prerequisites.sh aws` checks it")
-	}
-	if out, err := exec.Command("pyenv", "which", "aws").Output(); err == nil {
-		bin = strings.TrimSpace(string(out))
-	}
-	return bin, nil
 }
