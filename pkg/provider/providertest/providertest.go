@@ -431,6 +431,62 @@ func Request(header map[string]string, body string) *webhook.Request {
 // (only what Sign sets, such as a signed timestamp, changes).
 func Resent(*webhook.Request) {}
 
+// Body returns a change that makes body the request's body.
+func Body(body string) func(*webhook.Request) {
+	return func(r *webhook.Request) { r.Body = []byte(body) }
+}
+
+// Replace returns a change that replaces the first old in the request's
+// body with new.
+func Replace(old, new string) func(*webhook.Request) {
+	return func(r *webhook.Request) { r.Body = []byte(strings.Replace(string(r.Body), old, new, 1)) }
+}
+
+// Header returns a change that sets the header name to value, or removes
+// it when value is "".
+func Header(name, value string) func(*webhook.Request) {
+	return func(r *webhook.Request) {
+		if value == "" {
+			r.Header.Del(name)
+			return
+		}
+		r.Header.Set(name, value)
+	}
+}
+
+// Misconfigured fails t unless c.Check(cfg) returns an error wrapping
+// webhook.ErrMisconfigured that names each of mentions and quotes none of
+// cfg's secrets.
+func Misconfigured(t testing.TB, c webhook.Checker, cfg webhook.Config, mentions ...string) {
+	t.Helper()
+	err := c.Check(cfg)
+	if !errors.Is(err, webhook.ErrMisconfigured) {
+		t.Errorf("Check(%d secrets, settings %v) = %v, want %v", len(cfg.Secrets), cfg.Settings, err, webhook.ErrMisconfigured)
+		return
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("Check(%d secrets, settings %v) = %q, want it to name %q", len(cfg.Secrets), cfg.Settings, err, m)
+		}
+	}
+	for _, s := range cfg.Secrets {
+		if len(s) >= 4 && strings.Contains(err.Error(), s) {
+			t.Errorf("Check() error %q quotes a secret", err)
+		}
+	}
+}
+
+// OneEvent returns the one event p reads from req under cfg. It fails t
+// when Events returns an error or another number of events.
+func OneEvent(t testing.TB, p webhook.Provider, req *webhook.Request, cfg webhook.Config) webhook.Event {
+	t.Helper()
+	evs, err := p.Events(req, cfg)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("Events() = %d events, %v; want one", len(evs), err)
+	}
+	return evs[0]
+}
+
 // claims returns what the ingest path claims for a verified delivery: each
 // event's idempotency key with the payload digest stored under it. A key
 // seen again with the same digest is a duplicate, with another one a 409.

@@ -1,7 +1,6 @@
 package twilio
 
 import (
-	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Twilio signs with HMAC-SHA1
 	"encoding/base64"
 	"errors"
@@ -52,11 +51,10 @@ func request(u, sig, body string) *webhook.Request {
 	return r
 }
 
+// sign is the X-Twilio-Signature of the documented construction: the URL
+// followed by params, the sorted parameters each as name then value.
 func sign(token, u, params string) string {
-	m := hmac.New(sha1.New, []byte(token))
-	m.Write([]byte(u))
-	m.Write([]byte(params))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return base64.StdEncoding.EncodeToString(providertest.MAC(sha1.New, token, u, params))
 }
 
 const apiURL = "https://abc123.execute-api.eu-west-1.amazonaws.com/webhooks/acme/twilio"
@@ -91,9 +89,9 @@ func TestContract(t *testing.T) {
 		{"JSON through bodySHA256", apiURL + "?bodySHA256=stale", batch, nil, replace("EZ", "EY"),
 			[]providertest.Change{otherURL, {Name: "tampered JSON body", Apply: replace("EZ1", "EZ9")}},
 			[]providertest.Change{
-				{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-				{Name: "empty batch", Apply: func(r *webhook.Request) { r.Body = []byte("[]") }},
-				{Name: "trailing data", Apply: func(r *webhook.Request) { r.Body = []byte(`{"sid":"x"} x`) }},
+				{Name: "not JSON", Apply: providertest.Body("{")},
+				{Name: "empty batch", Apply: providertest.Body("[]")},
+				{Name: "trailing data", Apply: providertest.Body(`{"sid":"x"} x`)},
 			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,11 +221,7 @@ func TestEvents(t *testing.T) {
 			if tt.token != "" {
 				r.Header.Set("I-Twilio-Idempotency-Token", tt.token)
 			}
-			evs, err := Provider{}.Events(r, webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
-			}
-			ev := evs[0]
+			ev := providertest.OneEvent(t, Provider{}, r, webhook.Config{})
 			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
 				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
 			}
