@@ -52,7 +52,7 @@ func TestContract(t *testing.T) {
 		Secrets:    [3]string{key("suite discord key one"), key("suite discord key two"), key("suite discord key three")},
 		Signature:  SignatureHeader,
 		Tolerance:  DefaultTolerance,
-		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(command, `"id":"I1"`, `"id":"I2"`, 1)) },
+		OtherEvent: providertest.Replace(`"id":"I1"`, `"id":"I2"`),
 		// Discord sends an interaction once and does not retry it (the
 		// user sees "The application did not respond" after 3 seconds,
 		// https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction);
@@ -69,14 +69,14 @@ func TestContract(t *testing.T) {
 				Config: webhook.Config{Settings: map[string]string{"public_key": demoPublic.Secrets[0]}}},
 		},
 		Tampers: []providertest.Change{
-			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000001") }},
-			{Name: "timestamp removed", Apply: func(r *webhook.Request) { r.Header.Del(TimestampHeader) }, Want: webhook.ErrMissingSignature},
+			{Name: "timestamp moved", Apply: providertest.Header(TimestampHeader, "1700000001")},
+			{Name: "timestamp removed", Apply: providertest.Header(TimestampHeader, ""), Want: webhook.ErrMissingSignature},
 			{Name: "short signature", Apply: func(r *webhook.Request) { r.Header.Set(SignatureHeader, r.Header.Get(SignatureHeader)[:64]) }},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "no type", Apply: func(r *webhook.Request) { r.Body = []byte(`{"id":"I1"}`) }},
-			{Name: "interaction without id", Apply: func(r *webhook.Request) { r.Body = []byte(`{"type":2}`) }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "no type", Apply: providertest.Body(`{"id":"I1"}`)},
+			{Name: "interaction without id", Apply: providertest.Body(`{"type":2}`)},
 		},
 		Handshakes: []providertest.Handshake{
 			{Name: "interaction PING", Signed: true, OK: true, Request: post(`{"id":"I0","type":1,"version":1}`),
@@ -123,13 +123,7 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(post(tt.body)(), webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v", len(evs), err)
-			}
-			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, post(tt.body)(), webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
@@ -171,9 +165,7 @@ func TestKeys(t *testing.T) {
 	if err := (Provider{}).Check(webhook.Config{}); err == nil || !strings.Contains(err.Error(), "secrets") {
 		t.Errorf("Check(nothing) = %v, want the missing secrets named", err)
 	}
-	if err := (Provider{}).Check(webhook.Config{Secrets: []string{priv}, Settings: map[string]string{"tolerance": "-1"}}); !errors.Is(err, webhook.ErrMisconfigured) {
-		t.Errorf("Check(bad tolerance) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{Secrets: []string{priv}, Settings: map[string]string{"tolerance": "-1"}})
 }
 
 func BenchmarkVerify(b *testing.B) {

@@ -487,6 +487,17 @@ func OneEvent(t testing.TB, p webhook.Provider, req *webhook.Request, cfg webhoo
 	return evs[0]
 }
 
+// WantEvent fails t unless p reads exactly one event from req under cfg
+// and it has want's ID, Type and Conversation. It returns the event.
+func WantEvent(t testing.TB, p webhook.Provider, req *webhook.Request, cfg webhook.Config, want webhook.Event) webhook.Event {
+	t.Helper()
+	ev := OneEvent(t, p, req, cfg)
+	if ev.ID != want.ID || ev.Type != want.Type || ev.Conversation != want.Conversation {
+		t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, want.ID, want.Type, want.Conversation)
+	}
+	return ev
+}
+
 // claims returns what the ingest path claims for a verified delivery: each
 // event's idempotency key with the payload digest stored under it. A key
 // seen again with the same digest is a duplicate, with another one a 409.

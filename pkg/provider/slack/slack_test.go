@@ -150,10 +150,7 @@ func TestEvents(t *testing.T) {
 				r.Header.Set("X-Slack-Retry-Num", tt.retry)
 				r.Header.Set("X-Slack-Retry-Reason", "http_timeout")
 			}
-			ev := providertest.OneEvent(t, Provider{}, r, webhook.Config{})
-			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			ev := providertest.WantEvent(t, Provider{}, r, webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 			if string(ev.Body) != tt.body {
 				t.Error("Events() changed the body")
 			}

@@ -172,10 +172,7 @@ func TestEvents(t *testing.T) {
 			if tt.body == "" {
 				body = docBody(t)
 			}
-			ev := providertest.OneEvent(t, Provider{}, request("", body), webhook.Config{})
-			if ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			ev := providertest.WantEvent(t, Provider{}, request("", body), webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 			if string(ev.Body) != string(body) {
 				t.Error("Events() changed the body")
 			}
