@@ -13,10 +13,8 @@ const event = `{"id":"ev_16BPgETyVrQbiGhA","occurred_at":1702645601,"source":"ad
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, event)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(event),
 		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
 		Signature:    "Authorization",
 		BodyUnsigned: true,

@@ -20,10 +20,8 @@ func get(query string) func() *webhook.Request {
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, notification)
-		},
+		Provider:   Provider{},
+		Request:    providertest.JSON(notification),
 		Signature:  SignatureHeader,
 		OtherEvent: providertest.Replace("12345678", "87654321"),
 		// Dropbox retries a notification that is not answered within 10

@@ -47,10 +47,8 @@ func setSig(field, v string) func(*webhook.Request) {
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, opened)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(opened),
 		Signature:    "signature.signature",
 		InBody:       inBody,
 		Tolerance:    DefaultTolerance,

@@ -16,16 +16,10 @@ const (
 	verify   = `{"verification_token":"` + docToken + `"}`
 )
 
-func post(body string) func() *webhook.Request {
-	return func() *webhook.Request {
-		return providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
-	}
-}
-
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
-		Request:    post(created),
+		Request:    providertest.JSON(created),
 		Signature:  SignatureHeader,
 		OtherEvent: providertest.Replace("367cba44", "467cba44"),
 		// Notion retries an event not answered 2xx up to 8 times over about
@@ -41,11 +35,11 @@ func TestContract(t *testing.T) {
 			{Name: "no id", Apply: providertest.Body(`{"type":"page.created"}`)},
 		},
 		Handshakes: []providertest.Handshake{
-			{Name: "verification with a configured token", OK: true, Request: post(`{"verification_token":"suite-secret-one"}`),
+			{Name: "verification with a configured token", OK: true, Request: providertest.JSON(`{"verification_token":"suite-secret-one"}`),
 				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}},
-			{Name: "verification with another token", OK: true, Err: webhook.ErrForbidden, Request: post(verify)},
-			{Name: "verification while onboarding is queued", Request: post(verify), Settings: map[string]string{"onboarding": "true"}},
-			{Name: "signed body shaped like a verification is an event", Signed: true, Request: post(`{"id":"e1","type":"page.created","verification_token":"x"}`)},
+			{Name: "verification with another token", OK: true, Err: webhook.ErrForbidden, Request: providertest.JSON(verify)},
+			{Name: "verification while onboarding is queued", Request: providertest.JSON(verify), Settings: map[string]string{"onboarding": "true"}},
+			{Name: "signed body shaped like a verification is an event", Signed: true, Request: providertest.JSON(`{"id":"e1","type":"page.created","verification_token":"x"}`)},
 		},
 	})
 }
@@ -58,7 +52,7 @@ func TestOnboarding(t *testing.T) {
 		t.Errorf("Check(onboarding, no secrets) = %v", err)
 	}
 	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets", "onboarding")
-	req := post(verify)()
+	req := providertest.JSON(verify)()
 	if err := (Provider{}).Verify(req, cfg, providertest.Now); err != nil {
 		t.Fatalf("Verify(verification) = %v", err)
 	}
@@ -67,11 +61,11 @@ func TestOnboarding(t *testing.T) {
 		t.Errorf("Events(verification) = %+v, %v", evs, err)
 	}
 	for _, body := range []string{`{"verification_token":""}`, `{"verification_token":"t","id":"x"}`, `{"verification_token":1}`} {
-		if err := (Provider{}).Verify(post(body)(), cfg, providertest.Now); !errors.Is(err, webhook.ErrMissingSignature) {
+		if err := (Provider{}).Verify(providertest.JSON(body)(), cfg, providertest.Now); !errors.Is(err, webhook.ErrMissingSignature) {
 			t.Errorf("Verify(%s) = %v, want missing signature", body, err)
 		}
 	}
-	if _, err := (Provider{}).Events(post(created)(), cfg); err != nil {
+	if _, err := (Provider{}).Events(providertest.JSON(created)(), cfg); err != nil {
 		t.Errorf("Events(event) = %v", err)
 	}
 }

@@ -14,10 +14,8 @@ const bounce = `{"RecordType":"Bounce","MessageStream":"outbound","ID":432337203
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, bounce)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(bounce),
 		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
 		Signature:    "Authorization",
 		BodyUnsigned: true,

@@ -427,6 +427,13 @@ func Request(header map[string]string, body string) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
+// JSON returns a Case.Request: a POST of body as application/json.
+func JSON(body string) func() *webhook.Request {
+	return func() *webhook.Request {
+		return Request(map[string]string{"Content-Type": "application/json"}, body)
+	}
+}
+
 // Resent is the Retry of a provider that sends the very same request again
 // (only what Sign sets, such as a signed timestamp, changes).
 func Resent(*webhook.Request) {}

@@ -54,10 +54,8 @@ func TestContract(t *testing.T) {
 	demoPub, _ := publicKey(demo.TenantConfig.Secrets[0])
 	der, _ := x509.MarshalPKIXPublicKey(demoPub)
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, batch)
-		},
+		Provider:   Provider{},
+		Request:    providertest.JSON(batch),
 		Secrets:    [3]string{k1, k2, k3},
 		Signature:  SignatureHeader,
 		Tolerance:  DefaultTolerance,

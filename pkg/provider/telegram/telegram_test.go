@@ -13,10 +13,8 @@ const update = `{"update_id":10000,"message":{"message_id":1365,"from":{"id":111
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, update)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(update),
 		Signature:    Header,
 		BodyUnsigned: true,
 		OtherEvent:   providertest.Replace("10000", "10001"),

@@ -12,12 +12,6 @@ import (
 
 const started = `{"event":"meeting.started","event_ts":1626230691572,"payload":{"account_id":"A1","object":{"id":"1234567890","uuid":"4444AAAiAAAAAiAiAiiAii==","topic":"My Meeting"}}}`
 
-func post(body string) func() *webhook.Request {
-	return func() *webhook.Request {
-		return providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
-	}
-}
-
 // encrypted is Zoom's encryptedToken, computed as its docs say:
 // HMAC-SHA256 with the secret token over plainToken, hex.
 func encrypted(secret, plain string) string {
@@ -29,7 +23,7 @@ func TestContract(t *testing.T) {
 	const validation = `{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}`
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
-		Request:    post(started),
+		Request:    providertest.JSON(started),
 		Signature:  SignatureHeader,
 		Tolerance:  DefaultTolerance,
 		OtherEvent: providertest.Replace("1626230691572", "1626230691573"),
@@ -52,12 +46,12 @@ func TestContract(t *testing.T) {
 			{Name: "not an object", Apply: providertest.Body(`"x"`)},
 		},
 		Handshakes: []providertest.Handshake{
-			{Name: "endpoint.url_validation", Signed: true, OK: true, Request: post(validation),
+			{Name: "endpoint.url_validation", Signed: true, OK: true, Request: providertest.JSON(validation),
 				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "application/json",
 					Body: `{"encryptedToken":"` + encrypted("suite-secret-one", "qgg8vlvZRS6UYooatFL8Aw") + `","plainToken":"qgg8vlvZRS6UYooatFL8Aw"}`}},
 			{Name: "validation without plainToken", Signed: true, OK: true, Err: webhook.ErrMalformed,
-				Request: post(`{"payload":{},"event":"endpoint.url_validation"}`)},
-			{Name: "GET", Request: func() *webhook.Request { r := post("")(); r.Method = http.MethodGet; return r }},
+				Request: providertest.JSON(`{"payload":{},"event":"endpoint.url_validation"}`)},
+			{Name: "GET", Request: func() *webhook.Request { r := providertest.JSON("")(); r.Method = http.MethodGet; return r }},
 		},
 	})
 }
@@ -70,7 +64,7 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			providertest.WantEvent(t, Provider{}, post(tt.body)(), webhook.Config{}, webhook.Event{Type: tt.wantType, Conversation: tt.wantConv})
+			providertest.WantEvent(t, Provider{}, providertest.JSON(tt.body)(), webhook.Config{}, webhook.Event{Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
