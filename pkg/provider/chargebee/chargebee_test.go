@@ -15,7 +15,7 @@ func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
 		Provider:     Provider{},
 		Request:      providertest.JSON(event),
-		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
+		Secrets:      providertest.BasicAuthSecrets,
 		Signature:    "Authorization",
 		BodyUnsigned: true,
 		OtherEvent:   providertest.Replace("ev_16BPgETyVrQbiGhA", "ev_16BPgETyVrQbiGhB"),

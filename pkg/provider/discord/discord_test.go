@@ -144,10 +144,10 @@ func TestKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := webhook.Config{Secrets: tt.secrets}
-			if err := (Provider{}).Sign(providertest.JSON(command)(), cfg, providertest.Now); tt.sign == nil && err != nil || tt.sign != nil && !errors.Is(err, tt.sign) {
+			if err := (Provider{}).Sign(providertest.JSON(command)(), cfg, providertest.Now); !errors.Is(err, tt.sign) {
 				t.Errorf("Sign() = %v, want %v", err, tt.sign)
 			}
-			if err := (Provider{}).Verify(signed, cfg, providertest.Now); tt.verify == nil && err != nil || tt.verify != nil && !errors.Is(err, tt.verify) {
+			if err := (Provider{}).Verify(signed, cfg, providertest.Now); !errors.Is(err, tt.verify) {
 				t.Errorf("Verify() = %v, want %v", err, tt.verify)
 			}
 			err := Provider{}.Check(cfg)

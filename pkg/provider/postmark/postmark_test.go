@@ -16,7 +16,7 @@ func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
 		Provider:     Provider{},
 		Request:      providertest.JSON(bounce),
-		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
+		Secrets:      providertest.BasicAuthSecrets,
 		Signature:    "Authorization",
 		BodyUnsigned: true,
 		OtherEvent:   providertest.Replace("HardBounce", "SoftBounce"),

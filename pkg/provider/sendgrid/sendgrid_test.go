@@ -104,7 +104,7 @@ func TestSpecVector(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := providertest.Request(map[string]string{SignatureHeader: tt.sig, TimestampHeader: tt.stamp}, tt.payload)
 			err := Provider{}.Verify(r, webhook.Config{Secrets: []string{tt.key}}, at)
-			if tt.want == nil && err != nil || tt.want != nil && !errors.Is(err, tt.want) {
+			if !errors.Is(err, tt.want) {
 				t.Errorf("Verify() = %v, want %v", err, tt.want)
 			}
 		})
@@ -139,7 +139,7 @@ func TestKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := webhook.Config{Secrets: tt.secrets}
-			if err := (Provider{}).Sign(providertest.Request(nil, batch), cfg, providertest.Now); tt.sign == nil && err != nil || tt.sign != nil && !errors.Is(err, tt.sign) {
+			if err := (Provider{}).Sign(providertest.Request(nil, batch), cfg, providertest.Now); !errors.Is(err, tt.sign) {
 				t.Errorf("Sign() = %v, want %v", err, tt.sign)
 			}
 			err := Provider{}.Check(cfg)

@@ -23,7 +23,6 @@ func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
 		Request:    message("m-1", "notification", follow),
-		Secrets:    [3]string{"suite-secret-one", "suite-secret-two", "suite-secret-three"},
 		Signature:  SignatureHeader,
 		Tolerance:  Tolerance,
 		OtherEvent: providertest.Header(IDHeader, "m-2"),
