@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -39,10 +39,8 @@ func whatsappDelivery(secret string, msgs [][2]int) events.APIGatewayV2HTTPReque
 	}
 	body := `{"object":"whatsapp_business_account","entry":[{"id":"102290129340398","changes":[{"value":{"messaging_product":"whatsapp",` +
 		`"metadata":{"display_phone_number":"15550783881","phone_number_id":"106540352242922"},"messages":[` + strings.Join(parts, ",") + `]},"field":"messages"}]}]}`
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(body))
 	return apiRequest("POST", "/webhooks/acme/whatsapp", map[string]string{
-		"content-type": "application/json", "x-hub-signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)),
+		"content-type": "application/json", "x-hub-signature-256": "sha256=" + hex.EncodeToString(providertest.MAC(sha256.New, secret, body)),
 	}, body)
 }
 

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/sha1" //nolint:gosec // Intercom signs with HMAC-SHA1
 	"crypto/sha256"
 	"encoding/base64"
@@ -25,6 +24,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -185,11 +185,9 @@ func newFixture(t testing.TB) *fixture {
 const githubBody = `{"action":"opened","issue":{"number":42},"repository":{"full_name":"octo/hello"}}`
 
 func githubRequest(tenantID, secret, body, delivery string) events.APIGatewayV2HTTPRequest {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(body))
 	return apiRequest("POST", "/webhooks/"+tenantID+"/github", map[string]string{
 		"content-type":        "application/json",
-		"x-hub-signature-256": "sha256=" + hex.EncodeToString(mac.Sum(nil)),
+		"x-hub-signature-256": "sha256=" + hex.EncodeToString(providertest.MAC(sha256.New, secret, body)),
 		"x-github-event":      "issues",
 		"x-github-delivery":   delivery,
 	}, body)
@@ -197,22 +195,18 @@ func githubRequest(tenantID, secret, body, delivery string) events.APIGatewayV2H
 
 func stripeRequest(secret string, ts time.Time, body string) events.APIGatewayV2HTTPRequest {
 	t := fmt.Sprint(ts.Unix())
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(t + "." + body))
 	return apiRequest("POST", "/webhooks/acme/stripe", map[string]string{
 		"content-type":     "application/json",
-		"stripe-signature": "t=" + t + ",v1=" + hex.EncodeToString(mac.Sum(nil)),
+		"stripe-signature": "t=" + t + ",v1=" + hex.EncodeToString(providertest.MAC(sha256.New, secret, t, ".", body)),
 	}, body)
 }
 
 // intercomRequest is an Intercom notification to acme's hmac provider,
 // signed as Intercom signs: X-Hub-Signature "sha1=" + hex HMAC-SHA1 of the body.
 func intercomRequest(body string) events.APIGatewayV2HTTPRequest {
-	mac := hmac.New(sha1.New, []byte(acmeIntercomSecret))
-	mac.Write([]byte(body))
 	return apiRequest("POST", "/webhooks/acme/hmac", map[string]string{
 		"content-type":    "application/json",
-		"x-hub-signature": "sha1=" + hex.EncodeToString(mac.Sum(nil)),
+		"x-hub-signature": "sha1=" + hex.EncodeToString(providertest.MAC(sha1.New, acmeIntercomSecret, body)),
 	}, body)
 }
 

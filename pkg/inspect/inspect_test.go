@@ -3,9 +3,6 @@ package inspect_test
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +20,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/provider/github"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -277,40 +276,17 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 // tenant's secret and returns the status, the response and the signature.
 func postGitHub(t *testing.T, url, body, delivery string) (int, string, string) {
 	t.Helper()
-	mac := hmac.New(sha256.New, []byte(githubSecret))
-	mac.Write([]byte(body))
-	sig := "sha256=" + hex.EncodeToString(mac.Sum(nil))
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Hub-Signature-256", sig)
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", delivery)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), hex.EncodeToString(mac.Sum(nil))
+	req := providertest.Request(map[string]string{"Content-Type": "application/json", "X-GitHub-Event": "issues", "X-GitHub-Delivery": delivery}, body)
+	code, resp := providertest.Post(t, url, github.Provider{}, req, webhook.Config{Secrets: []string{githubSecret}})
+	return code, resp, strings.TrimPrefix(req.Header.Get("X-Hub-Signature-256"), "sha256=")
 }
 
 // postStripe posts body as a Stripe event signed with the demo tenant's
 // secret and returns the status, the response and the signature.
 func postStripe(t *testing.T, url, body string) (int, string, string) {
 	t.Helper()
-	r := &webhook.Request{Body: []byte(body)}
-	if err := (stripe.Provider{}).Sign(r, webhook.Config{Secrets: []string{stripeSecret}}, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", r.Header.Get("Stripe-Signature"))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	_, sig, _ := strings.Cut(r.Header.Get("Stripe-Signature"), "v1=")
-	return resp.StatusCode, string(b), sig
+	req := providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
+	code, resp := providertest.Post(t, url, stripe.Provider{}, req, webhook.Config{Secrets: []string{stripeSecret}})
+	_, sig, _ := strings.Cut(req.Header.Get("Stripe-Signature"), "v1=")
+	return code, resp, sig
 }

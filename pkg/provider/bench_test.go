@@ -40,10 +40,7 @@ func pad(body []byte, n int) []byte {
 // encoding — next to the bare HMAC-SHA256 over the same bytes.
 // Budget: each provider ≤ 2× bare-hmac at 4 KB.
 func BenchmarkHotPath(b *testing.B) {
-	samples, err := providertest.LoadSamples(providertest.SamplesDir())
-	if err != nil {
-		b.Fatal(err)
-	}
+	samples := providertest.Samples(b)
 	reg := provider.Registry()
 	now := time.Unix(1_795_000_000, 0)
 	seen := map[string]bool{}

@@ -99,10 +99,7 @@ func TestContract(t *testing.T) {
 // TestSamples verifies and parses every delivery under events/samples with
 // its own tenant config, so the samples the demo tooling replays stay valid.
 func TestSamples(t *testing.T) {
-	all, err := providertest.LoadSamples(providertest.SamplesDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := providertest.Samples(t)
 	seen := map[string]bool{}
 	for _, s := range all {
 		seen[s.Provider] = true
@@ -158,14 +155,7 @@ func TestSamples(t *testing.T) {
 // and has it name a setting it does not take and refuse a tenant without
 // secrets.
 func TestCheck(t *testing.T) {
-	all, err := providertest.LoadSamples(providertest.SamplesDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	configs := map[string]webhook.Config{}
-	for _, s := range all {
-		configs[s.Provider] = s.TenantConfig
-	}
+	configs := providertest.SampleConfigs(t)
 	configs["svix"] = configs["standardwebhooks"]
 	for name, p := range Registry() {
 		t.Run(name, func(t *testing.T) {
@@ -181,12 +171,8 @@ func TestCheck(t *testing.T) {
 			for k, v := range cfg.Settings {
 				typo.Settings[k] = v
 			}
-			if err := c.Check(typo); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "not_a_setting") {
-				t.Errorf("Check(an unknown setting) = %v, want %v naming it", err, webhook.ErrMisconfigured)
-			}
-			if err := c.Check(webhook.Config{Settings: cfg.Settings}); !errors.Is(err, webhook.ErrMisconfigured) {
-				t.Errorf("Check(no secrets) = %v, want %v", err, webhook.ErrMisconfigured)
-			}
+			providertest.Misconfigured(t, c, typo, "not_a_setting")
+			providertest.Misconfigured(t, c, webhook.Config{Settings: cfg.Settings})
 		})
 	}
 	hmac, _ := Registry().Lookup("hmac")

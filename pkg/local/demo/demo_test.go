@@ -3,11 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +15,8 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/provider/github"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
 // TestEndToEnd runs what `make run` runs (HTTP API → ingest → FIFO queue →
@@ -37,14 +35,9 @@ func TestEndToEnd(t *testing.T) {
 
 	// An effect from before the demo: the report must not count it.
 	earlier := `{"action":"opened","issue":{"number":1},"repository":{"full_name":"octo/before"}}`
-	mac := hmac.New(sha256.New, []byte("demo-github-secret"))
-	mac.Write([]byte(earlier))
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/webhooks/demo/github", strings.NewReader(earlier))
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", "before-the-demo")
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("delivery before the demo: %v %v", resp, err)
+	req := providertest.Request(map[string]string{"X-GitHub-Event": "issues", "X-GitHub-Delivery": "before-the-demo"}, earlier)
+	if code, resp := providertest.Post(t, s.URL()+"/webhooks/demo/github", github.Provider{}, req, s.Tenants.Tenants["demo"].Providers["github"]); code != 200 {
+		t.Fatalf("delivery before the demo: %d %s", code, resp)
 	}
 	for len(s.Target.Applied()) == 0 {
 		select {

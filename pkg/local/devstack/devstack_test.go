@@ -2,14 +2,9 @@ package devstack
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +13,10 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/logtest"
+	"github.com/hookpack/hookpack/pkg/provider/github"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // TestMakeRunIngestPath drives what `make run` serves with the repository's
@@ -102,20 +100,8 @@ func TestMakeRunIngestPath(t *testing.T) {
 // tenant's secret.
 func postSigned(t *testing.T, url, body, delivery string) (int, string) {
 	t.Helper()
-	mac := hmac.New(sha256.New, []byte("demo-github-secret"))
-	mac.Write([]byte(body))
-	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	req.Header.Set("X-GitHub-Event", "issues")
-	req.Header.Set("X-GitHub-Delivery", delivery)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	req := providertest.Request(map[string]string{"Content-Type": "application/json", "X-GitHub-Event": "issues", "X-GitHub-Delivery": delivery}, body)
+	return providertest.Post(t, url, github.Provider{}, req, webhook.Config{Secrets: []string{"demo-github-secret"}})
 }
 
 func TestStartReportsPortInUse(t *testing.T) {

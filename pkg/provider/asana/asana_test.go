@@ -1,7 +1,6 @@
 package asana
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,13 +22,12 @@ func post(body string, header map[string]string) func() *webhook.Request {
 }
 
 func TestContract(t *testing.T) {
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	secret := func(s string) map[string]string { return map[string]string{SecretHeader: s} }
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
 		Request:    post(changed, nil),
 		Signature:  SignatureHeader,
-		OtherEvent: body(strings.Replace(changed, "19:33:05.512Z", "19:33:06.000Z", 1)),
+		OtherEvent: providertest.Replace("19:33:05.512Z", "19:33:06.000Z"),
 		// Asana retries a delivery not answered 200/204 with exponential
 		// back-off for 24 hours, sending the same events
 		// (https://developers.asana.com/docs/webhooks-guide#error-handling-and-retry).
@@ -38,9 +36,9 @@ func TestContract(t *testing.T) {
 			providertest.SampleVector(t, "asana", "task-changed", SignatureHeader),
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: body("{")},
-			{Name: "no events", Apply: body(`{"data":[]}`)},
-			{Name: "event not an object", Apply: body(`{"events":[1]}`)},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "no events", Apply: providertest.Body(`{"data":[]}`)},
+			{Name: "event not an object", Apply: providertest.Body(`{"events":[1]}`)},
 		},
 		Handshakes: []providertest.Handshake{
 			{Name: "handshake with a configured secret is echoed", OK: true, Request: post("", secret("suite-secret-one")),
@@ -61,9 +59,7 @@ func TestOnboarding(t *testing.T) {
 	if err := (Provider{}).Check(cfg); err != nil {
 		t.Errorf("Check(onboarding) = %v", err)
 	}
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) {
-		t.Errorf("Check(nothing) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{})
 	req := post("", map[string]string{SecretHeader: "new-hook-secret"})()
 	if err := (Provider{}).Verify(req, cfg, providertest.Now); err != nil {
 		t.Fatalf("Verify(handshake) = %v", err)

@@ -32,12 +32,6 @@ func public(priv string) string {
 
 const command = `{"application_id":"11","channel_id":"C1","data":{"id":"D1","name":"ping","type":1},"guild_id":"G1","id":"I1","member":{"user":{"id":"U1"}},"token":"tok","type":2,"version":1}`
 
-func post(body string) func() *webhook.Request {
-	return func() *webhook.Request {
-		return providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
-	}
-}
-
 // The demo key pair of events/samples/discord: tweetnacl's
 // nacl.sign.keyPair.fromSeed of this seed signed the samples.
 const demoSeed = "hookpack demo discord key seed!!"
@@ -48,11 +42,11 @@ func TestContract(t *testing.T) {
 	sample := providertest.SampleVector(t, "discord", "command-ping", headers...)
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
-		Request:    post(command),
+		Request:    providertest.JSON(command),
 		Secrets:    [3]string{key("suite discord key one"), key("suite discord key two"), key("suite discord key three")},
 		Signature:  SignatureHeader,
 		Tolerance:  DefaultTolerance,
-		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(command, `"id":"I1"`, `"id":"I2"`, 1)) },
+		OtherEvent: providertest.Replace(`"id":"I1"`, `"id":"I2"`),
 		// Discord sends an interaction once and does not retry it (the
 		// user sees "The application did not respond" after 3 seconds,
 		// https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction);
@@ -69,22 +63,22 @@ func TestContract(t *testing.T) {
 				Config: webhook.Config{Settings: map[string]string{"public_key": demoPublic.Secrets[0]}}},
 		},
 		Tampers: []providertest.Change{
-			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000001") }},
-			{Name: "timestamp removed", Apply: func(r *webhook.Request) { r.Header.Del(TimestampHeader) }, Want: webhook.ErrMissingSignature},
+			{Name: "timestamp moved", Apply: providertest.Header(TimestampHeader, "1700000001")},
+			{Name: "timestamp removed", Apply: providertest.Header(TimestampHeader, ""), Want: webhook.ErrMissingSignature},
 			{Name: "short signature", Apply: func(r *webhook.Request) { r.Header.Set(SignatureHeader, r.Header.Get(SignatureHeader)[:64]) }},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "no type", Apply: func(r *webhook.Request) { r.Body = []byte(`{"id":"I1"}`) }},
-			{Name: "interaction without id", Apply: func(r *webhook.Request) { r.Body = []byte(`{"type":2}`) }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "no type", Apply: providertest.Body(`{"id":"I1"}`)},
+			{Name: "interaction without id", Apply: providertest.Body(`{"type":2}`)},
 		},
 		Handshakes: []providertest.Handshake{
-			{Name: "interaction PING", Signed: true, OK: true, Request: post(`{"id":"I0","type":1,"version":1}`),
+			{Name: "interaction PING", Signed: true, OK: true, Request: providertest.JSON(`{"id":"I0","type":1,"version":1}`),
 				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "application/json", Body: `{"type":1}`}},
-			{Name: "webhook events PING", Signed: true, OK: true, Request: post(`{"version":1,"application_id":"11","type":0}`),
+			{Name: "webhook events PING", Signed: true, OK: true, Request: providertest.JSON(`{"version":1,"application_id":"11","type":0}`),
 				Reply: webhook.Reply{Status: http.StatusNoContent}},
-			{Name: "webhook event", Signed: true, Request: post(`{"version":1,"application_id":"11","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2024-10-18T14:42:53.064834","data":{}}}`)},
-			{Name: "GET", Request: func() *webhook.Request { r := post("")(); r.Method = http.MethodGet; return r }},
+			{Name: "webhook event", Signed: true, Request: providertest.JSON(`{"version":1,"application_id":"11","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2024-10-18T14:42:53.064834","data":{}}}`)},
+			{Name: "GET", Request: func() *webhook.Request { r := providertest.JSON("")(); r.Method = http.MethodGet; return r }},
 		},
 	})
 }
@@ -106,7 +100,7 @@ func TestRespond(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reply, ok := Provider{}.Respond(post(tt.body)(), webhook.Config{Settings: tt.settings}, nil)
+			reply, ok := Provider{}.Respond(providertest.JSON(tt.body)(), webhook.Config{Settings: tt.settings}, nil)
 			if ok != tt.ok || !reply.Equal(tt.want) {
 				t.Errorf("Respond() = %+v, %v; want %+v, %v", reply, ok, tt.want, tt.ok)
 			}
@@ -123,20 +117,14 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(post(tt.body)(), webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v", len(evs), err)
-			}
-			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, providertest.JSON(tt.body)(), webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
 
 func TestKeys(t *testing.T) {
 	priv := key(demoSeed)
-	signed := post(command)()
+	signed := providertest.JSON(command)()
 	if err := (Provider{}).Sign(signed, webhook.Config{Secrets: []string{priv}}, providertest.Now); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +144,10 @@ func TestKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := webhook.Config{Secrets: tt.secrets}
-			if err := (Provider{}).Sign(post(command)(), cfg, providertest.Now); tt.sign == nil && err != nil || tt.sign != nil && !errors.Is(err, tt.sign) {
+			if err := (Provider{}).Sign(providertest.JSON(command)(), cfg, providertest.Now); !errors.Is(err, tt.sign) {
 				t.Errorf("Sign() = %v, want %v", err, tt.sign)
 			}
-			if err := (Provider{}).Verify(signed, cfg, providertest.Now); tt.verify == nil && err != nil || tt.verify != nil && !errors.Is(err, tt.verify) {
+			if err := (Provider{}).Verify(signed, cfg, providertest.Now); !errors.Is(err, tt.verify) {
 				t.Errorf("Verify() = %v, want %v", err, tt.verify)
 			}
 			err := Provider{}.Check(cfg)
@@ -171,13 +159,11 @@ func TestKeys(t *testing.T) {
 	if err := (Provider{}).Check(webhook.Config{}); err == nil || !strings.Contains(err.Error(), "secrets") {
 		t.Errorf("Check(nothing) = %v, want the missing secrets named", err)
 	}
-	if err := (Provider{}).Check(webhook.Config{Secrets: []string{priv}, Settings: map[string]string{"tolerance": "-1"}}); !errors.Is(err, webhook.ErrMisconfigured) {
-		t.Errorf("Check(bad tolerance) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{Secrets: []string{priv}, Settings: map[string]string{"tolerance": "-1"}})
 }
 
 func BenchmarkVerify(b *testing.B) {
-	req := post(command)()
+	req := providertest.JSON(command)()
 	cfg := webhook.Config{Secrets: []string{key(demoSeed)}}
 	_ = Provider{}.Sign(req, cfg, time.Unix(1_700_000_000, 0))
 	pub := webhook.Config{Secrets: []string{public(cfg.Secrets[0])}}

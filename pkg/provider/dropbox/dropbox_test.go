@@ -1,10 +1,8 @@
 package dropbox
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
@@ -22,12 +20,10 @@ func get(query string) func() *webhook.Request {
 
 func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, notification)
-		},
+		Provider:   Provider{},
+		Request:    providertest.JSON(notification),
 		Signature:  SignatureHeader,
-		OtherEvent: func(r *webhook.Request) { r.Body = []byte(strings.Replace(notification, "12345678", "87654321", 1)) },
+		OtherEvent: providertest.Replace("12345678", "87654321"),
 		// Dropbox retries a notification that is not answered within 10
 		// seconds or not 2xx, with exponential back-off, sending the same
 		// body (https://www.dropbox.com/developers/reference/webhooks#notifications).
@@ -36,8 +32,8 @@ func TestContract(t *testing.T) {
 			providertest.SampleVector(t, "dropbox", "list-folder", SignatureHeader),
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "not an object", Apply: func(r *webhook.Request) { r.Body = []byte("[]") }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "not an object", Apply: providertest.Body("[]")},
 		},
 		Handshakes: []providertest.Handshake{
 			{Name: "verification GET", OK: true, Request: get("challenge=b9f7a8c2e1d04f6a"),
@@ -54,16 +50,11 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(providertest.Request(nil, tt.body), webhook.Config{})
-			if err != nil || len(evs) != 1 || evs[0].Type != "list_folder" || evs[0].Conversation != tt.wantConv {
-				t.Errorf("Events() = %+v, %v; want conv %q", evs, err, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, providertest.Request(nil, tt.body), webhook.Config{}, webhook.Event{Type: "list_folder", Conversation: tt.wantConv})
 		})
 	}
 }
 
 func TestCheck(t *testing.T) {
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
-		t.Errorf("Check(nothing) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets")
 }

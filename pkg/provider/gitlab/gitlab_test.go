@@ -1,7 +1,6 @@
 package gitlab
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -26,7 +25,7 @@ func TestContract(t *testing.T) {
 		Request:      request,
 		Signature:    Header,
 		BodyUnsigned: true,
-		OtherEvent:   func(r *webhook.Request) { r.Header.Set("Idempotency-Key", "0b3a9f3e-another-event") },
+		OtherEvent:   providertest.Header("Idempotency-Key", "0b3a9f3e-another-event"),
 		// GitLab keeps Idempotency-Key across the retries of one event,
 		// automatic or from "Resend request", and gives the request a new
 		// X-Gitlab-Webhook-UUID (docs.gitlab.com/user/project/integrations/webhooks/#delivery-headers).
@@ -44,8 +43,8 @@ func TestContract(t *testing.T) {
 			{Name: "token with a suffix", Apply: func(r *webhook.Request) { r.Header.Set(Header, r.Header.Get(Header)+"x") }},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "not an object", Apply: func(r *webhook.Request) { r.Body = []byte("[1]") }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "not an object", Apply: providertest.Body("[1]")},
 		},
 	})
 }
@@ -64,21 +63,13 @@ func TestEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := providertest.Request(map[string]string{"Idempotency-Key": tt.idem}, tt.body)
-			evs, err := Provider{}.Events(r, webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v", len(evs), err)
-			}
-			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, r, webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
 
 func TestCheck(t *testing.T) {
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
-		t.Errorf("Check(no secrets) = %v, want ErrMisconfigured naming secrets", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets")
 	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"t"}}); err != nil {
 		t.Errorf("Check(a token) = %v", err)
 	}

@@ -24,18 +24,17 @@ func post(body string) func() *webhook.Request {
 
 func TestContract(t *testing.T) {
 	headers := []string{SignatureHeader, TimestampHeader}
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
 		Request:    post(batch),
 		Signature:  SignatureHeader,
 		Tolerance:  Tolerance,
-		OtherEvent: body(strings.Replace(batch, `"a@example.com"`, `"b@example.com"`, 1)),
+		OtherEvent: providertest.Replace(`"a@example.com"`, `"b@example.com"`),
 		// HubSpot retries a notification batch up to 10 times over 24
 		// hours, incrementing each notification's attemptNumber, and signs
 		// each attempt with a new timestamp
 		// (https://developers.hubspot.com/docs/api/webhooks#retries).
-		Retry: body(strings.Replace(batch, `"attemptNumber":0`, `"attemptNumber":1`, 1)),
+		Retry: providertest.Replace(`"attemptNumber":0`, `"attemptNumber":1`),
 		Vectors: []providertest.Vector{
 			// Signed by @hubspot/api-client (Signature.getSignature, v3).
 			providertest.SampleVector(t, "hubspot", "contact-creation", headers...),
@@ -43,13 +42,13 @@ func TestContract(t *testing.T) {
 		Tampers: []providertest.Change{
 			{Name: "other URL", Apply: func(r *webhook.Request) { r.URL = "https://hooks.example.com/webhooks/evil/hubspot" }},
 			{Name: "other method", Apply: func(r *webhook.Request) { r.Method = "PUT" }},
-			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000000001") }},
-			{Name: "timestamp in seconds", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "x") }, Want: webhook.ErrMissingSignature},
+			{Name: "timestamp moved", Apply: providertest.Header(TimestampHeader, "1700000000001")},
+			{Name: "timestamp in seconds", Apply: providertest.Header(TimestampHeader, "x"), Want: webhook.ErrMissingSignature},
 		},
 		Malformed: []providertest.Change{
-			{Name: "object, not a batch", Apply: body(`{"eventId":1}`)},
-			{Name: "empty batch", Apply: body(`[]`)},
-			{Name: "item not an object", Apply: body(`[1]`)},
+			{Name: "object, not a batch", Apply: providertest.Body(`{"eventId":1}`)},
+			{Name: "empty batch", Apply: providertest.Body(`[]`)},
+			{Name: "item not an object", Apply: providertest.Body(`[1]`)},
 		},
 	})
 }
@@ -89,9 +88,7 @@ func TestBaseURL(t *testing.T) {
 		t.Errorf("Verify(base_url) = %v, want nil", err)
 	}
 	bad := webhook.Config{Secrets: []string{"s"}, Settings: map[string]string{"base_url": "ftp://x"}}
-	if err := (Provider{}).Check(bad); !errors.Is(err, webhook.ErrMisconfigured) {
-		t.Errorf("Check(bad base_url) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, bad)
 	if err := (Provider{}).Check(webhook.Config{}); err == nil || !strings.Contains(err.Error(), "secrets") {
 		t.Errorf("Check(nothing) = %v", err)
 	}

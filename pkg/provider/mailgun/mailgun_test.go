@@ -2,8 +2,6 @@ package mailgun
 
 import (
 	"encoding/json"
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
@@ -48,23 +46,20 @@ func setSig(field, v string) func(*webhook.Request) {
 }
 
 func TestContract(t *testing.T) {
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, opened)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(opened),
 		Signature:    "signature.signature",
 		InBody:       inBody,
 		Tolerance:    DefaultTolerance,
 		BodyUnsigned: true,
-		OtherEvent:   body(strings.Replace(opened, "DACSsAdVSeGpLid7TN03WA", "EACSsAdVSeGpLid7TN03WA", 1)),
+		OtherEvent:   providertest.Replace("DACSsAdVSeGpLid7TN03WA", "EACSsAdVSeGpLid7TN03WA"),
 		// Mailgun retries a webhook not answered 200 (406 stops it) over 8
 		// hours, 5 min to 4 h apart, and signs each attempt afresh: a new
 		// timestamp and token over the same event-data
 		// (https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-retries).
 		Retry:  setSig("token", "b9df1fec3ee9412eef7d3516346695f56bba2e2f0a08a4ef1f"),
-		Reused: body(strings.Replace(opened, `"opened"`, `"clicked"`, 1)),
+		Reused: providertest.Replace(`"opened"`, `"clicked"`),
 		Vectors: []providertest.Vector{
 			providertest.SampleVector(t, "mailgun", "delivered"),
 		},
@@ -72,29 +67,21 @@ func TestContract(t *testing.T) {
 			{Name: "token changed", Apply: setSig("token", "x")},
 			{Name: "timestamp moved", Apply: setSig("timestamp", "1700000001")},
 			{Name: "timestamp not a number", Apply: setSig("timestamp", "now"), Want: webhook.ErrMissingSignature},
-			{Name: "not JSON", Apply: body("token=x&signature=y"), Want: webhook.ErrMissingSignature},
+			{Name: "not JSON", Apply: providertest.Body("token=x&signature=y"), Want: webhook.ErrMissingSignature},
 		},
 		Malformed: []providertest.Change{
-			{Name: "no event-data", Apply: body(`{"signature":{}}`)},
-			{Name: "event-data without id", Apply: body(`{"signature":{},"event-data":{"event":"opened"}}`)},
-			{Name: "trailing data", Apply: body(opened + " {}")},
+			{Name: "no event-data", Apply: providertest.Body(`{"signature":{}}`)},
+			{Name: "event-data without id", Apply: providertest.Body(`{"signature":{},"event-data":{"event":"opened"}}`)},
+			{Name: "trailing data", Apply: providertest.Body(opened + " {}")},
 		},
 	})
 }
 
 func TestEvents(t *testing.T) {
-	evs, err := Provider{}.Events(providertest.Request(nil, opened), webhook.Config{})
-	if err != nil || len(evs) != 1 {
-		t.Fatalf("Events() = %d, %v", len(evs), err)
-	}
-	ev := evs[0]
-	if ev.ID != "DACSsAdVSeGpLid7TN03WA" || ev.Type != "opened" || ev.Conversation != "message:20130503182626.18666.16540@sandbox.mailgun.org" {
-		t.Errorf("Events() = %+v", ev)
-	}
+	providertest.WantEvent(t, Provider{}, providertest.Request(nil, opened), webhook.Config{},
+		webhook.Event{ID: "DACSsAdVSeGpLid7TN03WA", Type: "opened", Conversation: "message:20130503182626.18666.16540@sandbox.mailgun.org"})
 }
 
 func TestCheck(t *testing.T) {
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
-		t.Errorf("Check(nothing) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets")
 }

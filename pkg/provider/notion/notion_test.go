@@ -16,37 +16,30 @@ const (
 	verify   = `{"verification_token":"` + docToken + `"}`
 )
 
-func post(body string) func() *webhook.Request {
-	return func() *webhook.Request {
-		return providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
-	}
-}
-
 func TestContract(t *testing.T) {
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
-		Request:    post(created),
+		Request:    providertest.JSON(created),
 		Signature:  SignatureHeader,
-		OtherEvent: body(strings.Replace(created, "367cba44", "467cba44", 1)),
+		OtherEvent: providertest.Replace("367cba44", "467cba44"),
 		// Notion retries an event not answered 2xx up to 8 times over about
 		// 24 hours with exponential back-off, raising attempt_number in the
 		// (re-signed) body (https://developers.notion.com/reference/webhooks#event-delivery).
-		Retry:  body(strings.Replace(created, `"attempt_number":1`, `"attempt_number":2`, 1)),
-		Reused: body(strings.Replace(created, `"page.created"`, `"page.deleted"`, 1)),
+		Retry:  providertest.Replace(`"attempt_number":1`, `"attempt_number":2`),
+		Reused: providertest.Replace(`"page.created"`, `"page.deleted"`),
 		Vectors: []providertest.Vector{
 			providertest.SampleVector(t, "notion", "page-created", SignatureHeader),
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: body("{")},
-			{Name: "no id", Apply: body(`{"type":"page.created"}`)},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "no id", Apply: providertest.Body(`{"type":"page.created"}`)},
 		},
 		Handshakes: []providertest.Handshake{
-			{Name: "verification with a configured token", OK: true, Request: post(`{"verification_token":"suite-secret-one"}`),
+			{Name: "verification with a configured token", OK: true, Request: providertest.JSON(`{"verification_token":"suite-secret-one"}`),
 				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "text/plain"}},
-			{Name: "verification with another token", OK: true, Err: webhook.ErrForbidden, Request: post(verify)},
-			{Name: "verification while onboarding is queued", Request: post(verify), Settings: map[string]string{"onboarding": "true"}},
-			{Name: "signed body shaped like a verification is an event", Signed: true, Request: post(`{"id":"e1","type":"page.created","verification_token":"x"}`)},
+			{Name: "verification with another token", OK: true, Err: webhook.ErrForbidden, Request: providertest.JSON(verify)},
+			{Name: "verification while onboarding is queued", Request: providertest.JSON(verify), Settings: map[string]string{"onboarding": "true"}},
+			{Name: "signed body shaped like a verification is an event", Signed: true, Request: providertest.JSON(`{"id":"e1","type":"page.created","verification_token":"x"}`)},
 		},
 	})
 }
@@ -58,10 +51,8 @@ func TestOnboarding(t *testing.T) {
 	if err := (Provider{}).Check(cfg); err != nil {
 		t.Errorf("Check(onboarding, no secrets) = %v", err)
 	}
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") || !strings.Contains(err.Error(), "onboarding") {
-		t.Errorf("Check(nothing) = %v", err)
-	}
-	req := post(verify)()
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets", "onboarding")
+	req := providertest.JSON(verify)()
 	if err := (Provider{}).Verify(req, cfg, providertest.Now); err != nil {
 		t.Fatalf("Verify(verification) = %v", err)
 	}
@@ -70,11 +61,11 @@ func TestOnboarding(t *testing.T) {
 		t.Errorf("Events(verification) = %+v, %v", evs, err)
 	}
 	for _, body := range []string{`{"verification_token":""}`, `{"verification_token":"t","id":"x"}`, `{"verification_token":1}`} {
-		if err := (Provider{}).Verify(post(body)(), cfg, providertest.Now); !errors.Is(err, webhook.ErrMissingSignature) {
+		if err := (Provider{}).Verify(providertest.JSON(body)(), cfg, providertest.Now); !errors.Is(err, webhook.ErrMissingSignature) {
 			t.Errorf("Verify(%s) = %v, want missing signature", body, err)
 		}
 	}
-	if _, err := (Provider{}).Events(post(created)(), cfg); err != nil {
+	if _, err := (Provider{}).Events(providertest.JSON(created)(), cfg); err != nil {
 		t.Errorf("Events(event) = %v", err)
 	}
 }

@@ -13,16 +13,13 @@ import (
 const bounce = `{"RecordType":"Bounce","MessageStream":"outbound","ID":4323372036854775807,"Type":"HardBounce","TypeCode":1,"Name":"Hard bounce","Tag":"Test","MessageID":"883953f4-6105-42a2-a16a-77a8eac79483","ServerID":23,"Description":"The server was unable to deliver your message (ex: unknown user, mailbox not found).","Email":"john@example.com","From":"sender@example.com","BouncedAt":"2019-11-05T16:33:54.9070259Z"}`
 
 func TestContract(t *testing.T) {
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, bounce)
-		},
-		Secrets:      [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"},
+		Provider:     Provider{},
+		Request:      providertest.JSON(bounce),
+		Secrets:      providertest.BasicAuthSecrets,
 		Signature:    "Authorization",
 		BodyUnsigned: true,
-		OtherEvent:   body(strings.Replace(bounce, "HardBounce", "SoftBounce", 1)),
+		OtherEvent:   providertest.Replace("HardBounce", "SoftBounce"),
 		// Postmark posts the same payload again until it gets a 200 (a 403
 		// stops it): 10 retries over about 10.5 hours
 		// (https://postmarkapp.com/support/article/understanding-inbound-webhook-retries-in-postmark).
@@ -31,12 +28,12 @@ func TestContract(t *testing.T) {
 			providertest.SampleVector(t, "postmark", "bounce", "Authorization"),
 		},
 		Tampers: []providertest.Change{
-			{Name: "bearer", Apply: func(r *webhook.Request) { r.Header.Set("Authorization", "Bearer x") }},
+			{Name: "bearer", Apply: providertest.Header("Authorization", "Bearer x")},
 			{Name: "other password", Apply: func(r *webhook.Request) { webhook.SetBasicAuth(r, "hooks:suite-password-ONE") }},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: body("{")},
-			{Name: "not an object", Apply: body("[]")},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "not an object", Apply: providertest.Body("[]")},
 		},
 	})
 }
@@ -50,13 +47,8 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(providertest.Request(nil, tt.body), webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v", len(evs), err)
-			}
-			if ev := evs[0]; ev.ID != "" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want content hash, %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantType, tt.wantConv)
-			}
+			// No signed id: the key is the content hash.
+			providertest.WantEvent(t, Provider{}, providertest.Request(nil, tt.body), webhook.Config{}, webhook.Event{Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }

@@ -30,6 +30,10 @@ type Provider interface {
 	webhook.Signer
 }
 
+// BasicAuthSecrets are Case.Secrets for a scheme whose secrets are HTTP
+// Basic credentials, "user:password": two of one user, one of another.
+var BasicAuthSecrets = [3]string{"hooks:suite-password-one", "hooks:suite-password-two", "other:suite-password-three"}
+
 // Case describes one provider (or one configuration of a configurable one)
 // to the suite.
 type Case struct {
@@ -168,7 +172,7 @@ func Run(t *testing.T, c Case) {
 	verify := func(t *testing.T, req *webhook.Request, conf webhook.Config, at time.Time, want error) {
 		t.Helper()
 		err := c.Provider.Verify(req, conf, at)
-		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+		if !errors.Is(err, want) {
 			t.Errorf("Verify(%s: %q) = %v, want %v", c.Signature, getSig(req), err, want)
 		}
 	}
@@ -403,7 +407,7 @@ func Run(t *testing.T, c Case) {
 					verify(t, req, conf, Now, nil)
 				}
 				reply, ok, err := h.Handshake(req, conf)
-				if ok != hs.OK || !reply.Equal(hs.Reply) || hs.Err == nil && err != nil || hs.Err != nil && !errors.Is(err, hs.Err) {
+				if ok != hs.OK || !reply.Equal(hs.Reply) || !errors.Is(err, hs.Err) {
 					t.Errorf("Handshake() = %+v, %v, %v; want %+v, %v, %v", reply, ok, err, hs.Reply, hs.OK, hs.Err)
 				}
 				for _, v := range conf.Settings {
@@ -427,9 +431,83 @@ func Request(header map[string]string, body string) *webhook.Request {
 	return &webhook.Request{Method: http.MethodPost, Header: h, Body: []byte(body)}
 }
 
+// JSON returns a Case.Request: a POST of body as application/json.
+func JSON(body string) func() *webhook.Request {
+	return func() *webhook.Request {
+		return Request(map[string]string{"Content-Type": "application/json"}, body)
+	}
+}
+
 // Resent is the Retry of a provider that sends the very same request again
 // (only what Sign sets, such as a signed timestamp, changes).
 func Resent(*webhook.Request) {}
+
+// Body returns a change that makes body the request's body.
+func Body(body string) func(*webhook.Request) {
+	return func(r *webhook.Request) { r.Body = []byte(body) }
+}
+
+// Replace returns a change that replaces the first old in the request's
+// body with new.
+func Replace(old, new string) func(*webhook.Request) {
+	return func(r *webhook.Request) { r.Body = []byte(strings.Replace(string(r.Body), old, new, 1)) }
+}
+
+// Header returns a change that sets the header name to value, or removes
+// it when value is "".
+func Header(name, value string) func(*webhook.Request) {
+	return func(r *webhook.Request) {
+		if value == "" {
+			r.Header.Del(name)
+			return
+		}
+		r.Header.Set(name, value)
+	}
+}
+
+// Misconfigured fails t unless c.Check(cfg) returns an error wrapping
+// webhook.ErrMisconfigured that names each of mentions and quotes none of
+// cfg's secrets.
+func Misconfigured(t testing.TB, c webhook.Checker, cfg webhook.Config, mentions ...string) {
+	t.Helper()
+	err := c.Check(cfg)
+	if !errors.Is(err, webhook.ErrMisconfigured) {
+		t.Errorf("Check(%d secrets, settings %v) = %v, want %v", len(cfg.Secrets), cfg.Settings, err, webhook.ErrMisconfigured)
+		return
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("Check(%d secrets, settings %v) = %q, want it to name %q", len(cfg.Secrets), cfg.Settings, err, m)
+		}
+	}
+	for _, s := range cfg.Secrets {
+		if len(s) >= 4 && strings.Contains(err.Error(), s) {
+			t.Errorf("Check() error %q quotes a secret", err)
+		}
+	}
+}
+
+// OneEvent returns the one event p reads from req under cfg. It fails t
+// when Events returns an error or another number of events.
+func OneEvent(t testing.TB, p webhook.Provider, req *webhook.Request, cfg webhook.Config) webhook.Event {
+	t.Helper()
+	evs, err := p.Events(req, cfg)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("Events() = %d events, %v; want one", len(evs), err)
+	}
+	return evs[0]
+}
+
+// WantEvent fails t unless p reads exactly one event from req under cfg
+// and it has want's ID, Type and Conversation. It returns the event.
+func WantEvent(t testing.TB, p webhook.Provider, req *webhook.Request, cfg webhook.Config, want webhook.Event) webhook.Event {
+	t.Helper()
+	ev := OneEvent(t, p, req, cfg)
+	if ev.ID != want.ID || ev.Type != want.Type || ev.Conversation != want.Conversation {
+		t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, want.ID, want.Type, want.Conversation)
+	}
+	return ev
+}
 
 // claims returns what the ingest path claims for a verified delivery: each
 // event's idempotency key with the payload digest stored under it. A key

@@ -69,6 +69,39 @@ func SampleVector(t testing.TB, provider, name string, headers ...string) Vector
 	return Vector{Name: "sample " + name, Request: s.Request, Config: s.TenantConfig, At: s.Time(), Headers: headers}
 }
 
+// Samples returns every sample under SamplesDir (LoadSamples). It fails t
+// when one cannot be read.
+func Samples(t testing.TB) []Sample {
+	t.Helper()
+	all, err := LoadSamples(SamplesDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// SampleConfigs returns the tenant configuration of the samples under
+// SamplesDir by provider folder. It fails t when one cannot be read.
+func SampleConfigs(t testing.TB) map[string]webhook.Config {
+	t.Helper()
+	configs := map[string]webhook.Config{}
+	for _, s := range Samples(t) {
+		configs[s.Provider] = s.TenantConfig
+	}
+	return configs
+}
+
+// ReadFile returns the bytes of a fixture, path being relative to the
+// package under test (testdata/…). It fails t when the file cannot be read.
+func ReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // LoadSamples reads every <root>/*/*.request.json, sorted by provider and
 // name. It returns an error naming the file when one does not parse or its
 // body file cannot be read.

@@ -1,7 +1,6 @@
 package shopify
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -30,10 +29,9 @@ const (
 	refundSig  = "yN7m4NS27LLOoGWmHuLOY3WLx3pDuEwSTIVUQ2Aa1ao="
 )
 
+// sign is the X-Shopify-Hmac-Sha256 of the documented construction.
 func sign(secret, body string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(body))
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return base64.StdEncoding.EncodeToString(providertest.MAC(sha256.New, secret, body))
 }
 
 func TestContract(t *testing.T) {
@@ -63,9 +61,7 @@ func TestContract(t *testing.T) {
 				},
 				Signature: spelling + "Hmac-Sha256",
 				// Another event is other signed content: the key is the body's hash.
-				OtherEvent: func(r *webhook.Request) {
-					r.Body = []byte(strings.Replace(string(r.Body), "820982911946154508", "820982911946154509", 1))
-				},
+				OtherEvent: providertest.Replace("820982911946154508", "820982911946154509"),
 				// Shopify retries "with the original payload from the time
 				// they were triggered" and the same event id
 				// (shopify.dev/changelog/updates-to-webhook-retry-mechanism,
@@ -75,15 +71,13 @@ func TestContract(t *testing.T) {
 				Vectors:  vectors,
 				Tampers: []providertest.Change{
 					{Name: "body re-encoded", Apply: func(r *webhook.Request) { r.Body = []byte(strings.ReplaceAll(string(r.Body), `\/`, `/`)) }},
-					{Name: "hex instead of base64", Apply: func(r *webhook.Request) {
-						r.Header.Set(spelling+"Hmac-Sha256", "b5a003dcc29e1329f329bfa61c507c8412b0d3da7c0c03df1c80baac6248bb03")
-					}},
-					{Name: "not base64", Apply: func(r *webhook.Request) { r.Header.Set(spelling+"Hmac-Sha256", "***") }},
+					{Name: "hex instead of base64", Apply: providertest.Header(spelling+"Hmac-Sha256", "b5a003dcc29e1329f329bfa61c507c8412b0d3da7c0c03df1c80baac6248bb03")},
+					{Name: "not base64", Apply: providertest.Header(spelling+"Hmac-Sha256", "***")},
 				},
 				Malformed: []providertest.Change{
-					{Name: "no topic", Apply: func(r *webhook.Request) { r.Header.Del(spelling + "Topic") }},
-					{Name: "no id", Apply: func(r *webhook.Request) { r.Header.Del(spelling + "Event-Id") }},
-					{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte(`{`) }},
+					{Name: "no topic", Apply: providertest.Header(spelling+"Topic", "")},
+					{Name: "no id", Apply: providertest.Header(spelling+"Event-Id", "")},
+					{Name: "not JSON", Apply: providertest.Body(`{`)},
 					{Name: "trailing data", Apply: func(r *webhook.Request) { r.Body = append(r.Body, ` {}`...) }},
 				},
 			})
@@ -121,11 +115,7 @@ func TestEvents(t *testing.T) {
 				h["Shopify-Shop-Domain"] = h["X-Shopify-Shop-Domain"]
 				delete(h, "X-Shopify-Shop-Domain")
 			}
-			evs, err := Provider{}.Events(providertest.Request(h, tt.body), webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v; want 1", len(evs), err)
-			}
-			ev := evs[0]
+			ev := providertest.OneEvent(t, Provider{}, providertest.Request(h, tt.body), webhook.Config{})
 			if webhook.EventID(ev) != tt.wantID || ev.ID != "" || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
 				t.Errorf("Events() = id %q (signed id %q) type %q conv %q; want %q (unsigned) %q %q", webhook.EventID(ev), ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
 			}

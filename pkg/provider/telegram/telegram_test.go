@@ -1,8 +1,6 @@
 package telegram
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
@@ -14,27 +12,24 @@ import (
 const update = `{"update_id":10000,"message":{"message_id":1365,"from":{"id":1111111,"is_bot":false,"first_name":"Test"},"chat":{"id":1111111,"type":"private","first_name":"Test"},"date":1441645532,"text":"/start"}}`
 
 func TestContract(t *testing.T) {
-	body := func(b string) func(*webhook.Request) { return func(r *webhook.Request) { r.Body = []byte(b) } }
 	providertest.Run(t, providertest.Case{
-		Provider: Provider{},
-		Request: func() *webhook.Request {
-			return providertest.Request(map[string]string{"Content-Type": "application/json"}, update)
-		},
+		Provider:     Provider{},
+		Request:      providertest.JSON(update),
 		Signature:    Header,
 		BodyUnsigned: true,
-		OtherEvent:   body(strings.Replace(update, "10000", "10001", 1)),
+		OtherEvent:   providertest.Replace("10000", "10001"),
 		// Telegram sends an update again, unchanged, until the webhook
 		// answers 2xx ("In case of an unsuccessful request, we will give up
 		// after a reasonable amount of attempts", https://core.telegram.org/bots/api#setwebhook).
 		Retry:  providertest.Resent,
-		Reused: body(strings.Replace(update, "/start", "/stop", 1)),
+		Reused: providertest.Replace("/start", "/stop"),
 		Vectors: []providertest.Vector{
 			providertest.SampleVector(t, "telegram", "message-text", Header),
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: body("{")},
-			{Name: "no update_id", Apply: body(`{"message":{"chat":{"id":1}}}`)},
-			{Name: "update_id an object", Apply: body(`{"update_id":{"a":1}}`)},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "no update_id", Apply: providertest.Body(`{"message":{"chat":{"id":1}}}`)},
+			{Name: "update_id an object", Apply: providertest.Body(`{"update_id":{"a":1}}`)},
 		},
 	})
 }
@@ -48,24 +43,14 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(providertest.Request(nil, tt.body), webhook.Config{})
-			if err != nil || len(evs) != 1 {
-				t.Fatalf("Events() = %d events, %v", len(evs), err)
-			}
-			if ev := evs[0]; ev.ID != tt.wantID || ev.Type != tt.wantType || ev.Conversation != tt.wantConv {
-				t.Errorf("Events() = id %q type %q conv %q; want %q %q %q", ev.ID, ev.Type, ev.Conversation, tt.wantID, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, providertest.Request(nil, tt.body), webhook.Config{}, webhook.Event{ID: tt.wantID, Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
 
 func TestCheck(t *testing.T) {
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
-		t.Errorf("Check(no secrets) = %v, want ErrMisconfigured naming secrets", err)
-	}
-	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"ok_token-1", "not ok!"}}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets[1]") || strings.Contains(err.Error(), "not ok!") {
-		t.Errorf("Check(a token setWebhook refuses) = %v, want ErrMisconfigured naming secrets[1] only", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets")
+	providertest.Misconfigured(t, Provider{}, webhook.Config{Secrets: []string{"ok_token-1", "not ok!"}}, "secrets[1]")
 	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"ok_token-1"}}); err != nil {
 		t.Errorf("Check(valid) = %v", err)
 	}

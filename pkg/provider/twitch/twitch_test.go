@@ -23,29 +23,28 @@ func TestContract(t *testing.T) {
 	providertest.Run(t, providertest.Case{
 		Provider:   Provider{},
 		Request:    message("m-1", "notification", follow),
-		Secrets:    [3]string{"suite-secret-one", "suite-secret-two", "suite-secret-three"},
 		Signature:  SignatureHeader,
 		Tolerance:  Tolerance,
-		OtherEvent: func(r *webhook.Request) { r.Header.Set(IDHeader, "m-2") },
+		OtherEvent: providertest.Header(IDHeader, "m-2"),
 		// Twitch resends a notification not answered 2xx "with the same
 		// message ID" and Twitch-Eventsub-Message-Retry raised, signed at the
 		// new send time (https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#handling-duplicate-events).
-		Retry:    func(r *webhook.Request) { r.Header.Set(RetryHeader, "1") },
-		Reused:   func(r *webhook.Request) { r.Body = []byte(strings.Replace(follow, `"1234"`, `"4321"`, 1)) },
+		Retry:    providertest.Header(RetryHeader, "1"),
+		Reused:   providertest.Replace(`"1234"`, `"4321"`),
 		Unsigned: []string{RetryHeader, TypeHeader, "Twitch-Eventsub-Subscription-Type"},
 		Vectors: []providertest.Vector{
 			providertest.SampleVector(t, "twitch", "channel-follow", headers...),
 			providertest.SampleVector(t, "twitch", "verification", headers...),
 		},
 		Tampers: []providertest.Change{
-			{Name: "message id changed", Apply: func(r *webhook.Request) { r.Header.Set(IDHeader, "m-9") }},
-			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "2023-11-14T22:13:21Z") }},
-			{Name: "timestamp not RFC 3339", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000000") }, Want: webhook.ErrMissingSignature},
-			{Name: "message id removed", Apply: func(r *webhook.Request) { r.Header.Del(IDHeader) }, Want: webhook.ErrMissingSignature},
+			{Name: "message id changed", Apply: providertest.Header(IDHeader, "m-9")},
+			{Name: "timestamp moved", Apply: providertest.Header(TimestampHeader, "2023-11-14T22:13:21Z")},
+			{Name: "timestamp not RFC 3339", Apply: providertest.Header(TimestampHeader, "1700000000"), Want: webhook.ErrMissingSignature},
+			{Name: "message id removed", Apply: providertest.Header(IDHeader, ""), Want: webhook.ErrMissingSignature},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "not an object", Apply: func(r *webhook.Request) { r.Body = []byte("[]") }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "not an object", Apply: providertest.Body("[]")},
 		},
 		Handshakes: []providertest.Handshake{
 			{Name: "webhook_callback_verification", Signed: true, OK: true,
@@ -66,10 +65,7 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(message("m-1", tt.typ, tt.body)(), webhook.Config{})
-			if err != nil || len(evs) != 1 || evs[0].ID != "m-1" || evs[0].Type != tt.wantType || evs[0].Conversation != tt.wantConv {
-				t.Errorf("Events() = %+v, %v; want id m-1 type %q conv %q", evs, err, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, message("m-1", tt.typ, tt.body)(), webhook.Config{}, webhook.Event{ID: "m-1", Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }

@@ -1,12 +1,9 @@
 package zoom
 
 import (
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
@@ -15,31 +12,21 @@ import (
 
 const started = `{"event":"meeting.started","event_ts":1626230691572,"payload":{"account_id":"A1","object":{"id":"1234567890","uuid":"4444AAAiAAAAAiAiAiiAii==","topic":"My Meeting"}}}`
 
-func post(body string) func() *webhook.Request {
-	return func() *webhook.Request {
-		return providertest.Request(map[string]string{"Content-Type": "application/json"}, body)
-	}
-}
-
 // encrypted is Zoom's encryptedToken, computed as its docs say:
 // HMAC-SHA256 with the secret token over plainToken, hex.
 func encrypted(secret, plain string) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(plain))
-	return hex.EncodeToString(m.Sum(nil))
+	return hex.EncodeToString(providertest.MAC(sha256.New, secret, plain))
 }
 
 func TestContract(t *testing.T) {
 	headers := []string{SignatureHeader, TimestampHeader}
 	const validation = `{"payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"},"event_ts":1654503849680,"event":"endpoint.url_validation"}`
 	providertest.Run(t, providertest.Case{
-		Provider:  Provider{},
-		Request:   post(started),
-		Signature: SignatureHeader,
-		Tolerance: DefaultTolerance,
-		OtherEvent: func(r *webhook.Request) {
-			r.Body = []byte(strings.Replace(started, "1626230691572", "1626230691573", 1))
-		},
+		Provider:   Provider{},
+		Request:    providertest.JSON(started),
+		Signature:  SignatureHeader,
+		Tolerance:  DefaultTolerance,
+		OtherEvent: providertest.Replace("1626230691572", "1626230691573"),
 		// Zoom retries a notification not answered 200/204 within 3
 		// seconds three times (after 5, 30 and 90 minutes) with the same
 		// payload, signed again
@@ -50,21 +37,21 @@ func TestContract(t *testing.T) {
 			providertest.SampleVector(t, "zoom", "url-validation", headers...),
 		},
 		Tampers: []providertest.Change{
-			{Name: "timestamp moved", Apply: func(r *webhook.Request) { r.Header.Set(TimestampHeader, "1700000001") }},
-			{Name: "timestamp removed", Apply: func(r *webhook.Request) { r.Header.Del(TimestampHeader) }, Want: webhook.ErrMissingSignature},
+			{Name: "timestamp moved", Apply: providertest.Header(TimestampHeader, "1700000001")},
+			{Name: "timestamp removed", Apply: providertest.Header(TimestampHeader, ""), Want: webhook.ErrMissingSignature},
 			{Name: "other version", Apply: func(r *webhook.Request) { r.Header.Set(SignatureHeader, "v1="+r.Header.Get(SignatureHeader)[3:]) }},
 		},
 		Malformed: []providertest.Change{
-			{Name: "not JSON", Apply: func(r *webhook.Request) { r.Body = []byte("{") }},
-			{Name: "not an object", Apply: func(r *webhook.Request) { r.Body = []byte(`"x"`) }},
+			{Name: "not JSON", Apply: providertest.Body("{")},
+			{Name: "not an object", Apply: providertest.Body(`"x"`)},
 		},
 		Handshakes: []providertest.Handshake{
-			{Name: "endpoint.url_validation", Signed: true, OK: true, Request: post(validation),
+			{Name: "endpoint.url_validation", Signed: true, OK: true, Request: providertest.JSON(validation),
 				Reply: webhook.Reply{Status: http.StatusOK, ContentType: "application/json",
 					Body: `{"encryptedToken":"` + encrypted("suite-secret-one", "qgg8vlvZRS6UYooatFL8Aw") + `","plainToken":"qgg8vlvZRS6UYooatFL8Aw"}`}},
 			{Name: "validation without plainToken", Signed: true, OK: true, Err: webhook.ErrMalformed,
-				Request: post(`{"payload":{},"event":"endpoint.url_validation"}`)},
-			{Name: "GET", Request: func() *webhook.Request { r := post("")(); r.Method = http.MethodGet; return r }},
+				Request: providertest.JSON(`{"payload":{},"event":"endpoint.url_validation"}`)},
+			{Name: "GET", Request: func() *webhook.Request { r := providertest.JSON("")(); r.Method = http.MethodGet; return r }},
 		},
 	})
 }
@@ -77,19 +64,12 @@ func TestEvents(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := Provider{}.Events(post(tt.body)(), webhook.Config{})
-			if err != nil || len(evs) != 1 || evs[0].ID != "" || evs[0].Type != tt.wantType || evs[0].Conversation != tt.wantConv {
-				t.Errorf("Events() = %+v, %v; want type %q conv %q", evs, err, tt.wantType, tt.wantConv)
-			}
+			providertest.WantEvent(t, Provider{}, providertest.JSON(tt.body)(), webhook.Config{}, webhook.Event{Type: tt.wantType, Conversation: tt.wantConv})
 		})
 	}
 }
 
 func TestCheck(t *testing.T) {
-	if err := (Provider{}).Check(webhook.Config{}); !errors.Is(err, webhook.ErrMisconfigured) || !strings.Contains(err.Error(), "secrets") {
-		t.Errorf("Check(nothing) = %v", err)
-	}
-	if err := (Provider{}).Check(webhook.Config{Secrets: []string{"s"}, Settings: map[string]string{"tolerance": "x"}}); !errors.Is(err, webhook.ErrMisconfigured) {
-		t.Errorf("Check(bad tolerance) = %v", err)
-	}
+	providertest.Misconfigured(t, Provider{}, webhook.Config{}, "secrets")
+	providertest.Misconfigured(t, Provider{}, webhook.Config{Secrets: []string{"s"}, Settings: map[string]string{"tolerance": "x"}})
 }
