@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -120,17 +119,7 @@ func TestAdversarialDeliveriesThroughTheLocalAPI(t *testing.T) {
 	}
 	send := func(t *testing.T, d delivery) (int, string) {
 		t.Helper()
-		r, err := http.NewRequest(d.method, srv.URL+d.path, bytes.NewReader(d.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Header = d.header.Clone()
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
+		resp, b := providertest.Send(t, d.method, srv.URL+d.path, d.header, d.body)
 		var msg struct{ Error, Message string }
 		_ = json.Unmarshal(b, &msg)
 		if msg.Error == "" {

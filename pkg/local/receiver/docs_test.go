@@ -23,6 +23,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/local/receiver"
+	"github.com/hookpack/hookpack/pkg/provider/providertest"
 )
 
 // receiving.md: begin (docs/receiving.md shows this function verbatim)
@@ -160,17 +161,7 @@ func checkReceiver(t *testing.T, url, secret string, got []forwardOf) {
 
 func send(t *testing.T, url string, h http.Header, body []byte) int {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
+	resp, _ := providertest.Send(t, http.MethodPost, url, h, body)
 	return resp.StatusCode
 }
 

@@ -1,7 +1,6 @@
 package receiver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -203,21 +202,12 @@ func pipelineForwards(t *testing.T, root string) (string, []forwardOf) {
 func post(t *testing.T, ev samples.Event) {
 	t.Helper()
 	r := ev.Request
-	req, err := http.NewRequest(r.Method, r.URL, bytes.NewReader(r.Body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = r.Header.Clone()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	resp, body := providertest.Send(t, r.Method, r.URL, r.Header, r.Body)
 	// A sender's own synchronous answer (Discord's deferred response)
 	// carries the outcome in X-Hookpack-Status; every other answer in its body.
 	answer := struct{ Status string }{resp.Header.Get("X-Hookpack-Status")}
 	if answer.Status == "" {
-		_ = json.NewDecoder(resp.Body).Decode(&answer)
+		_ = json.Unmarshal(body, &answer)
 	}
 	if resp.StatusCode != http.StatusOK || answer.Status != "accepted" {
 		t.Fatalf("POST %s/%s = %d %q, want 200 accepted", ev.Sample.Provider, ev.Sample.Name, resp.StatusCode, answer.Status)

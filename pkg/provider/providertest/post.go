@@ -20,11 +20,22 @@ func Post(t testing.TB, url string, s webhook.Signer, req *webhook.Request, cfg 
 	if err := s.Sign(req, cfg, time.Now()); err != nil {
 		t.Fatalf("Sign() = %v", err)
 	}
-	hr, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(req.Body))
+	resp, b := Send(t, http.MethodPost, url, req.Header, req.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Send sends body with a copy of header (nil: none) to url and returns the
+// answer, its body read and closed, and the body's bytes. It fails t when
+// the request cannot be made or read.
+func Send(t testing.TB, method, url string, header http.Header, body []byte) (*http.Response, []byte) {
+	t.Helper()
+	hr, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hr.Header = req.Header.Clone()
+	if header != nil {
+		hr.Header = header.Clone()
+	}
 	resp, err := http.DefaultClient.Do(hr)
 	if err != nil {
 		t.Fatal(err)
@@ -34,5 +45,5 @@ func Post(t testing.TB, url string, s webhook.Signer, req *webhook.Request, cfg 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp, b
 }
