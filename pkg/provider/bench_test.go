@@ -38,7 +38,10 @@ func pad(body []byte, n int) []byte {
 // BenchmarkHotPath measures, per provider and body size, what ingest does
 // before touching AWS — verify + parse events + idempotency key + envelope
 // encoding — next to the bare HMAC-SHA256 over the same bytes.
-// Budget: each provider ≤ 2× bare-hmac at 4 KB.
+// Budget: each provider ≤ 200 µs at 4 KB, 2% of the 10 ms the ingest waits
+// at the least for DynamoDB and SQS. The ratio to bare-hmac is reported,
+// not bounded: docs/performance.md#verification-hot-path says why the
+// adapters keep encoding/json.
 func BenchmarkHotPath(b *testing.B) {
 	samples := providertest.Samples(b)
 	reg := provider.Registry()
