@@ -236,9 +236,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		}
 		return []webhook.Event{{Type: jsonpath.First(d.doc, "event.type"), Conversation: conv, Body: req.Body, Headers: headers}}, nil
 	}
-	id := jsonpath.First(d.doc, "id")
-	if id == "" {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "interaction has no id")
+	id, err := jsonpath.Required(d.doc, "interaction", "id")
+	if err != nil {
+		return nil, err
 	}
 	typ := "interaction." + d.typ
 	if name := jsonpath.First(d.doc, "data.name", "data.custom_id"); name != "" {

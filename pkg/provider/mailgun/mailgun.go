@@ -139,9 +139,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if err != nil {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "event-data is not a JSON object")
 	}
-	id := jsonpath.First(doc, "id")
-	if id == "" {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "event-data has no id")
+	id, err := jsonpath.Required(doc, "event-data", "id")
+	if err != nil {
+		return nil, err
 	}
 	conv := jsonpath.First(doc, "message.headers.message-id")
 	if conv != "" {

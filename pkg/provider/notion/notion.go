@@ -96,9 +96,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if err != nil {
 		return nil, err
 	}
-	id := jsonpath.First(doc, "id")
-	if id == "" {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "event has no id")
+	id, err := jsonpath.Required(doc, "event", "id")
+	if err != nil {
+		return nil, err
 	}
 	m := doc.(map[string]any)
 	delete(m, "attempt_number")

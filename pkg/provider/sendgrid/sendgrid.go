@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"strconv"
 	"strings"
 	"time"
 
@@ -184,9 +185,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 		if err != nil {
 			return nil, webhook.Errorf(webhook.ErrMalformed, "event %d is not a JSON object", i)
 		}
-		id := jsonpath.First(doc, "sg_event_id")
-		if id == "" {
-			return nil, webhook.Errorf(webhook.ErrMalformed, "event %d has no sg_event_id", i)
+		id, err := jsonpath.Required(doc, "event "+strconv.Itoa(i), "sg_event_id")
+		if err != nil {
+			return nil, err
 		}
 		conv := jsonpath.First(doc, "email")
 		if conv != "" {

@@ -79,9 +79,9 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if err != nil {
 		return nil, err
 	}
-	id := jsonpath.First(doc, "update_id")
-	if id == "" {
-		return nil, webhook.Errorf(webhook.ErrMalformed, "update has no update_id")
+	id, err := jsonpath.Required(doc, "update", "update_id")
+	if err != nil {
+		return nil, err
 	}
 	ev := webhook.Event{ID: "update:" + id, Body: req.Body}
 	for _, k := range kinds {

@@ -26,3 +26,13 @@ func First(doc any, paths ...string) string {
 	}
 	return ""
 }
+
+// Required returns the text at path as First does. It returns an error
+// wrapping webhook.ErrMalformed, "<what> has no <path>", when there is
+// none: what names the object for the sender ("event", "update 3").
+func Required(doc any, what, path string) (string, error) {
+	if v := First(doc, path); v != "" {
+		return v, nil
+	}
+	return "", webhook.Errorf(webhook.ErrMalformed, "%s has no %s", what, path)
+}

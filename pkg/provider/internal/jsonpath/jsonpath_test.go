@@ -2,6 +2,7 @@ package jsonpath
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -68,6 +69,28 @@ func TestDecodeStrict(t *testing.T) {
 		_, err := Decode([]byte(tt.body))
 		if tt.ok && err != nil || !tt.ok && !errors.Is(err, webhook.ErrMalformed) {
 			t.Errorf("Decode(%q) = %v, want ok %v", tt.body, err, tt.ok)
+		}
+	}
+}
+
+func TestRequired(t *testing.T) {
+	doc, err := Object([]byte(`{"id":"ev_1","n":7,"obj":{"id":"x"},"empty":""}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path, want, err string
+	}{
+		{"id", "ev_1", ""},
+		{"n", "7", ""},
+		{"obj", "", "event has no obj"},
+		{"empty", "", "event has no empty"},
+		{"missing", "", "event has no missing"},
+	} {
+		got, err := Required(doc, "event", tt.path)
+		if got != tt.want || (tt.err == "") != (err == nil) ||
+			err != nil && (!errors.Is(err, webhook.ErrMalformed) || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("Required(%q) = %q, %v; want %q, %q", tt.path, got, err, tt.want, tt.err)
 		}
 	}
 }
