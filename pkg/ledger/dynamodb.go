@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -181,9 +182,12 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 			}
 		}
-		if strAttr(prev[attrStatus]) == string(StatusInProgress) && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
-			r := record(k, prev)
-			l.Taken = &r
+		if len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
+			l.Repeat = true
+			if strAttr(prev[attrStatus]) == string(StatusInProgress) {
+				r := record(k, prev)
+				l.Taken = &r
+			}
 		}
 		return l, nil
 	case strAttr(old[attrToken]) == l.Token:
@@ -193,9 +197,35 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return l, nil
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
+	case strAttr(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(strAttr(old[attrDeadMsg]), strAttr(old[attrOrigin]), f):
+		return Lease{}, d.revive(ctx, f, k, old)
 	default:
 		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f))
 	}
+}
+
+// revive makes a replay of an event dead-lettered after effect k completed
+// its own: the record stays completed (the replay skips it), loses its dead
+// mark and takes the replay's token, so that the replay's own dead letter
+// marks it again. One UpdateItem, on a replay's path only. It returns the
+// *ConflictError wrapping ErrCompleted the claim reports, or a wrapped AWS
+// error (a concurrent change: the next attempt decides).
+func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]types.AttributeValue) error {
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+		UpdateExpression:    aws.String("SET #fence = :fence, #series = :series, #byreplay = :true REMOVE #deadmsg, #sent"),
+		ConditionExpression: aws.String("#status = :completed AND #deadmsg = :deadmsg"),
+		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#series": attrSeries, "#byreplay": attrByReplay,
+			"#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#status": attrStatus},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": str(f.Token()), ":series": str(f.series()),
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":completed": str(string(StatusCompleted)), ":deadmsg": old[attrDeadMsg]},
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s: revive: %w", k, err)
+	}
+	r := record(k, old)
+	r.DeadMessage, r.DeadSent, r.Fence = "", false, f.Token()
+	return conflict(r, true)
 }
 
 // markReplay marks l's claim as made by a replay: one UpdateItem, on the
@@ -286,15 +316,22 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 
 // Bury records that the event of keys was dead-lettered from f's message
 // with reason: each record of keys not completed becomes DEAD (see
-// StatusDead), created when absent, and every one of them starts its
-// retention again, so that no record expires while the dead letter can come
-// back (the DLQ keeps it 14 days; Retention is longer). One UpdateItem per
-// key, on the dead-letter path only; a record written under a newer token
-// is left alone. A record another worker holds under a live lease (own
-// lists the caller's leases) stops the burial with a *ConflictError
-// wrapping ErrInFlight: a concurrent copy of the message is running the
-// effect, and the caller must not dead-letter the event under it. It
-// returns the first wrapped AWS error.
+// StatusDead), created when absent; a completed one stays completed and
+// takes the dead mark (Record.DeadMessage), so that an effect the last
+// attempt never reached cannot run after the dead letter; and every one of
+// them starts its retention again, so that no record expires while the dead
+// letter can come back (the DLQ keeps it 14 days; Retention is longer). One
+// UpdateItem per key when the record is absent, FAILED, the caller's own
+// (own lists its leases) or its message's dead letter already; two
+// otherwise (the rejection returns the record, a conditional write follows).
+// A record written under a newer token is left alone, and one dead-lettered
+// from another message keeps that dead letter. It returns a
+// *ConflictError wrapping ErrCompleted when the event record (EventEffect)
+// shows the event done by an earlier message of the conversation (a later
+// copy of a done event is deleted, never dead-lettered: see finished), one
+// wrapping ErrInFlight when another worker holds a live lease on a record (a
+// concurrent copy of the message is running the effect, and the caller must
+// not dead-letter the event under it), or the first wrapped AWS error.
 func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, reason string) error {
 	now := d.opts.Now()
 	exp := num(epoch.Seconds(now.Add(d.opts.Retention)))
@@ -305,56 +342,131 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 				token = l.Token
 			}
 		}
-		set := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid"
-		names := map[string]string{
-			"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence, "#lexp": attrLeaseMs,
-			"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent,
-		}
 		values := map[string]types.AttributeValue{
-			":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":completed": str(string(StatusCompleted)),
-			":inprogress": str(string(StatusInProgress)), ":now": num(epoch.Seconds(now)), ":nowms": num(epoch.Millis(now)), ":own": str(token),
-			":dead": str(string(StatusDead)), ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID),
+			":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":failed": str(string(StatusFailed)),
+			":inprogress": str(string(StatusInProgress)), ":now": num(epoch.Seconds(now)), ":own": str(token),
+			":dead": str(string(StatusDead)), ":msgid": str(f.MessageID),
 		}
-		if f.Origin != "" {
-			set += ", #origin = :origin"
-			names["#origin"], values[":origin"] = attrOrigin, str(f.Origin)
+		// Absent or expired, FAILED, the caller's own claim, or dead-lettered
+		// from this message before; never under a newer token.
+		old, err := d.bury(ctx, f, k, reason, "attribute_not_exists(#pk) OR #exp < :now OR ((#status = :failed OR "+
+			"(#status = :inprogress AND #token = :own) OR (#status = :dead AND #deadmsg = :msgid)) AND "+fenceOK+")", values)
+		if err != nil {
+			return err
 		}
-		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
-			UpdateExpression: aws.String(set + " REMOVE #lexp, #sent"),
-			// Absent or expired, or not completed and not held by a live
-			// lease other than the caller's (a concurrent copy running it).
-			ConditionExpression: aws.String("attribute_not_exists(#pk) OR #exp < :now OR (#status <> :completed AND " + fenceOK +
-				" AND (#status <> :inprogress OR #lexp < :nowms OR #token = :own))"),
-			ExpressionAttributeNames: names, ExpressionAttributeValues: values,
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-		})
-		old, err := d.rejected(ctx, effectPK(k), err)
-		switch {
-		case err != nil:
-			return fmt.Errorf("bury %s: %w", k, err)
-		case old == nil:
+		if old == nil {
 			continue
-		case strAttr(old[attrStatus]) == string(StatusCompleted):
-			// A completed record only starts its retention again.
-			_, err = d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-				TableName: aws.String(d.table), Key: d.key(effectPK(k)),
-				UpdateExpression:          aws.String("SET #exp = :exp"),
-				ConditionExpression:       aws.String("#status = :completed"),
-				ExpressionAttributeNames:  map[string]string{"#exp": attrExp, "#status": attrStatus},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":exp": exp, ":completed": str(string(StatusCompleted))},
-			})
-			var ccf *types.ConditionalCheckFailedException
-			if err != nil && !errors.As(err, &ccf) {
-				return fmt.Errorf("bury %s: %w", k, err)
-			}
-		case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
+		}
+		r := record(k, old)
+		switch {
+		case newer(strAttr(old[attrSeries]), r.Fence, f):
 			continue // a newer worker's: nothing of ours to bury
+		case k.Effect == EventEffect && finished(r, strAttr(old[attrSeries]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f):
+			return &ConflictError{Record: r, err: ErrCompleted}
+		case r.Status == StatusCompleted && r.DeadMessage == "":
+			// Completed before its event was dead-lettered: it stays
+			// completed and takes the dead mark, unless it changed since.
+			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent",
+				"#status = :completed AND attribute_not_exists(#deadmsg) AND #fence = :was", map[string]types.AttributeValue{
+					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":completed": str(string(StatusCompleted)),
+					":was": str(r.Fence), ":origin": str(f.Origin)})
+		case r.Dead():
+			// Dead-lettered from another message: that dead letter stands;
+			// the record only starts its retention again.
+			err = d.update(ctx, k, "SET #exp = :exp", "#deadmsg = :deadmsg", map[string]types.AttributeValue{
+				":exp": exp, ":deadmsg": str(r.DeadMessage)})
+		case r.Status == StatusInProgress && !r.LeaseExpires.Before(now):
+			return &ConflictError{Record: r, err: ErrInFlight}
 		default:
-			return &ConflictError{Record: record(k, old), err: ErrInFlight}
+			// An interrupted claim whose lease ended: buried, unless it
+			// changed since.
+			values[":was"] = old[attrToken]
+			if values[":was"] == nil {
+				values[":was"] = str("-")
+			}
+			changed, err := d.bury(ctx, f, k, reason, "#token = :was AND #status = :inprogress", values)
+			if err != nil {
+				return err
+			}
+			if changed != nil {
+				return fmt.Errorf("bury %s: the record changed while it was buried; the next attempt decides", k)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("bury %s: %w", k, err)
 		}
 	}
 	return nil
+}
+
+// bury turns k's record DEAD for f's message under cond: nil when it did,
+// the record in the way when cond failed, or a wrapped AWS error.
+func (d *DynamoDB) bury(ctx context.Context, f Fence, k Key, reason, cond string, values map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	names := map[string]string{
+		"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence, "#lexp": attrLeaseMs,
+		"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent,
+	}
+	v := maps.Clone(values)
+	v[":reason"] = str(reasonText(reason))
+	if f.Origin != "" {
+		names["#origin"], v[":origin"] = attrOrigin, str(f.Origin)
+	}
+	update := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid" + originSet(f) + " REMOVE #lexp, #sent"
+	prune(update+" "+cond, names, v)
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+		UpdateExpression:         aws.String(update),
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: v,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	old, err := d.rejected(ctx, effectPK(k), err)
+	if err != nil {
+		return nil, fmt.Errorf("bury %s: %w", k, err)
+	}
+	return old, nil
+}
+
+// originSet is the update clause that records f's origin on a buried
+// record (a copy of its dead letter re-sent by hand revives it: revives).
+func originSet(f Fence) string {
+	if f.Origin == "" {
+		return ""
+	}
+	return ", #origin = :origin"
+}
+
+// placeholder matches an expression attribute name or value.
+var placeholder = regexp.MustCompile(`[#:][A-Za-z0-9_]+`)
+
+// prune deletes the names and values expr does not use: DynamoDB rejects a
+// request that defines any it does not use.
+func prune(expr string, names map[string]string, values map[string]types.AttributeValue) {
+	used := map[string]bool{}
+	for _, p := range placeholder.FindAllString(expr, -1) {
+		used[p] = true
+	}
+	maps.DeleteFunc(names, func(k, _ string) bool { return !used[k] })
+	maps.DeleteFunc(values, func(k string, _ types.AttributeValue) bool { return !used[k] })
+}
+
+// update applies a conditional UpdateItem to k's record with the
+// expressions' names taken from the attribute names this file uses. A
+// failed condition is an error: the record changed since it was read.
+func (d *DynamoDB) update(ctx context.Context, k Key, update, cond string, values map[string]types.AttributeValue) error {
+	names := map[string]string{"#exp": attrExp, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#origin": attrOrigin,
+		"#sent": attrDeadSent, "#status": attrStatus, "#fence": attrFence}
+	prune(update+" "+cond, names, values)
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+		UpdateExpression: aws.String(update), ConditionExpression: aws.String(cond),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("the record changed while it was buried; the next attempt decides: %w", err)
+	}
+	return err
 }
 
 // Buried records that the dead letter of f's message, which Bury recorded,
@@ -367,9 +479,9 @@ func (d *DynamoDB) Buried(ctx context.Context, f Fence, keys []Key) error {
 		_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(d.table), Key: d.key(effectPK(k)),
 			UpdateExpression:          aws.String("SET #sent = :true"),
-			ConditionExpression:       aws.String("#status = :dead AND #deadmsg = :msgid"),
-			ExpressionAttributeNames:  map[string]string{"#sent": attrDeadSent, "#status": attrStatus, "#deadmsg": attrDeadMsg},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":dead": str(string(StatusDead)), ":msgid": str(f.MessageID)},
+			ConditionExpression:       aws.String("#deadmsg = :msgid"),
+			ExpressionAttributeNames:  map[string]string{"#sent": attrDeadSent, "#deadmsg": attrDeadMsg},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":msgid": str(f.MessageID)},
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if err != nil && !errors.As(err, &ccf) {

@@ -28,6 +28,15 @@ const (
 	StatusDead Status = "DEAD"
 )
 
+// EventEffect names the event's own record: the record of its built-in
+// forward effect, which the worker claims first for every message of the
+// event whatever its handler, so that the default handler pays one write per
+// event. Its status is the event's lifecycle as far as the ledger knows it:
+// INPROGRESS by an earlier message of the conversation (deleted since) or
+// COMPLETED means done; DEAD, or COMPLETED with a DeadMessage, means
+// dead-lettered (only a replay runs it again).
+const EventEffect = "forward"
+
 // Defaults. Retention must outlast a message's life in the source queue
 // plus the DLQ (14 days each), so that a replay finds its completed
 // effects; Lease is used when a Claim passes none and should be at least
@@ -190,6 +199,11 @@ type Lease struct {
 	// Taken is the INPROGRESS record the claim took over after its lease
 	// ended (an earlier run was interrupted), or nil.
 	Taken *Record
+	// Repeat reports that the claim replaced a record of an earlier run of
+	// the effect that may have started: one taken over (Taken), one that
+	// FAILED (its run may have reached the downstream before it failed, or
+	// ran and could not record its completion), or one revived from DEAD.
+	Repeat bool
 }
 
 // Record is the stored state of an effect.
@@ -206,7 +220,10 @@ type Record struct {
 	// dead-lettered.
 	Reason string
 	// DeadMessage is the message a DEAD record's event was dead-lettered
-	// from, and DeadSent whether its dead letter is known sent (Buried).
+	// from, and DeadSent whether its dead letter is known sent (Buried). A
+	// COMPLETED record with a DeadMessage is an effect that completed before
+	// its event was dead-lettered: it stays completed (a replay skips it),
+	// and its event refuses every claim but a replay's (ErrDead).
 	DeadMessage string
 	DeadSent    bool
 }
@@ -229,13 +246,19 @@ func (e *ConflictError) Unwrap() error { return e.err }
 // conflict classifies the record that made a claim fail; done reports
 // that an INPROGRESS record counts as completed (see done).
 func conflict(r Record, done bool) error {
-	if r.Status == StatusDead {
+	if r.Dead() {
 		return &ConflictError{Record: r, err: ErrDead}
 	}
 	if r.Status == StatusCompleted || r.Status == StatusInProgress && done {
 		return &ConflictError{Record: r, err: ErrCompleted}
 	}
 	return &ConflictError{Record: r, err: ErrInFlight}
+}
+
+// Dead reports whether the record's event was dead-lettered: DEAD, or
+// COMPLETED with a DeadMessage.
+func (r Record) Dead() bool {
+	return r.Status == StatusDead || r.Status == StatusCompleted && r.DeadMessage != ""
 }
 
 // Update is a versioned write of an entity's state.
@@ -342,9 +365,10 @@ func newer(storedSeries, stored string, f Fence) bool {
 // origin counts as done only when a replay made it (a replay that was
 // deleted; the event has several dead letters).
 //
-// A record of another series is another queue incarnation's (an effect's
-// event has one conversation): its message left that queue, deleted as done
-// or lost with the queue by whoever deleted it, so it counts as done too.
+// A record of another series is another queue incarnation's: its message
+// may have been lost with the queue that was deleted under it, so it never
+// counts as done; its lease's end lets the event run again in the new queue
+// (with the same idempotency key).
 //
 // An Immediate effect records its success at once, so an INPROGRESS record
 // of it is never done: it was interrupted. A replay never counts a record
@@ -367,6 +391,23 @@ func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) boo
 // the dead letter's body re-sent by hand (the same origin).
 func revives(deadMessage, storedOrigin string, f Fence) bool {
 	return f.MessageID != deadMessage && (f.Replay || storedOrigin != "" && storedOrigin == f.Origin)
+}
+
+// finished reports whether the event record r (EventEffect), stored under
+// series, origin and byReplay, shows its event done for a message f about to
+// be dead-lettered: completed, or claimed and not interrupted (see done), by
+// an earlier message of f's conversation, and not dead-lettered itself. Such
+// a message is a later copy of a done event: it is deleted, never
+// dead-lettered (Bury reports ErrCompleted).
+func finished(r Record, series, origin string, byReplay bool, f Fence) bool {
+	f.Immediate = false
+	switch r.Status {
+	case StatusCompleted:
+		return r.DeadMessage == "" && series == f.series() && r.Fence < f.first()
+	case StatusInProgress:
+		return done(series, r.Fence, origin, byReplay, f)
+	}
+	return false
 }
 
 func validName(what, s string) error {

@@ -62,11 +62,18 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 	defer m.mu.Unlock()
 	pk := effectPK(k)
 	var taken *Record
-	revivedBy := false
+	revivedBy, repeat := false, false
 	// Compare in the stored units, exactly as the DynamoDB condition does.
 	if r, ok := m.effects[pk]; ok && epoch.Seconds(r.Expires) >= epoch.Seconds(now) {
 		if newer(r.series, r.Fence, f) {
 			return Lease{}, &ConflictError{Record: r.Record, err: ErrFenced}
+		}
+		if r.Status == StatusCompleted && r.DeadMessage != "" && revives(r.DeadMessage, r.origin, f) {
+			// A replay of an event dead-lettered after this effect
+			// completed: the effect stays done, the event lives again.
+			r.DeadMessage, r.DeadSent, r.Fence, r.series, r.byReplay = "", false, f.Token(), f.series(), true
+			m.effects[pk] = r
+			return Lease{}, conflict(r.Record, true)
 		}
 		isDone := done(r.series, r.Fence, r.origin, r.byReplay, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
@@ -77,10 +84,11 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		if takeOver {
 			taken = &r.Record
 		}
+		repeat = true
 		// A revival, or a retry of one, is a replay's claim (see done).
 		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence)
 	}
-	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken}
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken, Repeat: repeat}
 	m.effects[pk] = memEffect{
 		Record: Record{
 			Key: k, Status: StatusInProgress, Fence: f.Token(),
@@ -147,24 +155,43 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.opts.Now()
+	exp := epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))
 	for _, k := range keys {
 		r, ok := m.effects[effectPK(k)]
 		if ok && epoch.Seconds(r.Expires) < epoch.Seconds(now) {
 			ok = false
 		}
-		if !ok {
+		mine := ok && r.Status == StatusInProgress && slices.ContainsFunc(own, func(l Lease) bool { return l.Key == k && l.Token == r.token })
+		switch {
+		case !ok:
 			r = memEffect{Record: Record{Key: k}}
-		} else if newer(r.series, r.Fence, f) {
-			continue
-		} else if r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) >= epoch.Millis(now) && !slices.ContainsFunc(own, func(l Lease) bool { return l.Key == k && l.Token == r.token }) {
-			return &ConflictError{Record: r.Record, err: ErrInFlight}
-		}
-		r.Expires = epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention)))
-		if r.Status != StatusCompleted {
-			r.Status, r.Reason, r.DeadMessage, r.DeadSent, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, false, time.Time{}
+		case newer(r.series, r.Fence, f):
+			continue // a newer worker's: nothing of ours to bury
+		case mine, r.Status == StatusFailed, r.Status == StatusDead && r.DeadMessage == f.MessageID:
+		case k.Effect == EventEffect && finished(r.Record, r.series, r.origin, r.byReplay, f):
+			return &ConflictError{Record: r.Record, err: ErrCompleted}
+		case r.Status == StatusCompleted && r.DeadMessage == "":
+			// Completed before its event was dead-lettered: it stays done,
+			// and its event refuses all but a replay.
+			r.DeadMessage, r.DeadSent, r.Reason, r.Expires = f.MessageID, false, reasonText(reason), exp
 			if f.Origin != "" {
 				r.origin = f.Origin
 			}
+			m.effects[effectPK(k)] = r
+			continue
+		case r.Status == StatusCompleted, r.Status == StatusDead:
+			// Dead-lettered already from another message: its dead letter
+			// stands; the record only starts its retention again.
+			r.Expires = exp
+			m.effects[effectPK(k)] = r
+			continue
+		case epoch.Millis(r.LeaseExpires) >= epoch.Millis(now):
+			return &ConflictError{Record: r.Record, err: ErrInFlight}
+		}
+		r.Expires = exp
+		r.Status, r.Reason, r.DeadMessage, r.DeadSent, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, false, time.Time{}
+		if f.Origin != "" {
+			r.origin = f.Origin
 		}
 		m.effects[effectPK(k)] = r
 	}
@@ -176,7 +203,7 @@ func (m *Memory) Buried(_ context.Context, f Fence, keys []Key) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, k := range keys {
-		if r, ok := m.effects[effectPK(k)]; ok && r.Status == StatusDead && r.DeadMessage == f.MessageID {
+		if r, ok := m.effects[effectPK(k)]; ok && r.Dead() && r.DeadMessage == f.MessageID {
 			r.DeadSent = true
 			m.effects[effectPK(k)] = r
 		}

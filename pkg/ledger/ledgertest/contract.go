@@ -408,6 +408,164 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("ACompletedEffectTakesItsEventsDeadMark", func(t *testing.T) {
+		// An event with two effects: the first completed, the dead letter
+		// came before the second was ever claimed. The completed one keeps
+		// its status and carries the event's fate: no copy but a replay
+		// gets past it, and the replay's own dead letter marks it again.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		at := func(seq int, origin string, replay bool) ledger.Fence {
+			f := fence(t, conv, seq, 1)
+			f.Origin, f.MessageID, f.Replay = origin, fmt.Sprintf("m%d", seq), replay
+			return f
+		}
+		k := key(t, ledger.EventEffect)
+		first := at(10, "o1", false)
+		mustComplete(t, s, mustClaim(t, s, first, k))
+		if err := s.Bury(ctx, first, []ledger.Key{k}, nil, "charge: card declined"); err != nil {
+			t.Fatalf("Bury() = %v", err)
+		}
+		r, err := s.Record(ctx, k)
+		if err != nil || r.Status != ledger.StatusCompleted || r.DeadMessage != "m10" || !r.Dead() {
+			t.Fatalf("Record() after Bury = %+v, %v; want COMPLETED, dead-lettered from m10", r, err)
+		}
+		if _, err := s.Claim(ctx, at(11, "o2", false), k, 0); !errors.Is(err, ledger.ErrDead) {
+			t.Errorf("Claim() by a later copy = %v, want ErrDead", err)
+		}
+		if err := s.Buried(ctx, first, []ledger.Key{k}); err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := s.Record(ctx, k); !r.DeadSent {
+			t.Errorf("Record() after Buried = %+v, want its dead letter sent", r)
+		}
+		replayed := at(12, "o1", true)
+		if _, err := s.Claim(ctx, replayed, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Fatalf("Claim() by a replay = %v, want ErrCompleted (the effect stays done)", err)
+		}
+		if r, _ := s.Record(ctx, k); r.Dead() || r.Status != ledger.StatusCompleted {
+			t.Errorf("Record() after the replay's claim = %+v, want COMPLETED and alive", r)
+		}
+		if err := s.Bury(ctx, replayed, []ledger.Key{k}, nil, "again"); err != nil {
+			t.Fatalf("Bury() by the replay = %v", err)
+		}
+		if r, _ := s.Record(ctx, k); r.DeadMessage != "m12" {
+			t.Errorf("Record() after the replay's dead letter = %+v, want dead-lettered from m12", r)
+		}
+	})
+
+	t.Run("ALaterCopyOfADoneEventIsNotBuried", func(t *testing.T) {
+		// The event was done by an earlier message (its claim counts done
+		// once SQS deleted it, or it completed): a later copy that is
+		// dead-lettered before its claim (behind an expiring message)
+		// learns the event is done, and the record keeps its state.
+		for _, complete := range []bool{false, true} {
+			clock := lease.NewClock()
+			s := newStore(t, clock)
+			conv := "conv-" + uniq(t)
+			k := key(t, ledger.EventEffect)
+			done := fence(t, conv, 10, 1)
+			done.Origin, done.MessageID = "o1", "m10"
+			l := mustClaim(t, s, done, k)
+			if complete {
+				mustComplete(t, s, l)
+			}
+			before, _ := s.Record(ctx, k)
+			clock.Advance(2 * Lease)
+			copyOf := fence(t, conv, 11, 1)
+			copyOf.Origin, copyOf.MessageID = "o2", "m11"
+			if err := s.Bury(ctx, copyOf, []ledger.Key{k}, nil, "expiring"); !errors.Is(err, ledger.ErrCompleted) {
+				t.Errorf("Bury() by a later copy (completed %v) = %v, want ErrCompleted", complete, err)
+			}
+			if r, _ := s.Record(ctx, k); r.Status != before.Status || r.Dead() || r.Fence != before.Fence {
+				t.Errorf("Record() after the refused Bury (completed %v) = %+v, want unchanged %+v", complete, r, before)
+			}
+		}
+	})
+
+	t.Run("BuryLeavesNewerAndOtherDeadLetters", func(t *testing.T) {
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "charge")
+		newerF := fence(t, conv, 20, 1)
+		mustClaim(t, s, newerF, k)
+		clock.Advance(2 * Lease)
+		stale := fence(t, conv, 10, 1)
+		stale.MessageID = "m10"
+		if err := s.Bury(ctx, stale, []ledger.Key{k}, nil, "stale"); err != nil {
+			t.Fatalf("Bury() by a stale worker = %v", err)
+		}
+		if r, _ := s.Record(ctx, k); r.Status != ledger.StatusInProgress || r.Fence != newerF.Token() {
+			t.Errorf("Record() after a stale Bury = %+v, want the newer worker's INPROGRESS record", r)
+		}
+		// Dead-lettered from one message, then from another: the first
+		// dead letter stands.
+		k2 := key(t, ledger.EventEffect)
+		a, b := fence(t, conv, 30, 1), fence(t, conv, 31, 1)
+		a.MessageID, a.Origin, b.MessageID, b.Origin = "m30", "o30", "m31", "o31"
+		if err := s.Bury(ctx, a, []ledger.Key{k2}, nil, "first"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Bury(ctx, b, []ledger.Key{k2}, nil, "second"); err != nil {
+			t.Fatalf("Bury() of a dead event from another message = %v", err)
+		}
+		if r, _ := s.Record(ctx, k2); r.Status != ledger.StatusDead || r.DeadMessage != "m30" || r.Reason != "first" {
+			t.Errorf("Record() after a second dead letter = %+v, want the first (m30, first)", r)
+		}
+	})
+
+	t.Run("RepeatWheneverAnEarlierRunMayHaveStarted", func(t *testing.T) {
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, "email")
+		f1 := fence(t, conv, 10, 1)
+		f1.Immediate = true
+		l := mustClaim(t, s, f1, k)
+		if l.Repeat {
+			t.Errorf("first Claim() Repeat = true, want false")
+		}
+		if err := s.Fail(ctx, l, "ran, completion not recorded"); err != nil {
+			t.Fatal(err)
+		}
+		f2 := f1
+		f2.Attempt = 2
+		l = mustClaim(t, s, f2, k)
+		if !l.Repeat || l.Taken != nil {
+			t.Errorf("Claim() after a FAILED run = Repeat %v, Taken %v; want Repeat, nothing taken over", l.Repeat, l.Taken)
+		}
+		clock.Advance(2 * Lease)
+		f3 := f1
+		f3.Attempt = 3
+		if l = mustClaim(t, s, f3, k); !l.Repeat || l.Taken == nil {
+			t.Errorf("Claim() taking over an interrupted run = Repeat %v, Taken %v; want both", l.Repeat, l.Taken)
+		}
+	})
+
+	t.Run("AnotherQueueIncarnationsClaimIsNeverDone", func(t *testing.T) {
+		// The queue was deleted under a message that had claimed the
+		// event: the copy in the new queue runs it again (same key) once
+		// the lease ends, rather than taking it for done.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, ledger.EventEffect)
+		old := fence(t, conv, 5, 1)
+		old.Queue = "1700000000"
+		mustClaim(t, s, old, k)
+		renewed := fence(t, conv, 9, 1)
+		renewed.Queue = "1800000000"
+		if _, err := s.Claim(ctx, renewed, k, 0); !errors.Is(err, ledger.ErrInFlight) {
+			t.Errorf("Claim() in the new queue inside the old lease = %v, want ErrInFlight", err)
+		}
+		clock.Advance(2 * Lease)
+		if _, err := s.Claim(ctx, renewed, k, 0); err != nil {
+			t.Errorf("Claim() in the new queue after the old lease = %v, want it taken over", err)
+		}
+	})
+
 	t.Run("FailedAttemptsCountPerMessage", func(t *testing.T) {
 		s := newStore(t, lease.NewClock())
 		a, b := "m-a-"+uniq(t), "m-b-"+uniq(t)
