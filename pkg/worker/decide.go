@@ -51,6 +51,12 @@ type facts struct {
 
 	err          error
 	ran, skipped int
+	// doneByDeletion: the event's record counted as done only because an
+	// earlier message's unfinished claim of it was deleted (ledger.done),
+	// which holds within one queue incarnation only: the queue is asked.
+	doneByDeletion bool
+	// receives is the message's ApproximateReceiveCount.
+	receives int
 	// otherMessage: the record of a ledger conflict (a claim's) was
 	// written by another message than this one.
 	otherMessage bool
@@ -127,6 +133,13 @@ func decide(f facts) fate {
 		err := RetryAfter(fmt.Errorf("%w: the message was still running at the invocation's cut-off", ErrTimedOut), f.leaseLeft)
 		return fate{verdict: vRetry, outcome: outTimedOut, delay: f.retry.Delay(max(f.attempt, 1), retryAfterOf(err)), err: err}
 
+	// Done by an earlier message's deletion, as far as the cached queue
+	// incarnation tells: a queue deleted and created again (whatever the
+	// timing of the cache) runs it again at once under the new one.
+	case err == nil && f.ran == 0 && f.doneByDeletion && !f.askedQueue:
+		return fate{verdict: vAskQueue}
+	case err == nil && f.ran == 0 && f.doneByDeletion && f.requeued:
+		return fate{verdict: vAgain, outcome: outDeadline, err: errRequeued}
 	case err == nil && f.ran == 0 && f.skipped > 0:
 		return fate{verdict: vDone, outcome: outDuplicate}
 	case err == nil:
@@ -169,9 +182,15 @@ func decide(f facts) fate {
 		return fate{verdict: vCount}
 	case IsPermanent(err):
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: err}
+	case f.countErr != nil && f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
+		// Its attempts cannot be counted, and it was received as often as
+		// its attempts could ever take (MinMaxReceiveCount): it ends here,
+		// with its reason, before SQS's maxReceiveCount moves it without one.
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
+			"gave up after %d receives (its attempts could not be counted: %v): %w", f.receives, f.countErr, err)}
 	case f.countErr != nil:
-		// The worker never gives up on a count it does not know; the
-		// queue's maxReceiveCount bounds that.
+		// The worker never gives up on a count it does not know until the
+		// receives reach what counted attempts could take (above).
 		return f.retryOrExpire(errors.Join(err, f.countErr))
 	case f.maxAttempts > 0 && f.attempt >= f.maxAttempts:
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf("gave up after %d attempts: %w", f.attempt, err)}
@@ -179,6 +198,10 @@ func decide(f facts) fate {
 		return f.retryOrExpire(err)
 	}
 }
+
+// errRequeued is why a message found its event done by a claim of another
+// incarnation of its queue is taken again at once.
+var errRequeued = errors.New("its queue was created again since its incarnation was read: taken again under the new one")
 
 // retryOrExpire retries after the backoff of the attempt (the first when
 // unknown), unless the message would come back after its retention's end

@@ -95,6 +95,13 @@ type Event struct {
 	// leases are the claims this message won: its own, which its dead
 	// letter may bury while they are live.
 	leases []ledger.Lease
+	// event is the message's claim of its event's record (begin), until
+	// the forward effect runs under it or it is released; eventDone
+	// reports that the record showed the event's forward done, and
+	// doneByDeletion that it did so by an unfinished claim of an earlier
+	// message (which only its deletion completed).
+	event                     *ledger.Lease
+	eventDone, doneByDeletion bool
 	// maxAttempts dead-letters a message whose effect was interrupted
 	// that many times (Config.MaxAttempts).
 	maxAttempts int
@@ -160,35 +167,30 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	if need := min(budget, e.window/2); !e.workDeadline.IsZero() && e.now().Add(need).After(e.workDeadline) {
 		return fmt.Errorf("effect %s needs %s: %w", name, need, ErrNoTime)
 	}
-	f := e.fence
-	// A record of this effect left INPROGRESS by an earlier message was
-	// interrupted (its success would have been completed at once), so it
-	// never counts as done: it is taken over when its lease ends.
-	f.Immediate = !deferred
-	// Touched before the claim: a claim whose answer was lost may have
-	// landed, and a dead letter must bury what it wrote.
-	e.touch(k)
-	l, err := e.ledger.Claim(ctx, f, k, e.lease)
-	var ce *ledger.ConflictError
+	var l ledger.Lease
 	switch {
-	case errors.Is(err, ledger.ErrCompleted):
+	case name == ledger.EventEffect && e.eventDone:
 		e.skipped++
 		return nil
-	case errors.Is(err, ledger.ErrDead), errors.Is(err, ledger.ErrFenced):
-		return err
-	case errors.As(err, &ce): // in flight under another worker's live lease
-		return RetryAfter(err, ce.Record.LeaseExpires.Sub(e.now()))
-	case errors.Is(err, ledger.ErrInvalidKey):
-		return Permanent(err)
-	case err != nil:
-		return err
+	case name == ledger.EventEffect && e.event != nil:
+		// The event's record is this effect's: begin claimed it.
+		l, e.event = *e.event, nil
+	default:
+		f := e.fence
+		// A record of this effect left INPROGRESS by an earlier message was
+		// interrupted (its success would have been completed at once), so it
+		// never counts as done: it is taken over when its lease ends.
+		f.Immediate = !deferred
+		var done *ledger.Record
+		var err error
+		if l, done, err = e.claim(ctx, f, k); err != nil || done != nil {
+			return err
+		}
+		if err := e.interrupted(ctx, l, name); err != nil {
+			return err
+		}
 	}
-
-	e.leases = append(e.leases, l)
-	e.Repeat = l.Taken != nil
-	if err := e.interrupted(ctx, l, name); err != nil {
-		return err
-	}
+	e.Repeat = l.Repeat
 
 	start := e.now()
 	fnctx, fncancel := context.WithTimeout(ctx, budget)
@@ -228,6 +230,76 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		return err
 	}
 	e.ran++
+	return nil
+}
+
+// claim claims effect k under f. It returns the record in the way when the
+// effect completed (or counts as completed: skip it), or the errors Once
+// documents.
+func (e *Event) claim(ctx context.Context, f ledger.Fence, k ledger.Key) (l ledger.Lease, done *ledger.Record, err error) {
+	// Touched before the claim: a claim whose answer was lost may have
+	// landed, and a dead letter must bury what it wrote.
+	e.touch(k)
+	l, err = e.ledger.Claim(ctx, f, k, e.lease)
+	var ce *ledger.ConflictError
+	switch {
+	case errors.Is(err, ledger.ErrCompleted):
+		e.skipped++
+		r := ledger.Record{Key: k, Status: ledger.StatusCompleted}
+		if errors.As(err, &ce) {
+			r = ce.Record
+		}
+		return l, &r, nil
+	case errors.Is(err, ledger.ErrDead), errors.Is(err, ledger.ErrFenced):
+		return l, nil, err
+	case errors.As(err, &ce): // in flight under another worker's live lease
+		return l, nil, RetryAfter(err, ce.Record.LeaseExpires.Sub(e.now()))
+	case errors.Is(err, ledger.ErrInvalidKey):
+		return l, nil, Permanent(err)
+	case err != nil:
+		return l, nil, err
+	}
+	e.leases = append(e.leases, l)
+	return l, nil, nil
+}
+
+// begin claims the event's own record (ledger.EventEffect) before the
+// handler runs, whatever the handler: the record every copy of the event
+// reads its fate from (dead-lettered: ErrDead; held by a newer message:
+// ErrFenced). The built-in forward effect runs under this claim, so an
+// event the default handler forwards costs this one write; a custom
+// handler's message pays it beside its effects' own. A record that shows
+// the forward done (eventDone) is no error: the handler runs, and each of
+// its effects finds its own record.
+func (e *Event) begin(ctx context.Context) error {
+	if e.fenceErr != nil {
+		return Permanent(e.fenceErr)
+	}
+	l, done, err := e.claim(ctx, e.fence, e.EffectKey(ledger.EventEffect))
+	switch {
+	case err != nil:
+		return err
+	case done != nil:
+		e.skipped-- // counted by the forward effect, if it runs
+		e.eventDone, e.doneByDeletion = true, done.Status == ledger.StatusInProgress
+		return nil
+	}
+	e.event = &l
+	return e.interrupted(ctx, l, ledger.EventEffect)
+}
+
+// release gives the event's claim up when no effect ran under it and the
+// message is retried, so that its next attempt claims it at once rather
+// than after the lease. A claim lost meanwhile is no error.
+func (e *Event) release(ctx context.Context, reason string) error {
+	if e.event == nil {
+		return nil
+	}
+	l := *e.event
+	e.event = nil
+	if err := e.ledger.Fail(ctx, l, reason); err != nil && !lost(err) {
+		return err
+	}
 	return nil
 }
 

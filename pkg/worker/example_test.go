@@ -48,14 +48,14 @@ func Example() {
 		Visibility: nopQueue{},
 	})
 
-	e := envelope.Envelope{
-		Version: envelope.Version, Key: "acme#stripe#evt_1", Tenant: "acme", Provider: "stripe",
-		EventID: "evt_1", Type: "invoice.paid", Conversation: "cus_42",
-		ReceivedAt: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC),
-	}
-	e.SetBody([]byte(`{"id":"evt_1"}`))
-	body, _ := e.Encode()
-	for _, seq := range []string{"1", "2"} { // the event was enqueued twice
+	for i, seq := range []string{"1", "2"} { // the event was enqueued twice, a minute apart
+		e := envelope.Envelope{
+			Version: envelope.Version, Key: "acme#stripe#evt_1", Tenant: "acme", Provider: "stripe",
+			EventID: "evt_1", Type: "invoice.paid", Conversation: "cus_42",
+			ReceivedAt: time.Date(2026, 11, 22, 12, i, 0, 0, time.UTC),
+		}
+		e.SetBody([]byte(`{"id":"evt_1"}`))
+		body, _ := e.Encode()
 		msg := events.SQSMessage{
 			MessageId: "m" + seq, Body: string(body),
 			Attributes:     map[string]string{"MessageGroupId": "cus_42", "SequenceNumber": seq, "ApproximateReceiveCount": "1"},

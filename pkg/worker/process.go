@@ -72,15 +72,23 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		cancel()
 		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
 	}
-	err = h.run(hctx, handle, ev)
+	if err = ev.begin(hctx); err == nil {
+		err = h.run(hctx, handle, ev)
+	}
 	cancel()
 	if err != nil && !lost(err) {
 		// The message will not be reported done, so its deletion will not
 		// record the effects that ran: record them, so that its retry or
-		// replay skips them.
+		// replay skips them. A retried message gives its event's claim up
+		// too; a dead-lettered one keeps it for its burial.
 		fctx, fcancel := h.finish(ctx)
 		if serr := ev.settle(fctx); serr != nil {
 			err = errors.Join(err, serr)
+		}
+		if !IsPermanent(err) {
+			if rerr := ev.release(fctx, err.Error()); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
 		}
 		fcancel()
 	}
@@ -89,7 +97,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	r.env = env
 	f := h.facts(rec, env, err)
-	f.ran, f.skipped = ev.ran, ev.skipped
+	f.ran, f.skipped, f.doneByDeletion = ev.ran, ev.skipped, ev.doneByDeletion
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)

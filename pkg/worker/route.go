@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 // (or what ran before it) returned err.
 func (h *Handler) facts(rec *events.SQSMessage, env *envelope.Envelope, err error) facts {
 	f := facts{err: err, maxAttempts: h.cfg.MaxAttempts, now: h.cfg.Now(), margin: h.cfg.ExpiryMargin, retry: h.cfg.Retry,
-		ledgerRetention: h.cfg.LedgerRetention}
+		ledgerRetention: h.cfg.LedgerRetention, receives: receivesOf(rec)}
 	if end, ok := h.retentionEnd(rec); ok {
 		f.retentionEnd, f.sent = end, end.Add(-h.cfg.QueueRetention)
 	}
@@ -132,21 +133,22 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if size, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
 		attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer
 	}
-	// The event's outcome first, where every copy of its message reads it
-	// before it acts: its unfinished effects refuse all but a replay, and
-	// its records start their retention again, so they outlive the dead
-	// letter. A copy of this message that finds it sends the dead letter
-	// again (process), so a crash before the send below loses nothing.
-	// A message that claimed no effect records its outcome on its event's
-	// forward record: the first effect of every event the built-in handler
-	// forwards, which its copies (a redelivery, the ingest's later send)
-	// claim first.
+	// The event's outcome first, on its record, where every copy of it
+	// reads it before it acts (Event.begin): its unfinished effects refuse
+	// all but a replay, its completed ones carry the mark, and its records
+	// start their retention again, so they outlive the dead letter. A copy
+	// of this message that finds it sends the dead letter again (process),
+	// so a crash before the send below loses nothing. A message dead-lettered
+	// before it claimed anything (behind an expiring message, too old, its
+	// body unreadable) buries its event's record under its own fence.
 	keys, fence := r.touched, r.fence
-	if len(keys) == 0 && r.env != nil {
-		keys = []ledger.Key{{Tenant: r.env.Tenant, Event: r.env.Key, Effect: ForwardEffect}}
-		fence = ledger.Fence{Tenant: r.env.Tenant, Conversation: group, MessageID: rec.MessageId}
-		if !r.env.ReceivedAt.IsZero() {
-			fence.Origin = r.env.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	if r.env != nil {
+		event := ledger.Key{Tenant: r.env.Tenant, Event: r.env.Key, Effect: ledger.EventEffect}
+		if !slices.Contains(keys, event) {
+			keys = append([]ledger.Key{event}, keys...)
+		}
+		if fence.Sequence == "" {
+			fence = h.fenceOf(ctx, rec, r.env, group)
 		}
 	}
 	bctx, bcancel := h.finish(ctx)
@@ -155,6 +157,12 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	}
 	bcancel()
 	var ce *ledger.ConflictError
+	if errors.Is(err, ledger.ErrCompleted) {
+		// A later copy of an event an earlier message completed: done is
+		// terminal, so the copy is deleted, never dead-lettered.
+		r.outcome, r.failed, r.err = outDuplicate, false, fmt.Errorf("not dead-lettered, its event is done (%w): %w", err, cause)
+		return r
+	}
 	if errors.As(err, &ce) {
 		// A concurrent copy of the message (a batch invoked twice) is
 		// running an effect: it decides; this copy comes back after its lease.
@@ -186,6 +194,28 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	}
 	r.outcome, r.failed = outDeadLettered, false
 	return r
+}
+
+// fenceOf is the fence of message rec of event env in its conversation
+// group, for a dead letter sent before the message claimed anything: its
+// place in the conversation and its queue's incarnation (so that the event's
+// record tells a done event from one to bury), or, when those cannot be
+// had, the fence of an unknown place, which buries without comparing.
+func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, env *envelope.Envelope, group string) ledger.Fence {
+	f, err := ledger.NewFence(env.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
+	if err != nil {
+		f = ledger.Fence{Tenant: env.Tenant, Conversation: group}
+	}
+	f.MessageID = rec.MessageId
+	if !env.ReceivedAt.IsZero() {
+		f.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if f.Sequence != "" {
+		fctx, cancel := h.finish(ctx)
+		f.Queue, _ = h.incarnation(fctx, rec)
+		cancel()
+	}
+	return f
 }
 
 // envelope decodes rec's envelope for a log line or a dead letter's
