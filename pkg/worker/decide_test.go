@@ -83,6 +83,25 @@ func TestDecide(t *testing.T) {
 		{"transient, MaxAttempts-th: dead-lettered", counted(base(transient), 3, nil), vDeadLetter, outDeadLettered, 0, "gave up after 3 attempts: target answered 503"},
 		{"transient, no MaxAttempts: retried however many", func() facts { f := counted(base(transient), 50, nil); f.maxAttempts = 0; return f }(), vRetry, outRetried, 6 * time.Hour, ""},
 		{"count failed: retried as a first attempt", counted(base(transient), 0, errors.New("throttled")), vRetry, outRetried, 2 * time.Second, "throttled"},
+		{"count failed, received as often as counted attempts could take: dead-lettered with its reason", func() facts {
+			f := counted(base(transient), 0, errors.New("throttled"))
+			f.receives = 10 * f.maxAttempts
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives (its attempts could not be counted: throttled): target answered 503"},
+		{"count failed, one receive fewer: retried", func() facts {
+			f := counted(base(transient), 0, errors.New("throttled"))
+			f.receives = 10*f.maxAttempts - 1
+			return f
+		}(), vRetry, outRetried, 2 * time.Second, "throttled"},
+		{"count failed, no MaxAttempts: retried however often received", func() facts {
+			f := counted(base(transient), 0, errors.New("throttled"))
+			f.maxAttempts, f.receives = 0, 1000
+			return f
+		}(), vRetry, outRetried, 2 * time.Second, "throttled"},
+		{"done only by an earlier message's deletion: is the queue new?", facts{skipped: 1, doneByDeletion: true}, vAskQueue, "", 0, ""},
+		{"done by a deletion in another incarnation of the queue: again at once", facts{skipped: 1, doneByDeletion: true, askedQueue: true, requeued: true}, vAgain, outDeadline, 0, "created again"},
+		{"done by a deletion in this queue: a duplicate", facts{skipped: 1, doneByDeletion: true, askedQueue: true}, vDone, outDuplicate, 0, ""},
+		{"an effect ran: the event was not done, whatever its record said", facts{ran: 1, skipped: 1, doneByDeletion: true}, vDone, outProcessed, 0, ""},
 		{"a retry past the retention's end less the margin: dead-lettered", func() facts {
 			f := counted(base(transient), 1, nil)
 			f.retentionEnd = now.Add(47 * time.Hour)

@@ -1,0 +1,188 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// runs records the effects that ran, by event id and effect name.
+type runs struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (r *runs) add(id, effect string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int{}
+	}
+	r.n[id+"/"+effect]++
+}
+
+func (r *runs) count(id, effect string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n[id+"/"+effect]
+}
+
+// sentAt dates rec's SentTimestamp (its queue retention runs from then).
+func sentAt(rec events.SQSMessage, at time.Time) events.SQSMessage {
+	rec.Attributes["SentTimestamp"] = strconv.FormatInt(at.UnixMilli(), 10)
+	return rec
+}
+
+// One outcome per event, whatever its handler and wherever it was
+// dead-lettered: a later copy of an event dead-lettered before it claimed
+// anything, or before its last effect was reached, never runs an effect;
+// a later copy of a done event dead-lettered before its claim is deleted,
+// never dead-lettered.
+func TestOneOutcomePerEvent(t *testing.T) {
+	ctx := context.Background()
+	// handler runs "notify" then "charge", custom effects only; the event
+	// "fails" fails transiently before charge, "stop" permanently.
+	handler := func(r *runs, failing map[string]error) worker.HandlerFunc {
+		return func(ctx context.Context, ev *worker.Event) error {
+			if err := ev.Once(ctx, "notify", func(context.Context, string) error { r.add(ev.EventID, "notify"); return nil }); err != nil {
+				return err
+			}
+			if err := failing[ev.EventID]; err != nil {
+				return err // a lost answer, before charge was claimed
+			}
+			return ev.Once(ctx, "charge", func(context.Context, string) error { r.add(ev.EventID, "charge"); return nil })
+		}
+	}
+	old := func(f *fixture) time.Time { return f.clock.Now().Add(-13 * 24 * time.Hour) } // 1 day of retention left, inside the 48 h margin
+
+	t.Run("dead-lettered behind an expiring message, before any claim", func(t *testing.T) {
+		f := newFixture(t, nil)
+		var r runs
+		f.reg.Handle("stripe", worker.Any, handler(&r, map[string]error{"exp-a": errors.New("target answered 503")}))
+		a, b := env("exp-a", "X"), env("exp-b", "X")
+		resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, a, 1), old(f)), sentAt(rec(t, b, 1), old(f))}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 2 || r.count("exp-b", "notify") != 0 {
+			t.Fatalf("batch: failures %v, %d dead letters, b ran %d; want both dead-lettered, b never run", failed(resp), len(f.sqs.sent), r.count("exp-b", "notify"))
+		}
+		// The ingest's later copy of b (a sender's retry), and b's own
+		// redelivery (its deletion lost).
+		for _, m := range []events.SQSMessage{recAs(t, "m-exp-b-again", reenqueued(b), 1), rec(t, b, 2)} {
+			resp, _ = f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+			if len(resp.BatchItemFailures) != 0 || r.count("exp-b", "notify")+r.count("exp-b", "charge") != 0 {
+				t.Errorf("copy %s: failures %v, effects ran %d; want it deleted, nothing run after the dead letter", m.MessageId, failed(resp), r.count("exp-b", "notify")+r.count("exp-b", "charge"))
+			}
+		}
+		if got := outcomes(t, f.logs)["m-exp-b-again"]; got != "skipped_dead_lettered" {
+			t.Errorf("the later copy's outcome = %q, want skipped_dead_lettered", got)
+		}
+	})
+
+	t.Run("dead-lettered before its last effect was reached", func(t *testing.T) {
+		f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 1 })
+		var r runs
+		f.reg.Handle("stripe", worker.Any, handler(&r, map[string]error{"two": errors.New("answer lost")}))
+		e := env("two", "Y")
+		resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 1)}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || r.count("two", "notify") != 1 {
+			t.Fatalf("first attempt: failures %v, %d dead letters, notify ran %d; want dead-lettered after notify", failed(resp), len(f.sqs.sent), r.count("two", "notify"))
+		}
+		f.reg = worker.NewRegistry()
+		later := newFixtureOn(t, f, handler(&r, nil))
+		resp, _ = later.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{recAs(t, "m-two-again", reenqueued(e), 1)}})
+		if len(resp.BatchItemFailures) != 0 || r.count("two", "charge") != 0 || r.count("two", "notify") != 1 {
+			t.Errorf("later copy: failures %v, charge ran %d, notify %d; want charge never run after the dead letter", failed(resp), r.count("two", "charge"), r.count("two", "notify"))
+		}
+		// Its replay runs what did not complete, once.
+		replay := recAs(t, "m-two-replay", e, 1)
+		replay.MessageAttributes = map[string]events.SQSMessageAttribute{worker.AttrReplayOf: {DataType: "String", StringValue: ptr("dlq-1")}}
+		resp, _ = later.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{replay}})
+		if len(resp.BatchItemFailures) != 0 || r.count("two", "charge") != 1 || r.count("two", "notify") != 1 {
+			t.Errorf("replay: failures %v, charge ran %d, notify %d; want charge once, notify not again", failed(resp), r.count("two", "charge"), r.count("two", "notify"))
+		}
+	})
+
+	t.Run("a later copy of a done event, dead-lettered before its claim", func(t *testing.T) {
+		f := newFixture(t, nil)
+		var r runs
+		f.reg.Handle("stripe", worker.Any, handler(&r, map[string]error{"blocker": errors.New("target answered 503")}))
+		done := env("done", "Z")
+		if resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, done, 1)}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("the event's first message failed: %v", failed(resp))
+		}
+		f.clock.Advance(time.Hour)
+		blocker := env("blocker", "Z")
+		copyOf := sentAt(recAs(t, "m-done-again", reenqueued(done), 1), old(f))
+		resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, blocker, 1), old(f)), copyOf}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 {
+			t.Fatalf("failures %v, %d dead letters; want the blocker's only", failed(resp), len(f.sqs.sent))
+		}
+		if got := outcomes(t, f.logs)["m-done-again"]; got != "skipped_duplicate" {
+			t.Errorf("the done event's later copy: outcome %q, want skipped_duplicate", got)
+		}
+		if rec, err := f.ledger.Record(ctx, ledger.Key{Tenant: "acme", Event: done.Key, Effect: ledger.EventEffect}); err != nil || rec.Dead() {
+			t.Errorf("the done event's record = %+v, %v; want it not dead-lettered", rec, err)
+		}
+	})
+}
+
+// newFixtureOn is a handler on f's ledger, queue and clock with handler for
+// every Stripe event: a redeployed worker.
+func newFixtureOn(t *testing.T, f *fixture, handler worker.HandlerFunc) *fixture {
+	g := *f
+	g.reg = worker.NewRegistry()
+	g.reg.Handle("stripe", worker.Any, handler)
+	g.h = worker.New(worker.Config{Ledger: f.ledger, Handlers: g.reg, DLQ: f.sqs, Visibility: f.sqs,
+		Retry: worker.Retry{Base: 4 * time.Second, Jitter: fixedJitter(0)}, Now: f.clock.Now})
+	return &g
+}
+
+
+// lostCompletion fails every Complete while failing is set: the effect ran,
+// its completion never landed.
+type lostCompletion struct {
+	*ledger.Memory
+	failing bool
+}
+
+func (l *lostCompletion) Complete(ctx context.Context, lease ledger.Lease) error {
+	if l.failing {
+		return errors.New("throttled")
+	}
+	return l.Memory.Complete(ctx, lease)
+}
+
+// An effect whose earlier run may have started runs again with ev.Repeat
+// set: its completion was not recorded, or it was interrupted.
+func TestRepeatWhenAnEarlierRunMayHaveStarted(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	store := &lostCompletion{Memory: f.ledger, failing: true}
+	var repeats []bool
+	reg := worker.NewRegistry()
+	reg.Handle("stripe", worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "email", func(context.Context, string) error { repeats = append(repeats, ev.Repeat); return nil })
+	})
+	h := worker.New(worker.Config{Ledger: store, Handlers: reg, DLQ: f.sqs, Visibility: f.sqs, Now: f.clock.Now,
+		FinishTimeout: 100 * time.Millisecond, SafetyMargin: time.Second})
+	e := env("repeat", "R")
+	if resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 1)}}); len(resp.BatchItemFailures) != 1 {
+		t.Fatalf("a run whose completion was not recorded: failures %v, want it retried", failed(resp))
+	}
+	store.failing = false
+	f.clock.Advance(time.Minute)
+	if resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 2)}}); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("the retry failed: %v", failed(resp))
+	}
+	if len(repeats) != 2 || repeats[0] || !repeats[1] {
+		t.Errorf("Repeat in the runs = %v, want [false true]", repeats)
+	}
+}
+
