@@ -144,7 +144,6 @@ func newFixtureOn(t *testing.T, f *fixture, handler worker.HandlerFunc) *fixture
 	return &g
 }
 
-
 // lostCompletion fails every Complete while failing is set: the effect ran,
 // its completion never landed.
 type lostCompletion struct {
@@ -185,4 +184,3 @@ func TestRepeatWhenAnEarlierRunMayHaveStarted(t *testing.T) {
 		t.Errorf("Repeat in the runs = %v, want [false true]", repeats)
 	}
 }
-
