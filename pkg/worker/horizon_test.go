@@ -491,3 +491,52 @@ func TestInterruptedRunIsARepeatAndAnAttempt(t *testing.T) {
 		t.Errorf("failures %v, Repeat per event %v; want interrupted-once true, fresh false", failed(resp), repeat)
 	}
 }
+
+// A queue deleted and created again while a warm instance still holds its
+// old incarnation (read less than a minute before): a copy of a done event
+// in the new queue, numbered after the old one's message, must not be taken
+// for done by the old queue's unfinished claim, whatever the timing of the
+// cached read. The queue is asked on that path, and the copy runs under the
+// new incarnation.
+func TestRecreatedQueueWithinTheCacheDoesNotLoseTheEvent(t *testing.T) {
+	for _, deadLetter := range []bool{false, true} {
+		q := &fakeQueues{created: "1700000000"}
+		f := newFixture(t, func(c *worker.Config) { c.Queues = q })
+		effect, runs := oneEffect(f, true)
+		e := env(fmt.Sprintf("requeued-%v", deadLetter), "Q")
+		old := rec(t, e, 1)
+		old.Attributes["SequenceNumber"] = "5"
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("old queue's message failed: %v", failed(resp))
+		}
+		q.created = "1700000030" // deleted and created again 30 s later: the cache still holds the old one
+		again := recAs(t, "m-"+e.EventID+"-new", reenqueued(e), 1)
+		again.Attributes["SequenceNumber"] = "10"
+		if deadLetter { // behind an expiring message: dead-lettered before its claim
+			again.Attributes["SentTimestamp"] = strconv.FormatInt(f.clock.Now().Add(-13*24*time.Hour).UnixMilli(), 10)
+			f.reg.Handle("stripe", "blocked.type", func(context.Context, *worker.Event) error { return errors.New("target answered 503") })
+			be := env(fmt.Sprintf("blocker-%v", deadLetter), "Q")
+			be.Type = "blocked.type"
+			blocker := rec(t, be, 1)
+			blocker.Attributes["SequenceNumber"], blocker.Attributes["SentTimestamp"] = "9", again.Attributes["SentTimestamp"]
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{blocker, again}})
+			if got := outcomes(t, f.logs)[again.MessageId]; got == "skipped_duplicate" || len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("dead-lettered copy in the new queue: outcome %q, failures %v; want it taken again, not deleted", got, failed(resp))
+			}
+			again.Attributes["SentTimestamp"] = strconv.FormatInt(f.clock.Now().UnixMilli(), 10)
+		} else {
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}})
+			if got := outcomes(t, f.logs)[again.MessageId]; got == "skipped_duplicate" || len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("copy in the new queue: outcome %q, failures %v; want it taken again, not deleted", got, failed(resp))
+			}
+		}
+		f.clock.Advance(time.Hour) // the old claim's lease ends
+		again.Attributes["ApproximateReceiveCount"] = "2"
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("copy in the new queue, taken again: failures %v, outcomes %v\n%s", failed(resp), outcomes(t, f.logs), f.logs.String())
+		}
+		if keys := runs(); len(keys) != 2 || keys[0] != keys[1] {
+			t.Errorf("%s ran with keys %v, want twice (once per queue) with one key", effect, keys)
+		}
+	}
+}

@@ -158,6 +158,15 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	bcancel()
 	var ce *ledger.ConflictError
 	if errors.Is(err, ledger.ErrCompleted) {
+		qctx, qcancel := h.finish(ctx)
+		requeued := errors.As(err, &ce) && ce.Record.Status == ledger.StatusInProgress && h.requeued(qctx, rec, fence.Queue)
+		qcancel()
+		if requeued {
+			// Done only by a deletion in another incarnation of the queue:
+			// taken again at once under the new one.
+			r.outcome, r.failed, r.setVisibility, r.err = outDeadline, true, true, errors.Join(errRequeued, cause)
+			return r
+		}
 		// A later copy of an event an earlier message completed: done is
 		// terminal, so the copy is deleted, never dead-lettered.
 		r.outcome, r.failed, r.err = outDuplicate, false, fmt.Errorf("not dead-lettered, its event is done (%w): %w", err, cause)
