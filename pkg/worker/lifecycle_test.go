@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -183,4 +184,75 @@ func TestRepeatWhenAnEarlierRunMayHaveStarted(t *testing.T) {
 	if len(repeats) != 2 || repeats[0] || !repeats[1] {
 		t.Errorf("Repeat in the runs = %v, want [false true]", repeats)
 	}
+}
+
+// Rules that only a fault shows, pinned one test each.
+func TestPinnedRules(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("an effect run earlier in the message is not run or claimed again", func(t *testing.T) {
+		f := newFixture(t, nil)
+		p := &fakePoster{}
+		fwd := worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p)
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			if err := fwd(ctx, ev); err != nil { // two routing rules matched the event
+				return err
+			}
+			return fwd(ctx, ev)
+		})
+		resp, _ := f.h.Handle(ctx, batch(t, env("twice", "T")))
+		if len(resp.BatchItemFailures) != 0 || len(p.reqs) != 1 {
+			t.Errorf("forwarded twice in one message: failures %v, %d posts; want done, one post", failed(resp), len(p.reqs))
+		}
+	})
+
+	t.Run("an invalid entity is a permanent error", func(t *testing.T) {
+		f := newFixture(t, nil)
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			_, err := ev.ApplyIfNewer(ctx, "", 1, nil)
+			return err
+		})
+		resp, _ := f.h.Handle(ctx, batch(t, env("no-entity", "E")))
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 {
+			t.Errorf("ApplyIfNewer with an empty entity: failures %v, %d dead letters; want dead-lettered at once", failed(resp), len(f.sqs.sent))
+		}
+	})
+
+	t.Run("no dead letter after the batch was cut off", func(t *testing.T) {
+		// The failed attempt's count answers after the cut-off: the batch
+		// has reported the message failed, so it must not reach the DLQ too.
+		f := newFixture(t, nil)
+		slow := &slowCount{Memory: f.ledger, delay: 900 * time.Millisecond, done: make(chan struct{}, 2)}
+		h := worker.New(worker.Config{Ledger: slow, Handlers: f.reg, DLQ: f.sqs, Visibility: f.sqs,
+			SafetyMargin: 300 * time.Millisecond, FinishTimeout: 2 * time.Second})
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			return worker.Permanent(errors.New("customer deleted"))
+		})
+		dctx, cancel := context.WithDeadline(ctx, time.Now().Add(800*time.Millisecond))
+		defer cancel()
+		resp, _ := h.Handle(dctx, batch(t, env("straggler", "S")))
+		if len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("the straggler's message: failures %v, want it reported failed", failed(resp))
+		}
+		<-slow.done
+		time.Sleep(300 * time.Millisecond) // the straggler's dead-letter path
+		f.sqs.mu.Lock()
+		defer f.sqs.mu.Unlock()
+		if len(f.sqs.sent) != 0 {
+			t.Errorf("%d dead letters of a message the batch reported failed, want 0 (it would run again and be dead-lettered twice)", len(f.sqs.sent))
+		}
+	})
+}
+
+// slowCount answers FailedAttempt after delay, and says when it did.
+type slowCount struct {
+	*ledger.Memory
+	delay time.Duration
+	done  chan struct{}
+}
+
+func (s *slowCount) FailedAttempt(ctx context.Context, messageID string, receive int) (int, error) {
+	time.Sleep(s.delay)
+	defer func() { s.done <- struct{}{} }()
+	return s.Memory.FailedAttempt(ctx, messageID, receive)
 }
