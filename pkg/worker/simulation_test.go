@@ -53,8 +53,9 @@ type simEvent struct {
 	key, id, conv string
 	n             int // place in its conversation, from 0
 	offload       bool
-	// queuedAt orders the events of a conversation as the ingest queued
-	// them (first send that landed); zero: never queued.
+	// queued: the event has a place in its conversation's send order, and
+	// order is that place (world.place): its first send by the ingest that
+	// landed, or its latest replay while it was never applied.
 	queued bool
 	order  int
 	claim  string // ingest claim: "", "inprogress", "done"
@@ -363,8 +364,7 @@ func (w *world) deliver(e *simEvent, fault string) {
 	if sent, ok := w.src.send(w.now, m); ok {
 		w.logf("    ingest queued %s as %s", e.id, sent.id)
 		if !e.queued {
-			e.queued, e.lostByOwner, e.order = true, false, w.queuedN
-			w.queuedN++
+			w.place(e)
 		}
 	} else {
 		w.logf("    ingest send deduplicated by SQS")
@@ -374,6 +374,13 @@ func (w *world) deliver(e *simEvent, fault string) {
 		return
 	}
 	e.claim = "done"
+}
+
+// place gives e the next place in the send order, as a message of its
+// event that SQS just accepted: the product must deliver it from now on.
+func (w *world) place(e *simEvent) {
+	e.queued, e.lostByOwner, e.order = true, false, w.queuedN
+	w.queuedN++
 }
 
 // invoke is one worker invocation on a batch the event source mapping
@@ -576,6 +583,16 @@ func (w *world) replay(tool provenance) {
 		nm := &simMsg{body: m.body, group: group, dedup: dedup, attrs: attrs, event: m.event, from: tool}
 		if sent, ok := w.src.send(w.now, nm); ok {
 			w.logf("    %s → %s", m.id, sent.id)
+			// The replay is now the message that may apply its event (the
+			// copies sent before it are strays of a dead-lettered event):
+			// an event never applied takes the next place in the send
+			// order, even where a re-created queue cleared its old one; an
+			// applied one keeps its first place.
+			if e := m.event; e != nil && !e.applied {
+				w.place(e)
+			} else if e != nil {
+				e.lostByOwner = false
+			}
 		}
 		dlq.remove(m)
 		if m.event != nil {
@@ -797,6 +814,21 @@ func TestSimulationRegressions(t *testing.T) {
 			w.recreate()
 			w.deliver(e("cus_A"), "")
 			w.advance(day)
+		}},
+		// The model's own: a replay sent after a queue re-creation cleared
+		// its event's place took none, so the events queued after it were
+		// reported applied out of order (SEED=4242, rapid seed 146440183).
+		{"model: a replay after a queue re-creation takes its place in the send order", func(w *world, e func(string) *simEvent) {
+			a0 := e("cus_A")
+			w.mode["cus_A/forward"] = "permanent"
+			w.deliver(a0, "after")     // its claim stays in progress: the provider retries
+			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
+			w.recreate()               // the stray copy is lost with the queue
+			w.mode["cus_A/forward"] = ""
+			w.replay(byReplay)        // evt_A_0 is sent again, first
+			w.deliver(e("cus_A"), "") // then evt_A_1
+			w.deliver(a0, "")         // and the provider's retry of evt_A_0
+			w.advance(time.Hour)
 		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
