@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,6 +112,9 @@ type world struct {
 	// drainFault, when set, draws the fault of each invocation the event
 	// source mapping makes while the clock advances (none when nil).
 	drainFault func() (string, int)
+	// tally counts the steps of TestSimulation's phase (nil in the
+	// regressions).
+	tally *simTally
 }
 
 func newWorld(t fataler) *world {
@@ -322,7 +327,11 @@ func (w *world) logf(format string, args ...any) {
 }
 
 func (w *world) violate(format string, args ...any) {
-	w.t.Fatalf("VIOLATION: %s (first found after %d steps explored)\nhistory:\n%s", fmt.Sprintf(format, args...), simFirst(simExplored.Load()+int64(w.steps)), strings.Join(w.history, "\n"))
+	where := ""
+	if w.tally != nil {
+		where = fmt.Sprintf(" (first found after %d steps %s)", w.tally.first(w.tally.steps.Load()+int64(w.steps)), w.tally.what)
+	}
+	w.t.Fatalf("VIOLATION: %s%s\nhistory:\n%s", fmt.Sprintf(format, args...), where, strings.Join(w.history, "\n"))
 }
 
 // --- actions ---
@@ -676,31 +685,87 @@ func (w *world) whereIs(e *simEvent) string {
 
 // --- the test ---
 
-var simExplored atomic.Int64
-
-// simFirstAt keeps the step count at the first violation (shrinking
-// replays shorter histories afterwards).
-var simFirstAt atomic.Int64
-
-func simFirst(n int64) int64 {
-	simFirstAt.CompareAndSwap(0, n)
-	return simFirstAt.Load()
+// simTally counts what one phase of TestSimulation ran: the replay of the
+// stored failures, or the search.
+type simTally struct {
+	what string // how a violation's step count reads: "explored", …
+	// runs of the property, and those that reached its end (a stored
+	// failure whose draws no longer fit the model stops early).
+	runs, ended int
+	// steps of the runs that ended; firstAt, the count at the first
+	// violation (shrinking replays shorter histories afterwards). A
+	// violation may be found on a handler's goroutine.
+	steps, firstAt atomic.Int64
 }
 
+func (t *simTally) first(n int64) int64 {
+	t.firstAt.CompareAndSwap(0, n)
+	return t.firstAt.Load()
+}
+
+// simStored holds the failures of past searches kept as regressions:
+// rapid's fail files, which TestSimulation/stored replays. A failure the
+// search finds is saved in testdata/rapid/TestSimulation_search (the next
+// search replays it first); move the file here to keep it.
+var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
+
+// simChecks is the search's number of runs: -rapid.checks when given (make
+// simulate), else 1,000 (make test: about 16,000 steps, ~15 s with -race).
+var simChecks = sync.OnceValue(func() string {
+	checks := "1000"
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "rapid.checks" {
+			checks = f.Value.String()
+		}
+	})
+	return checks
+})
+
+// setFlag sets one of rapid's flags for the rest of t.
+func setFlag(t *testing.T, name, value string) {
+	old := flag.Lookup(name).Value.String()
+	if err := flag.Set(name, value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = flag.Set(name, old) })
+}
+
+// TestSimulation replays the stored failures, then searches: apart, so
+// the search's count of steps explored is its own.
 func TestSimulation(t *testing.T) {
-	// make test explores about 16,000 steps (1,000 runs, ~15 s with -race);
-	// make simulate sets -rapid.checks (and -rapid.seed) for long runs.
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
-	if !set {
-		if err := flag.Set("rapid.checks", "1000"); err != nil {
+	simChecks() // read before the subtests set the flag
+	t.Run("stored", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join(simStored, "*.fail"))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	checks := 0
-	rapid.Check(t, func(rt *rapid.T) {
-		checks++
+		tally := &simTally{what: "of the stored failures"}
+		setFlag(t, "rapid.checks", "0") // no new runs
+		for _, f := range files {
+			setFlag(t, "rapid.failfile", f)
+			rapid.Check(t, simulate(tally))
+		}
+		stale := ""
+		if n := len(files) - tally.ended; n > 0 {
+			stale = fmt.Sprintf(" (%d stopped early: their draws no longer fit the simulation)", n)
+		}
+		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations", len(files), tally.ended, stale, tally.steps.Load())
+	})
+	t.Run("search", func(t *testing.T) {
+		tally := &simTally{what: "explored"}
+		setFlag(t, "rapid.checks", simChecks())
+		rapid.Check(t, simulate(tally))
+		t.Logf("search: %d runs, %d steps explored, 0 violations", tally.runs, tally.steps.Load())
+	})
+}
+
+// simulate is the property rapid checks: one history of random actions
+// and faults, the invariants checked after every step.
+func simulate(tally *simTally) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		tally.runs++
 		w := newWorld(rt)
+		w.tally = tally
 		convs := []string{"cus_A", "cus_B"}
 		nextN := map[string]int{}
 		newEvent := func(conv string) *simEvent {
@@ -774,9 +839,9 @@ func TestSimulation(t *testing.T) {
 		w.mode, w.drainFault = map[string]string{}, nil
 		w.advance(15 * 24 * time.Hour)
 		w.check()
-		simExplored.Add(int64(w.steps))
-	})
-	t.Logf("simulation: %d runs, %d steps explored, 0 violations", checks, simExplored.Load())
+		tally.steps.Add(int64(w.steps))
+		tally.ended++
+	}
 }
 
 // TestSimulationRegressions replays, step by step, the shortest histories
