@@ -845,8 +845,8 @@ func simulate(tally *simTally) func(*rapid.T) {
 }
 
 // TestSimulationRegressions replays, step by step, the shortest histories
-// the search found against f20af5b's worker (issue 28); each broke an
-// invariant there.
+// the search found against f20af5b's worker (issue 28), each of which broke
+// an invariant there, and those that showed a mistake of the model.
 func TestSimulationRegressions(t *testing.T) {
 	day := 24 * time.Hour
 	tests := []struct {
