@@ -57,7 +57,8 @@ type simEvent struct {
 	offload       bool
 	// queued: the event has a place in its conversation's send order, and
 	// order is that place (world.place): its first send by the ingest that
-	// landed, or its latest replay while it was never applied.
+	// landed, or, while it was never applied, a replay sent when no other
+	// copy of it was queued.
 	queued bool
 	order  int
 	claim  string // ingest claim: "", "inprogress", "done"
@@ -392,6 +393,17 @@ func (w *world) place(e *simEvent) {
 	w.queuedN++
 }
 
+// queuedBefore reports whether a message of e other than m is still in
+// the source queue.
+func (w *world) queuedBefore(e *simEvent, m *simMsg) bool {
+	for _, o := range w.src.msgs {
+		if o != m && o.event == e && w.now.Before(o.sent.Add(w.src.retention)) {
+			return true
+		}
+	}
+	return false
+}
+
 // invoke is one worker invocation on a batch the event source mapping
 // received, with a fault: crash after k AWS calls, deletions lost, or the
 // same batch invoked twice.
@@ -592,12 +604,12 @@ func (w *world) replay(tool provenance) {
 		nm := &simMsg{body: m.body, group: group, dedup: dedup, attrs: attrs, event: m.event, from: tool}
 		if sent, ok := w.src.send(w.now, nm); ok {
 			w.logf("    %s → %s", m.id, sent.id)
-			// The replay is now the message that may apply its event (the
-			// copies sent before it are strays of a dead-lettered event):
-			// an event never applied takes the next place in the send
-			// order, even where a re-created queue cleared its old one; an
-			// applied one keeps its first place.
-			if e := m.event; e != nil && !e.applied {
+			// An event never applied takes the next place in the send
+			// order, even where a re-created queue cleared its old one,
+			// unless a copy sent before (another replay of it) is still
+			// queued: that one may apply it first. An applied event keeps
+			// its first place.
+			if e := m.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
 				w.place(e)
 			} else if e != nil {
 				e.lostByOwner = false
@@ -894,6 +906,22 @@ func TestSimulationRegressions(t *testing.T) {
 			w.deliver(e("cus_A"), "") // then evt_A_1
 			w.deliver(a0, "")         // and the provider's retry of evt_A_0
 			w.advance(time.Hour)
+		}},
+		// And a replay sent while an earlier copy of its event was still
+		// queued must not move the event behind the ones sent between
+		// (SEED=2, rapid seed 63163182).
+		{"model: a replay behind a queued copy of its event leaves the event its place", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.mode["cus_A/forward"] = "permanent"
+			w.invoke("crash", 6)       // dead-lettered, and again when it comes back
+			w.advance(7 * time.Minute) // (its first dead letter's mark was lost)
+			w.mode["cus_A/forward"] = "transient"
+			w.replay(byMove) // two copies of evt_A_0
+			w.deliver(e("cus_A"), "")
+			w.advance(13 * time.Second) // the first copy is dead-lettered; the second waits
+			w.replay(byReplay)          // a third copy, behind evt_A_1
+			w.mode["cus_A/forward"] = ""
+			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
