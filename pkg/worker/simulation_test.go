@@ -702,7 +702,7 @@ func (w *world) whereIs(e *simEvent) string {
 type simTally struct {
 	what string // how a violation's step count reads: "explored", …
 	// runs of the property, and those that reached its end (a stored
-	// failure whose draws no longer fit the model stops early).
+	// failure whose draws no longer fit the simulation stops early).
 	runs, ended int
 	// steps of the runs that ended; firstAt, the count at the first
 	// violation (shrinking replays shorter histories afterwards). A
