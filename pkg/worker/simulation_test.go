@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,8 +55,10 @@ type simEvent struct {
 	key, id, conv string
 	n             int // place in its conversation, from 0
 	offload       bool
-	// queuedAt orders the events of a conversation as the ingest queued
-	// them (first send that landed); zero: never queued.
+	// queued: the event has a place in its conversation's send order, and
+	// order is that place (world.place): its first send by the ingest that
+	// landed, or, while it was never applied, a replay sent when no other
+	// copy of it was queued.
 	queued bool
 	order  int
 	claim  string // ingest claim: "", "inprogress", "done"
@@ -109,6 +113,9 @@ type world struct {
 	// drainFault, when set, draws the fault of each invocation the event
 	// source mapping makes while the clock advances (none when nil).
 	drainFault func() (string, int)
+	// tally counts the steps of TestSimulation's phase (nil in the
+	// regressions).
+	tally *simTally
 }
 
 func newWorld(t fataler) *world {
@@ -321,7 +328,11 @@ func (w *world) logf(format string, args ...any) {
 }
 
 func (w *world) violate(format string, args ...any) {
-	w.t.Fatalf("VIOLATION: %s (first found after %d steps explored)\nhistory:\n%s", fmt.Sprintf(format, args...), simFirst(simExplored.Load()+int64(w.steps)), strings.Join(w.history, "\n"))
+	where := ""
+	if w.tally != nil {
+		where = fmt.Sprintf(" (first found after %d steps %s)", w.tally.first(w.tally.steps.Load()+int64(w.steps)), w.tally.what)
+	}
+	w.t.Fatalf("VIOLATION: %s%s\nhistory:\n%s", fmt.Sprintf(format, args...), where, strings.Join(w.history, "\n"))
 }
 
 // --- actions ---
@@ -363,8 +374,7 @@ func (w *world) deliver(e *simEvent, fault string) {
 	if sent, ok := w.src.send(w.now, m); ok {
 		w.logf("    ingest queued %s as %s", e.id, sent.id)
 		if !e.queued {
-			e.queued, e.lostByOwner, e.order = true, false, w.queuedN
-			w.queuedN++
+			w.place(e)
 		}
 	} else {
 		w.logf("    ingest send deduplicated by SQS")
@@ -374,6 +384,24 @@ func (w *world) deliver(e *simEvent, fault string) {
 		return
 	}
 	e.claim = "done"
+}
+
+// place gives e the next place in the send order, as a message of its
+// event that SQS just accepted: the product must deliver it from now on.
+func (w *world) place(e *simEvent) {
+	e.queued, e.lostByOwner, e.order = true, false, w.queuedN
+	w.queuedN++
+}
+
+// queuedBefore reports whether a message of e other than m is still in
+// the source queue.
+func (w *world) queuedBefore(e *simEvent, m *simMsg) bool {
+	for _, o := range w.src.msgs {
+		if o != m && o.event == e && w.now.Before(o.sent.Add(w.src.retention)) {
+			return true
+		}
+	}
+	return false
 }
 
 // invoke is one worker invocation on a batch the event source mapping
@@ -576,6 +604,16 @@ func (w *world) replay(tool provenance) {
 		nm := &simMsg{body: m.body, group: group, dedup: dedup, attrs: attrs, event: m.event, from: tool}
 		if sent, ok := w.src.send(w.now, nm); ok {
 			w.logf("    %s → %s", m.id, sent.id)
+			// An event never applied takes the next place in the send
+			// order, even where a re-created queue cleared its old one,
+			// unless a copy sent before (another replay of it) is still
+			// queued: that one may apply it first. An applied event keeps
+			// its first place.
+			if e := m.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
+				w.place(e)
+			} else if e != nil {
+				e.lostByOwner = false
+			}
 		}
 		dlq.remove(m)
 		if m.event != nil {
@@ -659,31 +697,87 @@ func (w *world) whereIs(e *simEvent) string {
 
 // --- the test ---
 
-var simExplored atomic.Int64
-
-// simFirstAt keeps the step count at the first violation (shrinking
-// replays shorter histories afterwards).
-var simFirstAt atomic.Int64
-
-func simFirst(n int64) int64 {
-	simFirstAt.CompareAndSwap(0, n)
-	return simFirstAt.Load()
+// simTally counts what one phase of TestSimulation ran: the replay of the
+// stored failures, or the search.
+type simTally struct {
+	what string // how a violation's step count reads: "explored", …
+	// runs of the property, and those that reached its end (a stored
+	// failure whose draws no longer fit the simulation stops early).
+	runs, ended int
+	// steps of the runs that ended; firstAt, the count at the first
+	// violation (shrinking replays shorter histories afterwards). A
+	// violation may be found on a handler's goroutine.
+	steps, firstAt atomic.Int64
 }
 
+func (t *simTally) first(n int64) int64 {
+	t.firstAt.CompareAndSwap(0, n)
+	return t.firstAt.Load()
+}
+
+// simStored holds the failures of past searches kept as regressions:
+// rapid's fail files, which TestSimulation/stored replays. A failure the
+// search finds is saved in testdata/rapid/TestSimulation_search (the next
+// search replays it first); move the file here to keep it.
+var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
+
+// simChecks is the search's number of runs: -rapid.checks when given (make
+// simulate), else 1,000 (make test: about 16,000 steps, ~15 s with -race).
+var simChecks = sync.OnceValue(func() string {
+	checks := "1000"
+	flag.Visit(func(f *flag.Flag) {
+		if f.Name == "rapid.checks" {
+			checks = f.Value.String()
+		}
+	})
+	return checks
+})
+
+// setFlag sets one of rapid's flags for the rest of t.
+func setFlag(t *testing.T, name, value string) {
+	old := flag.Lookup(name).Value.String()
+	if err := flag.Set(name, value); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = flag.Set(name, old) })
+}
+
+// TestSimulation replays the stored failures, then searches: apart, so
+// the search's count of steps explored is its own.
 func TestSimulation(t *testing.T) {
-	// make test explores about 16,000 steps (1,000 runs, ~15 s with -race);
-	// make simulate sets -rapid.checks (and -rapid.seed) for long runs.
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
-	if !set {
-		if err := flag.Set("rapid.checks", "1000"); err != nil {
+	simChecks() // read before the subtests set the flag
+	t.Run("stored", func(t *testing.T) {
+		files, err := filepath.Glob(filepath.Join(simStored, "*.fail"))
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	checks := 0
-	rapid.Check(t, func(rt *rapid.T) {
-		checks++
+		tally := &simTally{what: "of the stored failures"}
+		setFlag(t, "rapid.checks", "0") // no new runs
+		for _, f := range files {
+			setFlag(t, "rapid.failfile", f)
+			rapid.Check(t, simulate(tally))
+		}
+		stale := ""
+		if n := len(files) - tally.ended; n > 0 {
+			stale = fmt.Sprintf(" (%d stopped early: their draws no longer fit the simulation)", n)
+		}
+		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations", len(files), tally.ended, stale, tally.steps.Load())
+	})
+	t.Run("search", func(t *testing.T) {
+		tally := &simTally{what: "explored"}
+		setFlag(t, "rapid.checks", simChecks())
+		rapid.Check(t, simulate(tally))
+		t.Logf("search: %d runs, %d steps explored, 0 violations", tally.runs, tally.steps.Load())
+	})
+}
+
+// simulate is the property rapid checks: one history of random actions
+// and faults, the invariants checked after every step.
+func simulate(tally *simTally) func(*rapid.T) {
+	return func(rt *rapid.T) {
+		tally.runs++
 		w := newWorld(rt)
+		w.tally = tally
 		convs := []string{"cus_A", "cus_B"}
 		nextN := map[string]int{}
 		newEvent := func(conv string) *simEvent {
@@ -757,14 +851,14 @@ func TestSimulation(t *testing.T) {
 		w.mode, w.drainFault = map[string]string{}, nil
 		w.advance(15 * 24 * time.Hour)
 		w.check()
-		simExplored.Add(int64(w.steps))
-	})
-	t.Logf("simulation: %d runs, %d steps explored, 0 violations", checks, simExplored.Load())
+		tally.steps.Add(int64(w.steps))
+		tally.ended++
+	}
 }
 
 // TestSimulationRegressions replays, step by step, the shortest histories
-// the search found against f20af5b's worker (issue 28); each broke an
-// invariant there.
+// the search found against f20af5b's worker (issue 28), each of which broke
+// an invariant there, and those that showed a mistake of the model.
 func TestSimulationRegressions(t *testing.T) {
 	day := 24 * time.Hour
 	tests := []struct {
@@ -797,6 +891,37 @@ func TestSimulationRegressions(t *testing.T) {
 			w.recreate()
 			w.deliver(e("cus_A"), "")
 			w.advance(day)
+		}},
+		// The model's own: a replay sent after a queue re-creation cleared
+		// its event's place took none, so the events queued after it were
+		// reported applied out of order (SEED=4242, rapid seed 146440183).
+		{"model: a replay after a queue re-creation takes its place in the send order", func(w *world, e func(string) *simEvent) {
+			a0 := e("cus_A")
+			w.mode["cus_A/forward"] = "permanent"
+			w.deliver(a0, "after")     // its claim stays in progress: the provider retries
+			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
+			w.recreate()               // the stray copy is lost with the queue
+			w.mode["cus_A/forward"] = ""
+			w.replay(byReplay)        // evt_A_0 is sent again, first
+			w.deliver(e("cus_A"), "") // then evt_A_1
+			w.deliver(a0, "")         // and the provider's retry of evt_A_0
+			w.advance(time.Hour)
+		}},
+		// And a replay sent while an earlier copy of its event was still
+		// queued must not move the event behind the ones sent between
+		// (SEED=2, rapid seed 63163182).
+		{"model: a replay behind a queued copy of its event leaves the event its place", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.mode["cus_A/forward"] = "permanent"
+			w.invoke("crash", 6)       // dead-lettered, and again when it comes back
+			w.advance(7 * time.Minute) // (its first dead letter's mark was lost)
+			w.mode["cus_A/forward"] = "transient"
+			w.replay(byMove) // two copies of evt_A_0
+			w.deliver(e("cus_A"), "")
+			w.advance(13 * time.Second) // the first copy is dead-lettered; the second waits
+			w.replay(byReplay)          // a third copy, behind evt_A_1
+			w.mode["cus_A/forward"] = ""
+			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
