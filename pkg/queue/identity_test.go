@@ -95,32 +95,37 @@ func TestIdentityOfRefuses(t *testing.T) {
 		attr string
 		a    events.SQSMessageAttribute
 		drop bool
+		key  string // the event key to go with it, when not the valid one
 	}{
-		{"no tenant", AttrTenant, events.SQSMessageAttribute{}, true},
-		{"no key", AttrEventKey, events.SQSMessageAttribute{}, true},
-		{"no conversation", AttrConversation, events.SQSMessageAttribute{}, true},
-		{"no time", AttrReceivedAt, events.SQSMessageAttribute{}, true},
-		{"invalid tenant", AttrTenant, str("Acme"), false},
-		{"tenant too long", AttrTenant, str(strings.Repeat("a", 41)), false},
-		{"empty tenant", AttrTenant, str(""), false},
-		{"tenant a Number", AttrTenant, events.SQSMessageAttribute{DataType: "Number", StringValue: aws.String("1")}, false},
-		{"String without a value", AttrTenant, events.SQSMessageAttribute{DataType: "String"}, false},
-		{"another tenant's key", AttrEventKey, str("globex#stripe#evt_1"), false},
-		{"key of a tenant it prefixes", AttrEventKey, str("acme2#stripe#evt_1"), false},
-		{"key without a provider", AttrEventKey, str("acme##evt_1"), false},
-		{"key without an id", AttrEventKey, str("acme#stripe#"), false},
-		{"key without a second '#'", AttrEventKey, str("acme#stripe"), false},
-		{"key without a '#'", AttrEventKey, str("acme"), false},
-		{"empty conversation", AttrConversation, str(""), false},
-		{"conversation not a group id", AttrConversation, str("cus 9"), false},
-		{"conversation too long for a group", AttrConversation, str(strings.Repeat("c", 129)), false},
-		{"time not RFC 3339", AttrReceivedAt, str("2026-11-22 17:00:00"), false},
-		{"date only", AttrReceivedAt, str("2026-11-22"), false},
-		{"epoch milliseconds", AttrReceivedAt, str("1795366800123"), false},
+		{"no tenant", AttrTenant, events.SQSMessageAttribute{}, true, ""},
+		{"no key", AttrEventKey, events.SQSMessageAttribute{}, true, ""},
+		{"no conversation", AttrConversation, events.SQSMessageAttribute{}, true, ""},
+		{"no time", AttrReceivedAt, events.SQSMessageAttribute{}, true, ""},
+		{"invalid tenant", AttrTenant, str("Acme"), false, "Acme#stripe#evt_1"},
+		{"tenant with a '#'", AttrTenant, str("acme#stripe"), false, "acme#stripe#x#evt_1"},
+		{"tenant too long", AttrTenant, str(strings.Repeat("a", 41)), false, strings.Repeat("a", 41) + "#stripe#evt_1"},
+		{"empty tenant", AttrTenant, str(""), false, "#stripe#evt_1"},
+		{"tenant a Number", AttrTenant, events.SQSMessageAttribute{DataType: "Number", StringValue: aws.String("1")}, false, ""},
+		{"String without a value", AttrTenant, events.SQSMessageAttribute{DataType: "String"}, false, ""},
+		{"another tenant's key", AttrEventKey, str("globex#stripe#evt_1"), false, ""},
+		{"key of a tenant it prefixes", AttrEventKey, str("acme2#stripe#evt_1"), false, ""},
+		{"key without a provider", AttrEventKey, str("acme##evt_1"), false, ""},
+		{"key without an id", AttrEventKey, str("acme#stripe#"), false, ""},
+		{"key without a second '#'", AttrEventKey, str("acme#stripe"), false, ""},
+		{"key without a '#'", AttrEventKey, str("acme"), false, ""},
+		{"empty conversation", AttrConversation, str(""), false, ""},
+		{"conversation not a group id", AttrConversation, str("cus 9"), false, ""},
+		{"conversation too long for a group", AttrConversation, str(strings.Repeat("c", 129)), false, ""},
+		{"time not RFC 3339", AttrReceivedAt, str("2026-11-22 17:00:00"), false, ""},
+		{"date only", AttrReceivedAt, str("2026-11-22"), false, ""},
+		{"epoch milliseconds", AttrReceivedAt, str("1795366800123"), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			attrs := maps.Clone(valid)
+			if tt.key != "" {
+				attrs[AttrEventKey] = str(tt.key)
+			}
 			if tt.drop {
 				delete(attrs, tt.attr)
 			} else {
