@@ -75,7 +75,8 @@ func TestSendOnMoto(t *testing.T) {
 	if aws.ToString(got.Body) != `{"a":1}` || got.Attributes["MessageGroupId"] != "g1" || aws.ToString(got.MessageAttributes["reason"].StringValue) != "x" {
 		t.Errorf("message = %+v", got)
 	}
-	// An event key SQS would refuse as a String travels as a Binary.
+	// An event key SQS would refuse as a String travels as a Binary (moto
+	// takes either; TestIdentityRoundTrip checks the type).
 	ev, env, err := EventMessage("acme", "stripe", webhook.Event{ID: "evt\x01", Conversation: "c"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
