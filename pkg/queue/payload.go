@@ -142,10 +142,10 @@ func IsPointer(body string) bool {
 
 // parsePointer returns the object body points to, if it is a pointer.
 func parsePointer(body string) (pointer, bool) {
-	var ptr pointer
 	if t := strings.TrimLeft(body, " \t\r\n"); t == "" || t[0] != '[' {
-		return ptr, false
+		return pointer{}, false
 	}
+	var ptr pointer
 	var parts []json.RawMessage
 	var class string
 	if json.Unmarshal([]byte(body), &parts) != nil || len(parts) != 2 ||

@@ -82,3 +82,26 @@ func FuzzIsPointer(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkIsPointer is what telling a pointer from an envelope costs the
+// worker per message: nothing for an envelope (it starts with '{'), one
+// small JSON decode for a pointer.
+func BenchmarkIsPointer(b *testing.B) {
+	m, _, err := EventMessage("acme", "stripe", webhook.Event{ID: "evt_1", Conversation: "c", Body: []byte(`{"pad":"` + strings.Repeat("x", 200_000) + `"}`)}, time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bm := range []struct{ name, body string }{
+		{"envelope 200 KB", string(m.Body)},
+		{"pointer", `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"bucket","s3Key":"hookpack-acme.fifo/` + m.DeduplicationID + `"}]`},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if IsPointer(bm.body) != strings.HasPrefix(bm.body, "[") {
+					b.Fatal("IsPointer is wrong")
+				}
+			}
+		})
+	}
+}
