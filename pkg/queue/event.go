@@ -10,7 +10,8 @@ import (
 
 // EventMessage builds the queue message of one verified event exactly as
 // the ingest path sends it: the version-1 envelope, MessageGroupId from the
-// conversation, MessageDeduplicationId from the idempotency key, whatever
+// conversation, MessageDeduplicationId from the idempotency key, the
+// event's identity as attributes (EnvelopeIdentity), whatever
 // its size (SQS.SendBatch offloads a large body or refuses it). Tools that
 // fabricate worker input (make events) use it too, so their messages cannot
 // drift from what ingest sends.
@@ -36,6 +37,7 @@ func EventMessage(tenantID, providerName string, ev webhook.Event, now time.Time
 		GroupID:         webhook.GroupID(ev.Conversation, key),
 		DeduplicationID: webhook.DeduplicationID(key),
 		Body:            b,
+		Attributes:      EnvelopeIdentity(&env).Attributes(),
 	}
 	return m, env, nil
 }

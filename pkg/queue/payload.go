@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,10 +25,14 @@ import (
 //
 //	body:       ["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"…","s3Key":"…"}]
 //	attribute:  ExtendedPayloadSize (Number) = the body's size in bytes
+//
+// A pointer is recognised by its body alone (IsPointer): a message re-sent
+// by hand with its body but not its attributes is still one.
 const (
 	pointerClass = "software.amazon.payloadoffloading.PayloadS3Pointer"
-	// SizeAttribute is the Extended Client's reserved message attribute;
-	// its presence marks a pointer message. Copy it with the body.
+	// SizeAttribute is the Extended Client's reserved message attribute,
+	// written with every pointer so those clients know it for one; this
+	// pack does not need it to (IsPointer). Copy it with the body.
 	SizeAttribute = "ExtendedPayloadSize"
 	// MaxOffloadBytes bounds an offloaded body: above anything a Lambda
 	// invocation (6 MB) can carry, base64 included.
@@ -125,13 +130,40 @@ func (p *Payloads) Stat(ctx context.Context, queueURL, eventKey string) (Object,
 	return o, nil
 }
 
-// Get returns the body a pointer message stands for. It returns an error
-// wrapping ErrPointer or ErrPayloadGone (permanent), or a wrapped S3 error.
-func (p *Payloads) Get(ctx context.Context, pointerBody string) ([]byte, error) {
-	var parts []json.RawMessage
+// IsPointer reports whether body is an Extended Client pointer: a JSON
+// array of the pointer class and an object naming a bucket and a key,
+// whatever the message's attributes. An envelope (a JSON object) never is,
+// whatever it contains; deciding costs nothing for a body that does not
+// start with '['.
+func IsPointer(body string) bool {
+	_, ok := parsePointer(body)
+	return ok
+}
+
+// parsePointer returns the object body points to, if it is a pointer.
+func parsePointer(body string) (pointer, bool) {
+	if t := strings.TrimLeft(body, " \t\r\n"); t == "" || t[0] != '[' {
+		return pointer{}, false
+	}
 	var ptr pointer
-	if err := json.Unmarshal([]byte(pointerBody), &parts); err != nil || len(parts) != 2 ||
-		string(parts[0]) != strconv.Quote(pointerClass) || json.Unmarshal(parts[1], &ptr) != nil || ptr.Key == "" {
+	var parts []json.RawMessage
+	var class string
+	if json.Unmarshal([]byte(body), &parts) != nil || len(parts) != 2 ||
+		json.Unmarshal(parts[0], &class) != nil || class != pointerClass ||
+		json.Unmarshal(parts[1], &ptr) != nil || ptr.Bucket == "" || ptr.Key == "" {
+		return pointer{}, false
+	}
+	return ptr, true
+}
+
+// Get returns the body a pointer message stands for. It returns an error
+// wrapping ErrPointer when pointerBody is not a pointer (IsPointer) or
+// names another bucket, ErrPayloadGone when the object no longer exists
+// (both permanent), or a wrapped S3 error (access denied, throttled, …:
+// the object may be readable later).
+func (p *Payloads) Get(ctx context.Context, pointerBody string) ([]byte, error) {
+	ptr, ok := parsePointer(pointerBody)
+	if !ok {
 		return nil, fmt.Errorf("%w: not an S3 payload pointer", ErrPointer)
 	}
 	if ptr.Bucket != p.bucket {

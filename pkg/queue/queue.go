@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -23,10 +24,11 @@ import (
 // set to it.
 const MaxMessageBytes = 1024 * 1024
 
-// MaxEventBytes is the largest event message ingest queues: MaxMessageBytes
-// less room for the attributes the worker adds when it dead-letters the
-// message (reason, attempts, group, ids, time), so every queued event can
-// also be dead-lettered.
+// MaxEventBytes is the largest event message ingest queues, its identity
+// attributes counted (Message.Size): MaxMessageBytes less room for the
+// attributes the worker adds when it dead-letters the message (reason,
+// attempts, group, ids, time), so every queued event can also be
+// dead-lettered.
 const MaxEventBytes = MaxMessageBytes - 2048
 
 // ErrTooLarge is returned for messages over the configured limit.
@@ -37,8 +39,8 @@ type Message struct {
 	GroupID         string
 	DeduplicationID string
 	Body            []byte
-	// Attributes are string message attributes (e.g. the failure reason on
-	// a dead-lettered message).
+	// Attributes are string message attributes (an event's Identity, the
+	// failure reason on a dead-lettered message).
 	Attributes map[string]string
 }
 
@@ -246,19 +248,42 @@ func (q *SQS) sendBatch(ctx context.Context, url string, msgs []Message, idx []i
 	}
 }
 
+// attributes returns attrs as SQS message attributes: Strings, but the
+// Extended Client's size a Number as it writes it, and a value SQS would
+// refuse as a String (text outside the characters it allows, e.g. an event
+// key holding a control character) a Binary of the same bytes, which SQS
+// counts the same and takes as it is. IdentityOf reads either.
 func attributes(attrs map[string]string) map[string]types.MessageAttributeValue {
 	if len(attrs) == 0 {
 		return nil
 	}
 	out := make(map[string]types.MessageAttributeValue, len(attrs))
 	for k, v := range attrs {
-		dataType := "String"
-		if k == SizeAttribute {
-			dataType = "Number" // as the Extended Client writes it
+		switch {
+		case k == SizeAttribute:
+			out[k] = types.MessageAttributeValue{DataType: aws.String("Number"), StringValue: aws.String(v)}
+		case !sqsText(v):
+			out[k] = types.MessageAttributeValue{DataType: aws.String("Binary"), BinaryValue: []byte(v)}
+		default:
+			out[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
 		}
-		out[k] = types.MessageAttributeValue{DataType: aws.String(dataType), StringValue: aws.String(v)}
 	}
 	return out
+}
+
+// sqsText reports whether SQS takes s as a String value: valid UTF-8 of
+// the characters #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD |
+// #x10000 to #x10FFFF.
+func sqsText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 // URL expands a queue URL template ("…/hookpack-{tenant}.fifo") for tenant.

@@ -75,6 +75,22 @@ func TestSendOnMoto(t *testing.T) {
 	if aws.ToString(got.Body) != `{"a":1}` || got.Attributes["MessageGroupId"] != "g1" || aws.ToString(got.MessageAttributes["reason"].StringValue) != "x" {
 		t.Errorf("message = %+v", got)
 	}
+	// An event key SQS would refuse as a String travels as a Binary (moto
+	// takes either; TestIdentityRoundTrip checks the type).
+	ev, env, err := EventMessage("acme", "stripe", webhook.Event{ID: "evt\x01", Conversation: "c"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Send(ctx, pair.URL, ev); err != nil {
+		t.Fatalf("Send(key with a control character) = %v", err)
+	}
+	out, err = client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(pair.URL), MessageAttributeNames: []string{"All"}, VisibilityTimeout: 0})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("ReceiveMessage() = %v, %v", out, err)
+	}
+	if id, ok := IdentityOf(received(out.Messages[0].MessageAttributes)); !ok || id != EnvelopeIdentity(&env) {
+		t.Errorf("IdentityOf(received) = %+v, %v; want %+v", id, ok, EnvelopeIdentity(&env))
+	}
 	big := Message{GroupID: "g", DeduplicationID: "d2", Body: make([]byte, MaxMessageBytes+1)}
 	if _, err := q.Send(ctx, pair.URL, big); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Send(too large) = %v, want ErrTooLarge", err)
@@ -277,7 +293,13 @@ func TestLargeEventsOnMoto(t *testing.T) {
 			if _, err := client.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(pair.URL), ReceiptHandle: got.ReceiptHandle}); err != nil {
 				t.Fatal(err)
 			}
+			if id, ok := IdentityOf(received(got.MessageAttributes)); !ok || id != EnvelopeIdentity(&env) {
+				t.Errorf("IdentityOf(received) = %+v, %v; want %+v", id, ok, EnvelopeIdentity(&env))
+			}
 			body := []byte(aws.ToString(got.Body))
+			if IsPointer(string(body)) != tt.offloaded {
+				t.Errorf("IsPointer(received) = %v, want %v", !tt.offloaded, tt.offloaded)
+			}
 			size, isPointer := got.MessageAttributes[SizeAttribute]
 			if isPointer != tt.offloaded {
 				t.Fatalf("offloaded = %v, want %v (%d bytes queued)", isPointer, tt.offloaded, len(body))
