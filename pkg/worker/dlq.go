@@ -3,6 +3,8 @@ package worker
 import (
 	"fmt"
 	"strings"
+
+	"github.com/hookpack/hookpack/pkg/queue"
 )
 
 // Message attributes of a dead-lettered message. Messages SQS itself
@@ -22,9 +24,11 @@ const (
 	AttrMessageID = "hookpack.messageId"
 	// AttrFailedAt is when the worker dead-lettered it (RFC 3339, UTC).
 	AttrFailedAt = "hookpack.failedAt"
-	// AttrEventKey is the envelope's idempotency key, when it could be
-	// decoded.
-	AttrEventKey = "hookpack.eventKey"
+	// AttrEventKey is the event's idempotency key (queue.AttrEventKey),
+	// from its envelope or, when the body could not be read, from the
+	// message's identity attributes, which the dead letter keeps
+	// (queue.Identity).
+	AttrEventKey = queue.AttrEventKey
 	// AttrReplayOf marks a message redriven from the DLQ (package replay)
 	// with the DLQ message id it came from. Its effect claims never count an
 	// earlier message's unfinished claim as done (ledger.Fence.Replay).

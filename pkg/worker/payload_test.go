@@ -94,3 +94,52 @@ func TestPointerMessages(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// sqsAttributes are attrs as Lambda delivers them.
+func sqsAttributes(attrs map[string]string) map[string]events.SQSMessageAttribute {
+	out := map[string]events.SQSMessageAttribute{}
+	for k, v := range attrs {
+		out[k] = events.SQSMessageAttribute{DataType: "String", StringValue: ptr(v)}
+	}
+	return out
+}
+
+// An offloaded body that cannot be read is given up under the event its
+// attributes name: once the object is readable again, a redelivered copy
+// finds its event dead-lettered and runs nothing. The dead letter's body,
+// re-sent by hand without any attribute, is still a pointer and that event's
+// replay.
+func TestUnreadableBodyIsBuriedByItsIdentity(t *testing.T) {
+	const pointer = `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"b","s3Key":"hp-acme.fifo/d2"}]`
+	e := env("denied", "A")
+	full, err := e.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	payloads := &fakePayloads{err: fmt.Errorf("%w: AccessDenied", queue.ErrPayloadGone)}
+	f := newFixture(t, func(c *worker.Config) { c.Payloads = payloads })
+	runs := 0
+	f.reg.Handle("stripe", worker.Any, func(context.Context, *worker.Event) error { runs++; return nil })
+	r := rec(t, e, 1)
+	r.Body = pointer
+	r.MessageAttributes = sqsAttributes(queue.EnvelopeIdentity(e).Attributes())
+	r.MessageAttributes[queue.SizeAttribute] = events.SQSMessageAttribute{DataType: "Number", StringValue: ptr(fmt.Sprint(len(full)))}
+	if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}}); len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 {
+		t.Fatalf("unreadable body: failures %v, %d dead letters; want dead-lettered", failed(resp), len(f.sqs.sent))
+	}
+	dead := f.sqs.sent[0].msg
+	if dead.Attributes[worker.AttrEventKey] != e.Key || dead.Attributes[queue.AttrReceivedAt] == "" {
+		t.Errorf("dead letter attributes = %v, want its event named (key %s, receivedAt)", dead.Attributes, e.Key)
+	}
+	payloads.err, payloads.bodies = nil, map[string][]byte{pointer: full}
+	r.Attributes["ApproximateReceiveCount"] = "2" // its deletion was lost
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	if len(resp.BatchItemFailures) != 0 || runs != 0 {
+		t.Errorf("redelivered copy, body readable again: failures %v, handler ran %d; want deleted, nothing run", failed(resp), runs)
+	}
+	byHand := recAs(t, "m-denied-by-hand", e, 1)
+	byHand.Body = string(dead.Body)
+	if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{byHand}}); len(resp.BatchItemFailures) != 0 || runs != 1 {
+		t.Errorf("the dead letter's body re-sent by hand: failures %v, handler ran %d; want it replayed once", failed(resp), runs)
+	}
+}

@@ -187,7 +187,7 @@ func sentAt(rec *events.SQSMessage) (time.Time, bool) {
 // message the object in S3 it names. A pointer that names nothing of this
 // deployment, or an object gone, is permanent; a failed read transient.
 func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, b budget) ([]byte, error) {
-	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok {
+	if !queue.IsPointer(rec.Body) {
 		return []byte(rec.Body), nil
 	}
 	if h.cfg.Payloads == nil {

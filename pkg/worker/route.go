@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -127,8 +128,12 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if r.env == nil {
 		r.env = h.envelope(ctx, rec)
 	}
-	if r.env != nil {
-		attrs[AttrEventKey] = r.env.Key
+	// The event it names, from its envelope or, when the body cannot be
+	// read (an offloaded one denied or gone), from its attributes: the dead
+	// letter keeps them, so a copy of it re-sent with them names its event.
+	id, known := identify(rec, r.env)
+	if known {
+		maps.Copy(attrs, id.Attributes())
 	}
 	if size, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
 		attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer
@@ -142,13 +147,13 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	// before it claimed anything (behind an expiring message, too old, its
 	// body unreadable) buries its event's record under its own fence.
 	keys, fence := r.touched, r.fence
-	if r.env != nil {
-		event := ledger.Key{Tenant: r.env.Tenant, Event: r.env.Key, Effect: ledger.EventEffect}
+	if known {
+		event := ledger.Key{Tenant: id.Tenant, Event: id.EventKey, Effect: ledger.EventEffect}
 		if !slices.Contains(keys, event) {
 			keys = append([]ledger.Key{event}, keys...)
 		}
 		if fence.Sequence == "" {
-			fence = h.fenceOf(ctx, rec, r.env, group)
+			fence = h.fenceOf(ctx, rec, id, group)
 		}
 	}
 	bctx, bcancel := h.finish(ctx)
@@ -205,19 +210,29 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	return r
 }
 
-// fenceOf is the fence of message rec of event env in its conversation
+// identify names the event of message rec: its envelope's, or when there
+// is none (the body cannot be read or decoded) the identity its attributes
+// carry (queue.IdentityOf). It reports false when neither names one.
+func identify(rec *events.SQSMessage, env *envelope.Envelope) (queue.Identity, bool) {
+	if env != nil {
+		return queue.EnvelopeIdentity(env), true
+	}
+	return queue.IdentityOf(rec.MessageAttributes)
+}
+
+// fenceOf is the fence of message rec of event id in its conversation
 // group, for a dead letter sent before the message claimed anything: its
 // place in the conversation and its queue's incarnation (so that the event's
 // record tells a done event from one to bury), or, when those cannot be
 // had, the fence of an unknown place, which buries without comparing.
-func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, env *envelope.Envelope, group string) ledger.Fence {
-	f, err := ledger.NewFence(env.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
+func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string) ledger.Fence {
+	f, err := ledger.NewFence(id.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
 	if err != nil {
-		f = ledger.Fence{Tenant: env.Tenant, Conversation: group}
+		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
 	}
 	f.MessageID = rec.MessageId
-	if !env.ReceivedAt.IsZero() {
-		f.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	if !id.ReceivedAt.IsZero() {
+		f.Origin = id.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
 	if f.Sequence != "" {
 		fctx, cancel := h.finish(ctx)
@@ -232,7 +247,7 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, env *enve
 // S3 within ctx (nil when it cannot): every path names its event.
 func (h *Handler) envelope(ctx context.Context, rec *events.SQSMessage) *envelope.Envelope {
 	body := []byte(rec.Body)
-	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
+	if queue.IsPointer(rec.Body) {
 		if h.cfg.Payloads == nil {
 			return nil
 		}
