@@ -81,6 +81,9 @@ func (q *fakeDLQ) visible() []string {
 
 func (q *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	q.receives++
+	if q.receives > maxReceives {
+		return nil, errRunaway
+	}
 	blocked := map[string]bool{}
 	for _, m := range q.msgs {
 		if !m.deleted && m.inFlight {
@@ -176,4 +179,10 @@ func (s *fakeSource) Send(_ context.Context, url string, m queue.Message) (strin
 	return fmt.Sprintf("src-%d", len(s.sent)), nil
 }
 
-var errThrottled = errors.New("throttled")
+var (
+	errThrottled = errors.New("throttled")
+	errRunaway   = errors.New("fake DLQ: more than 100 receives in one test")
+)
+
+// maxReceives ends a run that would not end by itself.
+const maxReceives = 100

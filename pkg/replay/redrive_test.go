@@ -259,3 +259,26 @@ func TestFilterEvent(t *testing.T) {
 		})
 	}
 }
+
+// New dead letters arriving all through the run (live traffic to a target
+// that refuses everything) do not keep it going: a receive with nothing
+// dead-lettered before the start ends it.
+func TestRedriveEndsWhileNewDeadLettersArrive(t *testing.T) {
+	c := &clock{t: start, step: 10 * time.Millisecond}
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Minute))
+	n := 0
+	dlq.afterReceive = func(q *fakeDLQ) {
+		n++
+		q.add(fmt.Sprintf("live%d", n), fmt.Sprintf("L%d", n), fmt.Sprintf("acme#hmac#live%d", n), c.t)
+	}
+	src := &fakeSource{}
+	r := replay.New(dlq, src, replay.Options{Wait: -1, Now: c.Now, Budget: time.Hour})
+	items, err := r.Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", replay.Filter{}, false)
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	if !slices.Equal(src.sent, []string{"a1"}) || dlq.receives > 3 {
+		t.Errorf("sent %v in %d receives (%d items); want a1 only, within 3 receives", src.sent, dlq.receives, len(items))
+	}
+}

@@ -237,12 +237,12 @@ type plan struct {
 // or "" to move it. The first reason that applies is given.
 func (p *plan) hold(it Item) string {
 	switch {
-	case p.held[it.GroupID] != "":
-		return NoteBehind + " (" + p.held[it.GroupID] + ")"
 	case it.SentAt.IsZero():
 		return NoteNoSentTime
 	case !it.SentAt.Before(p.start):
 		return NoteAfterStart + " (at " + it.SentAt.Format(time.RFC3339Nano) + ")"
+	case p.held[it.GroupID] != "":
+		return NoteBehind + " (" + p.held[it.GroupID] + ")"
 	case !p.filter.Match(it):
 		return NoteFilter
 	case it.EventKey != "" && p.moved[it.EventKey] != "":
