@@ -47,6 +47,8 @@ type fakeDLQ struct {
 	// failDelete and refuseVisibility act on message ids.
 	failDelete       map[string]error
 	refuseVisibility map[string]bool
+	// oneGroup fills each receive from one group, as SQS FIFO may.
+	oneGroup bool
 }
 
 var _ interface {
@@ -92,7 +94,8 @@ func (q *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 	}
 	out := &sqs.ReceiveMessageOutput{}
 	for _, m := range q.msgs {
-		if m.deleted || m.inFlight || blocked[m.group] || len(out.Messages) == int(in.MaxNumberOfMessages) {
+		if m.deleted || m.inFlight || blocked[m.group] || len(out.Messages) == int(in.MaxNumberOfMessages) ||
+			q.oneGroup && len(out.Messages) > 0 && out.Messages[0].Attributes[string(types.MessageSystemAttributeNameMessageGroupId)] != m.group {
 			continue
 		}
 		q.handles++

@@ -282,3 +282,20 @@ func TestRedriveEndsWhileNewDeadLettersArrive(t *testing.T) {
 		t.Errorf("sent %v in %d receives (%d items); want a1 only, within 3 receives", src.sent, dlq.receives, len(items))
 	}
 }
+
+// A receive filled with a new dead letter's group does not end the run
+// while an older message waits in another group.
+func TestRedriveLooksPastAReceiveOfNewOnes(t *testing.T) {
+	dlq := &fakeDLQ{oneGroup: true}
+	dlq.add("n1", "N", "acme#hmac#n1", start.Add(time.Second))
+	dlq.add("b1", "B", "acme#hmac#b1", before(time.Minute))
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{})
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	want := map[string]string{"b1": "moved", "n1": "held: " + replay.NoteAfterStart}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive() = %v, want %v", got, want)
+	}
+}

@@ -15,8 +15,8 @@
 // message and each event at most once. An event the target still refuses
 // comes back to the DLQ at once as a new message (a new id, a SentTimestamp
 // after the start); the redrive holds it, as AWS's own move task moves only
-// the messages it counted when it started, and the run ends when a receive
-// yields nothing dead-lettered before the start that it has not seen. The
+// the messages it counted when it started, and the run ends when receives
+// yield nothing dead-lettered before the start that it has not seen. The
 // start is the client's clock and SentTimestamp the queue's: with a client
 // clock ahead of SQS's, a copy may look older than the start, and the
 // event rule (one move per event key) still holds it.
@@ -312,8 +312,9 @@ func (r *Replayer) run(ctx context.Context, dlqURL string, visit func(context.Co
 	return r.runFrom(ctx, r.opts.Now(), dlqURL, visit)
 }
 
-// runFrom receives until a receive yields no message sent before start
-// that the run has not seen (or until the budget is spent), calls visit
+// runFrom receives until a receive yields no message the run has not
+// seen, or two in a row yield none sent before start (or until the budget
+// is spent), calls visit
 // once per message id, in order (visit returns whether the message is
 // gone), and makes every message that stays visible again.
 func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, visit func(context.Context, *Item, types.Message) bool) ([]Item, error) {
@@ -322,6 +323,7 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 	index := map[string]int{}  // message id → its item
 	stayAt := map[string]int{} // message id → its place in stay
 	end := start.Add(r.opts.Budget)
+	quiet := 0 // passes in a row with nothing dead-lettered before the start
 	var err error
 	for err == nil {
 		if !r.opts.Now().Before(end) {
@@ -341,7 +343,7 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 			err = fmt.Errorf("receive from %s: %w", dlqURL, err)
 			break
 		}
-		older := 0 // unseen messages dead-lettered before the start
+		fresh, older := 0, 0 // unseen messages, and those dead-lettered before the start
 		for _, m := range out.Messages {
 			id := aws.ToString(m.MessageId)
 			if _, seen := index[id]; seen { // its visibility ran out during the run
@@ -353,6 +355,7 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 				}
 				continue
 			}
+			fresh++
 			it := r.item(ctx, m)
 			if !it.SentAt.IsZero() && it.SentAt.Before(start) {
 				older++
@@ -364,7 +367,12 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 			index[id] = len(items)
 			items = append(items, it)
 		}
-		if older == 0 {
+		// Only new ones: SQS FIFO may fill a receive from one group, so
+		// one more pass looks past the group they hold back (in flight).
+		if quiet = quiet + 1; older > 0 {
+			quiet = 0
+		}
+		if fresh == 0 || quiet == 2 {
 			break
 		}
 	}
