@@ -7,9 +7,19 @@
 // rest of the group back while any of its messages is in flight. Redrive
 // therefore sends each message back under the same group, in DLQ order,
 // and deletes it before the group's next messages can be received. When a
-// message stays (it does not match the filter, or sending it failed), the
+// message stays (it does not match the filter, sending it failed, …), the
 // rest of its conversation stays too: moving later events past it would
 // reorder the conversation.
+//
+// Once: a redrive moves what was dead-lettered before it started, each
+// message and each event at most once. An event the target still refuses
+// comes back to the DLQ at once as a new message (a new id, a SentTimestamp
+// after the start); the redrive holds it, as AWS's own move task moves only
+// the messages it counted when it started, and the run ends when receives
+// yield nothing dead-lettered before the start that it has not seen. The
+// start is the client's clock and SentTimestamp the queue's: with a client
+// clock ahead of SQS's, a copy may look older than the start, and the
+// event rule (one move per event key) still holds it.
 //
 // Each moved message gets a new deduplication id (derived from its DLQ
 // message id), so SQS does not drop it as a duplicate of the original send,
@@ -26,7 +36,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,6 +56,15 @@ import (
 // the worker reads it (worker.AttrReplayOf).
 const AttrReplayOf = worker.AttrReplayOf
 
+var (
+	// ErrNotReleased: SQS refused to make some received messages visible
+	// again; they stay hidden until their visibility timeout ends.
+	ErrNotReleased = errors.New("messages left hidden")
+	// ErrBudget: the run stopped receiving at Options.Budget; what it did
+	// not reach stays in the DLQ for the next run.
+	ErrBudget = errors.New("time budget spent")
+)
+
 // sqsAPI receives from the DLQ, deletes moved messages and makes the
 // others visible again.
 type sqsAPI interface {
@@ -59,17 +80,35 @@ type sender interface {
 
 // Filter selects messages; empty fields match everything. A message whose
 // envelope cannot be decoded matches only an empty Type and a Conversation
-// equal to its group id.
+// equal to its group id, and an Event equal to its hookpack.eventKey
+// attribute.
 type Filter struct {
 	// Conversation matches the envelope's conversation or the message group.
 	Conversation string
 	// Type matches the envelope's event type.
 	Type string
+	// Event is any id `make inspect` takes: the idempotency key
+	// ("tenant#provider#id"), its id part (the sender's id when it signs
+	// one), the eventId the ingest logged (the sender's id), or one
+	// ':'-separated part of that eventId (Shopify's topic:id).
+	Event string
 }
 
-func (f Filter) match(it Item) bool {
+// Match reports whether f selects it.
+func (f Filter) Match(it Item) bool {
 	return (f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
-		(f.Type == "" || f.Type == it.Type)
+		(f.Type == "" || f.Type == it.Type) &&
+		(f.Event == "" || f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
+			it.EventID != "" && slices.Contains(strings.Split(it.EventID, ":"), f.Event))
+}
+
+// keyID is the id part of an idempotency key "tenant#provider#id".
+func keyID(key string) string {
+	parts := strings.SplitN(key, "#", 3)
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[2]
 }
 
 // Status of an item in a result.
@@ -80,6 +119,18 @@ const (
 	StatusHeld      = "held"
 )
 
+// Why a redrive holds a message (Item.Note starts with one of them).
+const (
+	NoteAfterStart  = "dead-lettered after the redrive started"
+	NoteNoSentTime  = "no SentTimestamp: cannot tell whether it was dead-lettered before the redrive started"
+	NoteFilter      = "does not match the filter"
+	NoteBehind      = "behind a held message of its conversation"
+	NoteSameEvent   = "the same event as a message moved in this run"
+	NoteSendFailed  = "send failed"
+	NoteStillInDLQ  = "moved, but still in the DLQ"
+	NoteStillHidden = "left hidden until its visibility timeout"
+)
+
 // Item is one DLQ message.
 type Item struct {
 	// MessageID is the DLQ message's id.
@@ -87,15 +138,16 @@ type Item struct {
 	GroupID   string `json:"groupId"`
 	// Reason, Attempts, OriginalMessageID and FailedAt are what the worker
 	// recorded; empty for messages SQS redrove after maxReceiveCount.
-	Reason            string    `json:"reason"`
-	Attempts          string    `json:"attempts,omitempty"`
-	OriginalMessageID string    `json:"originalMessageId,omitempty"`
-	FailedAt          string    `json:"failedAt,omitempty"`
-	SentAt            time.Time `json:"sentAt"`
+	Reason            string `json:"reason"`
+	Attempts          string `json:"attempts,omitempty"`
+	OriginalMessageID string `json:"originalMessageId,omitempty"`
+	FailedAt          string `json:"failedAt,omitempty"`
+	// SentAt is when the message entered the DLQ (SentTimestamp).
+	SentAt time.Time `json:"sentAt"`
 	// EventKey, EventID, Type and Conversation come from the envelope, when
 	// valid (EventID is what the ingest logged: for providers whose id is an
 	// unsigned header, such as GitHub's X-GitHub-Delivery, it is not part of
-	// the key).
+	// the key); EventKey falls back on the worker's hookpack.eventKey.
 	EventKey     string `json:"eventKey,omitempty"`
 	EventID      string `json:"eventId,omitempty"`
 	Type         string `json:"type,omitempty"`
@@ -110,9 +162,15 @@ type Options struct {
 	// Visibility hides received messages for the run (default 5 minutes,
 	// longer than any run; they are made visible again at the end).
 	Visibility time.Duration
-	// Wait is the long-poll wait of each receive (default 1 s; an empty
-	// receive ends the run).
+	// Wait is the long-poll wait of each receive (default 1 s; a receive
+	// with nothing new from before the start ends the run).
 	Wait time.Duration
+	// Budget bounds a run's receiving (default 10 minutes, measured on
+	// Now): past it the run stops with ErrBudget.
+	Budget time.Duration
+	// Now is the clock (default time.Now). A redrive moves only messages
+	// whose SentTimestamp is before Now at its start.
+	Now func() time.Time
 	// Payloads reads the envelopes of pointer messages (bodies ingest put
 	// in the payload bucket, queue.Payloads), so their type and
 	// conversation can be listed and filtered on. Without it they show
@@ -139,12 +197,19 @@ func New(client sqsAPI, send sender, o Options) *Replayer {
 	} else if o.Wait == 0 {
 		o.Wait = time.Second
 	}
+	if o.Budget <= 0 {
+		o.Budget = 10 * time.Minute
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	return &Replayer{sqs: client, send: send, opts: o}
 }
 
 // List returns the DLQ messages matching f that can be seen: the head of
 // each conversation (see the package comment). Every received message is
-// made visible again. It returns a wrapped AWS error.
+// made visible again. It returns a wrapped AWS error, or one wrapping
+// ErrNotReleased or ErrBudget, with the items seen so far.
 func (r *Replayer) List(ctx context.Context, dlqURL string, f Filter) ([]Item, error) {
 	items, err := r.run(ctx, dlqURL, func(ctx context.Context, it *Item, _ types.Message) bool {
 		it.Status = StatusListed
@@ -152,31 +217,63 @@ func (r *Replayer) List(ctx context.Context, dlqURL string, f Filter) ([]Item, e
 	})
 	var out []Item
 	for _, it := range items {
-		if f.match(it) {
+		if f.Match(it) {
 			out = append(out, it)
 		}
 	}
 	return out, err
 }
 
+// plan is what a redrive has decided so far: the groups that stay and the
+// events moved.
+type plan struct {
+	start  time.Time
+	filter Filter
+	held   map[string]string // group → the held message's id
+	moved  map[string]string // event key → the moved message's id
+}
+
+// hold decides, without side effects, why a redrive leaves it in the DLQ,
+// or "" to move it. The first reason that applies is given.
+func (p *plan) hold(it Item) string {
+	switch {
+	case it.SentAt.IsZero():
+		return NoteNoSentTime
+	case !it.SentAt.Before(p.start):
+		return NoteAfterStart + " (at " + it.SentAt.Format(time.RFC3339Nano) + ")"
+	case p.held[it.GroupID] != "":
+		return NoteBehind + " (" + p.held[it.GroupID] + ")"
+	case !p.filter.Match(it):
+		return NoteFilter
+	case it.EventKey != "" && p.moved[it.EventKey] != "":
+		return NoteSameEvent + " (" + p.moved[it.EventKey] + ")"
+	}
+	return ""
+}
+
 // Redrive moves the DLQ messages matching f back to sourceURL, preserving
-// each conversation's order (see the package comment). With dryRun nothing
-// moves; the result says what would. It returns every item seen with its
-// status, and a wrapped AWS error (items moved before it stay moved).
+// each conversation's order and moving each message and event at most
+// once (see the package comment). With dryRun nothing moves; the result
+// says what would. It returns every item seen with its status, and a
+// wrapped AWS error, or one wrapping ErrNotReleased or ErrBudget (items
+// moved before it stay moved).
 func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filter, dryRun bool) ([]Item, error) {
-	held := map[string]string{} // group → why it stays
+	p := &plan{start: r.opts.Now(), filter: f, held: map[string]string{}, moved: map[string]string{}}
 	var sendErrs []error
-	items, err := r.run(ctx, dlqURL, func(ctx context.Context, it *Item, m types.Message) bool {
-		switch {
-		case held[it.GroupID] != "":
-			it.Status, it.Note = StatusHeld, held[it.GroupID]
-			return false
-		case !f.match(*it):
-			it.Status, it.Note = StatusHeld, "does not match the filter"
-			held[it.GroupID] = "behind message " + it.MessageID + ", which does not match the filter"
-			return false
-		case dryRun:
+	hold := func(it *Item, note string) bool {
+		it.Status, it.Note = StatusHeld, note
+		p.held[it.GroupID] = it.MessageID
+		return false
+	}
+	items, err := r.runFrom(ctx, p.start, dlqURL, func(ctx context.Context, it *Item, m types.Message) bool {
+		if note := p.hold(*it); note != "" {
+			return hold(it, note)
+		}
+		if dryRun {
 			it.Status = StatusWouldMove
+			if it.EventKey != "" {
+				p.moved[it.EventKey] = it.MessageID
+			}
 			return false
 		}
 		attrs := map[string]string{AttrReplayOf: it.MessageID}
@@ -190,17 +287,18 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 			Attributes:      attrs,
 		})
 		if err != nil {
-			sendErrs = append(sendErrs, err)
-			it.Status, it.Note = StatusHeld, "send failed: "+err.Error()
-			held[it.GroupID] = "behind message " + it.MessageID + ", which could not be sent"
-			return false
+			sendErrs = append(sendErrs, fmt.Errorf("send %s: %w", it.MessageID, err))
+			return hold(it, NoteSendFailed+": "+err.Error())
+		}
+		if it.EventKey != "" {
+			p.moved[it.EventKey] = it.MessageID
 		}
 		if _, err := r.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(dlqURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 			// Sent but still in the DLQ: a rerun within five minutes is
 			// deduplicated by SQS, a later one by the effect ledger.
 			sendErrs = append(sendErrs, fmt.Errorf("delete %s from the DLQ after moving it: %w", it.MessageID, err))
-			it.Status, it.Note = StatusMoved, "moved, but still in the DLQ: "+err.Error()
-			held[it.GroupID] = "behind message " + it.MessageID + ", which is still in the DLQ"
+			hold(it, NoteStillInDLQ+": "+err.Error())
+			it.Status = StatusMoved
 			return false
 		}
 		it.Status = StatusMoved
@@ -209,56 +307,90 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 	return items, errors.Join(append([]error{err}, sendErrs...)...)
 }
 
-// run receives until nothing more can be received, calls visit for each
-// message in order (visit returns whether the message is gone), and makes
-// every message that stays visible again.
+// run is runFrom starting now.
 func (r *Replayer) run(ctx context.Context, dlqURL string, visit func(context.Context, *Item, types.Message) bool) ([]Item, error) {
+	return r.runFrom(ctx, r.opts.Now(), dlqURL, visit)
+}
+
+// runFrom receives until a receive yields no message the run has not
+// seen, or two in a row yield none sent before start (or until the budget
+// is spent), calls visit
+// once per message id, in order (visit returns whether the message is
+// gone), and makes every message that stays visible again.
+func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, visit func(context.Context, *Item, types.Message) bool) ([]Item, error) {
 	var items []Item
 	var stay []types.Message
-	seen := map[string]bool{}
+	index := map[string]int{}  // message id → its item
+	stayAt := map[string]int{} // message id → its place in stay
+	end := start.Add(r.opts.Budget)
+	quiet := 0 // passes in a row with nothing dead-lettered before the start
 	var err error
 	for err == nil {
+		if !r.opts.Now().Before(end) {
+			err = fmt.Errorf("receive from %s: stopped after %v: %w", dlqURL, r.opts.Budget, ErrBudget)
+			break
+		}
 		var out *sqs.ReceiveMessageOutput
 		out, err = r.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(dlqURL),
 			MaxNumberOfMessages:         10,
 			VisibilityTimeout:           int32(r.opts.Visibility / time.Second),
 			WaitTimeSeconds:             int32(r.opts.Wait / time.Second),
-			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp, types.MessageSystemAttributeNameMessageGroupId},
 			MessageAttributeNames:       []string{"All"},
 		})
 		if err != nil {
 			err = fmt.Errorf("receive from %s: %w", dlqURL, err)
 			break
 		}
-		fresh := 0
+		fresh, older := 0, 0 // unseen messages, and those dead-lettered before the start
 		for _, m := range out.Messages {
 			id := aws.ToString(m.MessageId)
-			if seen[id] { // its visibility ran out during the run
-				stay = append(stay, m)
+			if _, seen := index[id]; seen { // its visibility ran out during the run
+				if i, ok := stayAt[id]; ok {
+					stay[i] = m // only the newest receipt handle is valid
+				} else {
+					stayAt[id] = len(stay)
+					stay = append(stay, m)
+				}
 				continue
 			}
-			seen[id] = true
 			fresh++
 			it := r.item(ctx, m)
+			if !it.SentAt.IsZero() && it.SentAt.Before(start) {
+				older++
+			}
 			if !visit(ctx, &it, m) {
+				stayAt[id] = len(stay)
 				stay = append(stay, m)
 			}
+			index[id] = len(items)
 			items = append(items, it)
 		}
-		if fresh == 0 {
+		// Only new ones: SQS FIFO may fill a receive from one group, so
+		// one more pass looks past the group they hold back (in flight).
+		if quiet = quiet + 1; older > 0 {
+			quiet = 0
+		}
+		if fresh == 0 || quiet == 2 {
 			break
 		}
 	}
-	if rerr := r.release(context.WithoutCancel(ctx), dlqURL, stay); rerr != nil {
-		err = errors.Join(err, rerr)
+	refused, rerr := r.release(context.WithoutCancel(ctx), dlqURL, stay)
+	for id, why := range refused {
+		if i, ok := index[id]; ok {
+			items[i].Note = strings.TrimPrefix(items[i].Note+"; ", "; ") + NoteStillHidden + ": " + why
+		}
 	}
-	return items, err
+	return items, errors.Join(err, rerr)
 }
 
-// release makes messages visible again, ten per request.
-func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Message) error {
+// release makes messages visible again, ten per request. It returns the
+// ids of the messages SQS refused, with why, and an error wrapping
+// ErrNotReleased that names them, or a wrapped AWS error.
+func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Message) (map[string]string, error) {
 	var errs []error
+	refused := map[string]string{}
 	for len(msgs) > 0 {
 		n := min(len(msgs), 10)
 		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, n)
@@ -266,15 +398,30 @@ func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Mess
 			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle}
 		}
 		out, err := r.sqs.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(dlqURL), Entries: entries})
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("make messages visible again in %s: %w", dlqURL, err))
-		case len(out.Failed) > 0:
-			errs = append(errs, fmt.Errorf("make messages visible again in %s: %d refused", dlqURL, len(out.Failed)))
+		if err != nil {
+			for _, m := range msgs[:n] {
+				refused[aws.ToString(m.MessageId)] = err.Error()
+			}
+			errs = append(errs, fmt.Errorf("make %d message(s) visible again in %s: %w", n, dlqURL, err))
+		} else {
+			var ids []string
+			for _, f := range out.Failed {
+				i, convErr := strconv.Atoi(aws.ToString(f.Id))
+				if convErr != nil || i < 0 || i >= n {
+					continue
+				}
+				id := aws.ToString(msgs[i].MessageId)
+				refused[id] = aws.ToString(f.Code) + " " + aws.ToString(f.Message)
+				ids = append(ids, id+" ("+refused[id]+")")
+			}
+			if len(out.Failed) > 0 {
+				errs = append(errs, fmt.Errorf("%w: %s refused to make %d message(s) visible again: %s",
+					ErrNotReleased, dlqURL, len(out.Failed), strings.Join(ids, ", ")))
+			}
 		}
 		msgs = msgs[n:]
 	}
-	return errors.Join(errs...)
+	return refused, errors.Join(errs...)
 }
 
 func (r *Replayer) item(ctx context.Context, m types.Message) Item {

@@ -318,3 +318,71 @@ func TestPointerDeadLetterOnMoto(t *testing.T) {
 		t.Errorf("the redriven pointer reads %d bytes, %v; want the envelope", len(got), err)
 	}
 }
+
+// redeadLetter is a source queue behind which the worker refuses every
+// event at once: each send puts a new copy on the DLQ (a new message id),
+// as make run did 3,612 times in 199 s before a redrive held such copies.
+type redeadLetter struct {
+	f     *fixture
+	sends int
+}
+
+func (s *redeadLetter) Send(ctx context.Context, url string, m queue.Message) (string, error) {
+	id, err := s.f.q.Send(ctx, url, m)
+	if err != nil {
+		return "", err
+	}
+	s.sends++
+	e, err := envelope.Decode(m.Body)
+	if err != nil {
+		return "", err
+	}
+	_, err = s.f.q.Send(ctx, s.f.pair.DLQURL, queue.Message{
+		GroupID: m.GroupID, DeduplicationID: webhook.DeduplicationID("dlq#" + id), Body: m.Body,
+		Attributes: map[string]string{worker.AttrReason: "target rejected the event again", worker.AttrGroupID: m.GroupID,
+			worker.AttrMessageID: id, worker.AttrEventKey: e.Key},
+	})
+	return id, err
+}
+
+func TestRedriveEndsWhenTheCopyIsDeadLetteredAgainOnMoto(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.deadLetterEvent("a1", "A", "order.updated")
+	f.deadLetterEvent("a2", "A", "order.updated")
+	f.deadLetterEvent("b1", "B", "order.updated")
+	time.Sleep(time.Millisecond) // SentTimestamp is in milliseconds
+	src := &redeadLetter{f: f}
+	done := make(chan struct{})
+	var items []replay.Item
+	var err error
+	go func() {
+		defer close(done)
+		items, err = replay.New(f.client, src, replay.Options{Wait: -1}).Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false)
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatalf("the redrive did not end within a minute (%d sends)", src.sends)
+	}
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	moved, held := 0, 0
+	for _, it := range items {
+		switch {
+		case it.Status == replay.StatusMoved:
+			moved++
+		case it.Status == replay.StatusHeld && strings.HasPrefix(it.Note, replay.NoteAfterStart):
+			held++
+		default:
+			t.Errorf("item %+v, want moved, or held as dead-lettered after the start", it)
+		}
+	}
+	if src.sends != 3 || moved != 3 || held < 1 {
+		t.Errorf("%d sends, %d moved, %d held; want the 3 events moved once each and the copies held", src.sends, moved, held)
+	}
+	if n := f.dlqDepth(); n != 3 {
+		t.Errorf("the DLQ holds %d messages after the run, want the 3 copies", n)
+	}
+}

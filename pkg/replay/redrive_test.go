@@ -1,0 +1,301 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+)
+
+var start = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// redrive runs a redrive of dlq into src with a clock starting at start.
+func redrive(dlq *fakeDLQ, src *fakeSource, f replay.Filter) ([]replay.Item, error) {
+	c := &clock{t: start, step: 10 * time.Millisecond}
+	r := replay.New(dlq, src, replay.Options{Wait: -1, Now: c.Now})
+	return r.Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", f, false)
+}
+
+// outcome is "status" or "status: note prefix" per message id.
+func outcome(items []replay.Item) map[string]string {
+	out := map[string]string{}
+	for _, it := range items {
+		if _, dup := out[it.MessageID]; dup {
+			out[it.MessageID] = "visited twice"
+			continue
+		}
+		out[it.MessageID] = it.Status
+		if it.Note != "" {
+			note, _, _ := strings.Cut(it.Note, " (")
+			note, _, _ = strings.Cut(note, ":")
+			out[it.MessageID] += ": " + note
+		}
+	}
+	return out
+}
+
+func before(d time.Duration) time.Time { return start.Add(-d) }
+
+func TestRedriveHoldsTheRestOfAConversation(t *testing.T) {
+	tests := []struct {
+		name     string
+		fail     map[string]error // send failures by DLQ id
+		del      map[string]error // delete failures
+		wantSent []string
+		want     map[string]string
+		visible  []string // in the DLQ after the run
+	}{
+		{
+			name:     "send fails",
+			fail:     map[string]error{"a1": errThrottled},
+			wantSent: []string{"b1"},
+			want: map[string]string{"a1": "held: " + replay.NoteSendFailed, "a2": "held: " + replay.NoteBehind,
+				"b1": "moved"},
+			visible: []string{"a1", "a2"},
+		},
+		{
+			name:     "delete from the DLQ fails",
+			del:      map[string]error{"a1": errThrottled},
+			wantSent: []string{"a1", "b1"},
+			want: map[string]string{"a1": "moved: " + replay.NoteStillInDLQ, "a2": "held: " + replay.NoteBehind,
+				"b1": "moved"},
+			visible: []string{"a1", "a2"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dlq := &fakeDLQ{failDelete: tt.del}
+			dlq.add("a1", "A", "acme#hmac#1", before(time.Hour))
+			dlq.add("a2", "A", "acme#hmac#2", before(time.Hour))
+			dlq.add("b1", "B", "acme#hmac#3", before(time.Hour))
+			src := &fakeSource{fail: func(id string) error { return tt.fail[id] }}
+			items, err := redrive(dlq, src, replay.Filter{})
+			if !errors.Is(err, errThrottled) {
+				t.Errorf("Redrive() error = %v, want the failure", err)
+			}
+			if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("Redrive() = %v, want %v", got, tt.want)
+			}
+			if !slices.Equal(src.sent, tt.wantSent) {
+				t.Errorf("sent %v, want %v", src.sent, tt.wantSent)
+			}
+			if got := dlq.visible(); !slices.Equal(got, tt.visible) {
+				t.Errorf("visible in the DLQ after the run: %v, want %v", got, tt.visible)
+			}
+		})
+	}
+}
+
+// A message received again in the same run (its visibility ran out) is
+// neither visited again nor counted as new: the run ends.
+func TestRedriveDoesNotRevisitAMessage(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Hour))
+	dlq.afterReceive = func(q *fakeDLQ) { q.get("a1").inFlight = false }
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{Type: "order.paid"}) // a1 has no type: held
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	want := map[string]string{"a1": "held: " + replay.NoteFilter}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive() = %v, want %v", got, want)
+	}
+	if dlq.receives > 3 || len(src.sent) != 0 {
+		t.Errorf("%d receives, sent %v; want the run to end after the message came back, nothing sent", dlq.receives, src.sent)
+	}
+}
+
+// Refused visibility changes are reported, in the error and on the item.
+func TestRedriveReportsRefusedVisibilityChanges(t *testing.T) {
+	dlq := &fakeDLQ{refuseVisibility: map[string]bool{"a2": true}}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Hour))
+	dlq.add("a2", "A", "acme#hmac#2", before(time.Hour))
+	dlq.add("b1", "B", "acme#hmac#3", before(time.Hour))
+	items, err := redrive(dlq, &fakeSource{}, replay.Filter{Conversation: "B"})
+	if !errors.Is(err, replay.ErrNotReleased) || !strings.Contains(err.Error(), "a2 (InternalError try again)") {
+		t.Errorf("Redrive() error = %v, want ErrNotReleased naming a2", err)
+	}
+	for _, it := range items {
+		if hidden := strings.Contains(it.Note, replay.NoteStillHidden); hidden != (it.MessageID == "a2") {
+			t.Errorf("item %s note = %q; want the hidden note on a2 only", it.MessageID, it.Note)
+		}
+	}
+	if got := dlq.visible(); !slices.Equal(got, []string{"a1"}) {
+		t.Errorf("visible after the run: %v, want a1 (a2 refused, b1 moved)", got)
+	}
+}
+
+// Only what was dead-lettered before the run started moves; a message sent
+// to the DLQ at or after the start is held and visible again afterwards.
+func TestRedriveHoldsWhatWasDeadLetteredAfterTheStart(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Millisecond))
+	dlq.add("b1", "B", "acme#hmac#2", start)
+	dlq.add("c1", "C", "acme#hmac#3", start.Add(time.Second))
+	dlq.add("c2", "C", "acme#hmac#4", before(time.Hour)) // SentTimestamp out of order: behind c1 all the same
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{})
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	want := map[string]string{"a1": "moved", "b1": "held: " + replay.NoteAfterStart, "c1": "held: " + replay.NoteAfterStart,
+		"c2": "held: " + replay.NoteBehind}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive() = %v, want %v", got, want)
+	}
+	if !slices.Equal(src.sent, []string{"a1"}) || !slices.Equal(dlq.visible(), []string{"b1", "c1", "c2"}) {
+		t.Errorf("sent %v, visible %v; want a1 sent, b1 c1 c2 visible", src.sent, dlq.visible())
+	}
+}
+
+// The loop of a target that refuses an event: every moved copy is
+// dead-lettered again at once under a new id. The redrive moves each event
+// once and ends, whether the copy looks newer than the start, older (a
+// client clock ahead of the queue's), or carries no event key.
+func TestRedriveEndsWhenTheWorkerDeadLettersTheCopyAgain(t *testing.T) {
+	tests := []struct {
+		name    string
+		sentAt  func(now time.Time) time.Time
+		withKey bool
+		note    string
+	}{
+		{"copy after the start", func(now time.Time) time.Time { return now }, true, replay.NoteAfterStart},
+		{"clock ahead of the queue's", func(time.Time) time.Time { return before(time.Second) }, true, replay.NoteSameEvent},
+		{"copy without an event key", func(now time.Time) time.Time { return now }, false, replay.NoteAfterStart},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &clock{t: start, step: 10 * time.Millisecond}
+			dlq := &fakeDLQ{}
+			dlq.add("a1", "A", "acme#hmac#1", before(time.Minute))
+			dlq.add("b1", "B", "acme#hmac#2", before(time.Minute))
+			copies := 0
+			src := &fakeSource{afterSend: func(_ string, m queue.Message) {
+				copies++
+				key := ""
+				if tt.withKey {
+					key = dlq.get(m.Attributes[replay.AttrReplayOf]).key
+				}
+				dlq.add(fmt.Sprintf("copy%d", copies), m.GroupID, key, tt.sentAt(c.t))
+			}}
+			if !tt.withKey {
+				for _, m := range dlq.msgs {
+					m.key = ""
+				}
+			}
+			r := replay.New(dlq, src, replay.Options{Wait: -1, Now: c.Now, Budget: time.Hour})
+			items, err := r.Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", replay.Filter{}, false)
+			if err != nil {
+				t.Fatalf("Redrive() = %v", err)
+			}
+			if !slices.Equal(src.sent, []string{"a1", "b1"}) {
+				t.Errorf("sent %v, want a1 and b1 once each", src.sent)
+			}
+			want := map[string]string{"a1": "moved", "b1": "moved", "copy1": "held: " + tt.note, "copy2": "held: " + tt.note}
+			if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("Redrive() = %v, want %v", got, want)
+			}
+			if got := dlq.visible(); !slices.Equal(got, []string{"copy1", "copy2"}) {
+				t.Errorf("visible after the run: %v, want the two copies for a later run", got)
+			}
+			if dlq.receives > 4 {
+				t.Errorf("%d receives, want the run to end within 4", dlq.receives)
+			}
+		})
+	}
+}
+
+// A dry run decides as a redrive does, and moves nothing.
+func TestRedriveDryRun(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Hour))
+	dlq.add("a2", "A", "acme#hmac#1", before(time.Hour)) // the same event twice
+	dlq.add("b1", "B", "acme#hmac#2", start)
+	src := &fakeSource{}
+	c := &clock{t: start}
+	items, err := replay.New(dlq, src, replay.Options{Wait: -1, Now: c.Now}).Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", replay.Filter{}, true)
+	if err != nil {
+		t.Fatalf("Redrive(dry run) = %v", err)
+	}
+	want := map[string]string{"a1": replay.StatusWouldMove, "a2": "held: " + replay.NoteSameEvent, "b1": "held: " + replay.NoteAfterStart}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive(dry run) = %v, want %v", got, want)
+	}
+	if len(src.sent) != 0 || len(dlq.visible()) != 3 {
+		t.Errorf("a dry run sent %v and left %v visible; want nothing sent, all visible", src.sent, dlq.visible())
+	}
+}
+
+func TestFilterEvent(t *testing.T) {
+	it := replay.Item{EventKey: "acme#shopify#sha256:ab12", EventID: "orders/create:820982911946154508"}
+	signed := replay.Item{EventKey: "acme#stripe#evt_123", EventID: "evt_123"}
+	tests := []struct {
+		event string
+		item  replay.Item
+		want  bool
+	}{
+		{"acme#shopify#sha256:ab12", it, true},
+		{"sha256:ab12", it, true},
+		{"orders/create:820982911946154508", it, true},
+		{"820982911946154508", it, true},
+		{"82098291194615450", it, false},
+		{"evt_123", signed, true},
+		{"acme#stripe#evt_123", signed, true},
+		{"evt_12", signed, false},
+		{"other#stripe#evt_123", signed, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.event, func(t *testing.T) {
+			if got := (replay.Filter{Event: tt.event}).Match(tt.item); got != tt.want {
+				t.Errorf("Filter{Event: %q}.Match(%+v) = %v, want %v", tt.event, tt.item, got, tt.want)
+			}
+		})
+	}
+}
+
+// New dead letters arriving all through the run (live traffic to a target
+// that refuses everything) do not keep it going: a receive with nothing
+// dead-lettered before the start ends it.
+func TestRedriveEndsWhileNewDeadLettersArrive(t *testing.T) {
+	c := &clock{t: start, step: 10 * time.Millisecond}
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#1", before(time.Minute))
+	n := 0
+	dlq.afterReceive = func(q *fakeDLQ) {
+		n++
+		q.add(fmt.Sprintf("live%d", n), fmt.Sprintf("L%d", n), fmt.Sprintf("acme#hmac#live%d", n), c.t)
+	}
+	src := &fakeSource{}
+	r := replay.New(dlq, src, replay.Options{Wait: -1, Now: c.Now, Budget: time.Hour})
+	items, err := r.Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", replay.Filter{}, false)
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	if !slices.Equal(src.sent, []string{"a1"}) || dlq.receives > 3 {
+		t.Errorf("sent %v in %d receives (%d items); want a1 only, within 3 receives", src.sent, dlq.receives, len(items))
+	}
+}
+
+// A receive filled with a new dead letter's group does not end the run
+// while an older message waits in another group.
+func TestRedriveLooksPastAReceiveOfNewOnes(t *testing.T) {
+	dlq := &fakeDLQ{oneGroup: true}
+	dlq.add("n1", "N", "acme#hmac#n1", start.Add(time.Second))
+	dlq.add("b1", "B", "acme#hmac#b1", before(time.Minute))
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{})
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	want := map[string]string{"b1": "moved", "n1": "held: " + replay.NoteAfterStart}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive() = %v, want %v", got, want)
+	}
+}
