@@ -277,8 +277,12 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 			return false
 		}
 		attrs := map[string]string{AttrReplayOf: it.MessageID}
-		if size, ok := m.MessageAttributes[queue.SizeAttribute]; ok {
-			attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer to S3
+		// The pointer's size and the event's identity go with the body, so
+		// the worker names the event even when it cannot read the body.
+		for _, name := range []string{queue.SizeAttribute, queue.AttrTenant, queue.AttrEventKey, queue.AttrConversation, queue.AttrReceivedAt} {
+			if v, ok := attrText(m.MessageAttributes, name); ok {
+				attrs[name] = v
+			}
 		}
 		_, err := r.send.Send(ctx, sourceURL, queue.Message{
 			GroupID:         it.GroupID,
@@ -424,12 +428,25 @@ func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Mess
 	return refused, errors.Join(errs...)
 }
 
+// attrText returns the text of message attribute name, a String or a
+// Binary (the queue package sends text SQS refuses as a String as Binary).
+func attrText(attrs map[string]types.MessageAttributeValue, name string) (string, bool) {
+	v, ok := attrs[name]
+	switch {
+	case !ok:
+		return "", false
+	case v.StringValue != nil:
+		return *v.StringValue, true
+	case v.BinaryValue != nil:
+		return string(v.BinaryValue), true
+	}
+	return "", false
+}
+
 func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 	attr := func(name string) string {
-		if v, ok := m.MessageAttributes[name]; ok {
-			return aws.ToString(v.StringValue)
-		}
-		return ""
+		v, _ := attrText(m.MessageAttributes, name)
+		return v
 	}
 	it := Item{
 		MessageID:         aws.ToString(m.MessageId),
@@ -450,7 +467,7 @@ func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 		it.SentAt = epoch.FromMillis(ms)
 	}
 	body := []byte(aws.ToString(m.Body))
-	if _, pointer := m.MessageAttributes[queue.SizeAttribute]; pointer {
+	if queue.IsPointer(string(body)) {
 		body = nil
 		if r.opts.Payloads == nil {
 			it.Note = "body in the payload bucket (give the bucket to see its type)"

@@ -291,7 +291,9 @@ func TestPointerDeadLetterOnMoto(t *testing.T) {
 	}
 	q := queue.NewSQS(f.client)
 	q.Offload = payloads
-	m := queue.Message{GroupID: "A", DeduplicationID: "dlq-big1", Body: body, Attributes: map[string]string{worker.AttrReason: "answered 400", worker.AttrGroupID: "A"}}
+	attrs := queue.EnvelopeIdentity(e).Attributes()
+	attrs[worker.AttrReason], attrs[worker.AttrGroupID] = "answered 400", "A"
+	m := queue.Message{GroupID: "A", DeduplicationID: "dlq-big1", Body: body, Attributes: attrs}
 	if errs := q.SendBatch(ctx, f.pair.DLQURL, []queue.Message{m}); errs[0] != nil {
 		t.Fatal(errs[0])
 	}
@@ -312,6 +314,9 @@ func TestPointerDeadLetterOnMoto(t *testing.T) {
 	rec := ev.Records[0]
 	if _, ok := rec.MessageAttributes[queue.SizeAttribute]; !ok || rec.MessageAttributes[replay.AttrReplayOf].StringValue == nil {
 		t.Fatalf("redriven attributes = %v, want the size attribute and the replay mark", rec.MessageAttributes)
+	}
+	if id, ok := queue.IdentityOf(rec.MessageAttributes); !ok || id != queue.EnvelopeIdentity(e) {
+		t.Errorf("redriven identity = %+v, %v; want the event's (%+v): a worker that cannot read the body still names it", id, ok, queue.EnvelopeIdentity(e))
 	}
 	got, err := payloads.Get(ctx, rec.Body)
 	if err != nil || !bytes.Equal(got, body) {
