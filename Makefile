@@ -19,7 +19,7 @@ TENANTS_FILE ?= events/tenants.json
 LOG_FILE ?= .cache/run/functions.log
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
+.PHONY: help test-long build test vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -48,6 +48,7 @@ emulators:
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
 
+## vet: go vet ./...
 vet:
 	$(GO) vet ./...
 
@@ -89,6 +90,7 @@ test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	  nice -n 10 $(GO) test $(TEST_FLAGS) -p 4 $(TEST_FIRST) $$($(GO) list ./... | grep -v /pkg/local/chaos$$) $(TEST_BENCH); rest=$$?; \
 	  wait $$chaos; c=$$?; cat bin/test-chaos.log; exit $$(( rest != 0 || c != 0 ))'
 
+## lint: vet, gofmt -l over the tracked Go files, cfn-lint over both templates
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
@@ -161,5 +163,10 @@ simulate:
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
+## clean: remove bin/ and .aws-sam/ (the builds; .cache/ keeps the emulators and npm libraries)
 clean:
 	rm -rf bin .aws-sam
+
+## help: every target, one line each (from the `## target: text` line above its rule)
+help:
+	@awk '/^## [a-z][a-z0-9-]*: / { sub(/^## /, ""); i = index($$0, ": "); printf "%-10s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(firstword $(MAKEFILE_LIST))
