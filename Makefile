@@ -114,9 +114,13 @@ send:
 	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
 ## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
+# Built, not `go run`: go run exits 1 whatever the command's status. make
+# itself exits 2 on any failing recipe; its "Error 1" or "Error 2" is the
+# command's status (docs/inspect.md).
 inspect:
-	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)"; exit 2; }
-	@$(GO) run ./scripts/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
+	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)" >&2; exit 2; }
+	@$(GO) build -o bin/inspect ./scripts/inspect
+	@bin/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
 	  $(if $(EVENT),"$(EVENT)",-summary)
