@@ -111,7 +111,8 @@ demo: emulators
 
 ## send: post a provider's sample delivery to `make run` (PROVIDER=stripe [SAMPLE=customer-created])
 send:
-	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
+	@$(GO) build -o bin/send ./scripts/send
+	@bin/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
 ## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
 # Built, not `go run`: go run exits 1 whatever the command's status. make
