@@ -10,7 +10,7 @@
 //	go run ./scripts/inspect -tenant acme -scan msg_3f2a…           # a webhook-id or Idempotency-Key
 //
 // The event is any id an operator holds: the id its sender shows (Stripe's
-// evt_…, GitHub's X-GitHub-Delivery, Shopify's event or webhook id,
+// evt_…, GitHub's X-GitHub-Delivery, Shopify's event id,
 // Twilio's MessageSid, …) or the eventId of the ingest's answer, found
 // through the ingest's log lines (Logs Insights on the ingest log group
 // deployed, `make run`'s log file locally) and tried as a key with every
