@@ -19,7 +19,7 @@ TENANTS_FILE ?= events/tenants.json
 LOG_FILE ?= .cache/run/functions.log
 TEMPLATES := template.yaml template-tenant.yaml
 
-.PHONY: test-long build test unit integration vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
+.PHONY: help test-long build test vet lint run demo send inspect bench bench-e2e cost fuzz simulate emulators clean invoke events chaos rehearse
 
 ## build: linux/arm64 bootstrap per function under bin/<function>/bootstrap
 build: $(FUNCTIONS:%=bin/%/bootstrap)
@@ -48,6 +48,7 @@ emulators:
 	@scripts/install-dynamodb-local.sh
 	@scripts/install-verifiers.sh
 
+## vet: go vet ./...
 vet:
 	$(GO) vet ./...
 
@@ -89,6 +90,7 @@ test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	  nice -n 10 $(GO) test $(TEST_FLAGS) -p 4 $(TEST_FIRST) $$($(GO) list ./... | grep -v /pkg/local/chaos$$) $(TEST_BENCH); rest=$$?; \
 	  wait $$chaos; c=$$?; cat bin/test-chaos.log; exit $$(( rest != 0 || c != 0 ))'
 
+## lint: vet, gofmt -l over the tracked Go files, cfn-lint over both templates
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
@@ -109,12 +111,17 @@ demo: emulators
 
 ## send: post a provider's sample delivery to `make run` (PROVIDER=stripe [SAMPLE=customer-created])
 send:
-	@$(GO) run ./scripts/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
+	@$(GO) build -o bin/send ./scripts/send
+	@bin/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
 ## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
+# Built, not `go run`: go run exits 1 whatever the command's status. make
+# itself exits 2 on any failing recipe; its "Error 1" or "Error 2" is the
+# command's status (docs/inspect.md).
 inspect:
-	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)"; exit 2; }
-	@$(GO) run ./scripts/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
+	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)" >&2; exit 2; }
+	@$(GO) build -o bin/inspect ./scripts/inspect
+	@bin/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
 	  $(if $(EVENT),"$(EVENT)",-summary)
@@ -169,5 +176,10 @@ simulate:
 fuzz:
 	FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
+## clean: remove bin/ and .aws-sam/ (the builds; .cache/ keeps the emulators and npm libraries)
 clean:
 	rm -rf bin .aws-sam
+
+## help: every target, one line each (from the `## target: text` line above its rule)
+help:
+	@awk '/^## [a-z][a-z0-9-]*: / { sub(/^## /, ""); i = index($$0, ": "); printf "%-10s %s\n", substr($$0, 1, i - 1), substr($$0, i + 2) }' $(firstword $(MAKEFILE_LIST))

@@ -75,6 +75,10 @@ func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, e
 	return d, nil
 }
 
+// Providers are the provider names of this build (provider.Registry),
+// sorted: the ones a bare event id is tried with and an event key may name.
+func Providers() []string { return slices.Sorted(maps.Keys(provider.Registry())) }
+
 // NewAWS returns an inspector of d on the clients of cfg, trying a bare
 // event id with every provider of this build. With metrics it reads
 // CloudWatch's queue metrics (a deployed stack; a local one has none).
@@ -86,7 +90,7 @@ func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 		Claims:     idempotency.NewDynamoDB(ddb, d.IdempotencyTable, idempotency.Options{Retention: d.DedupRetention}),
 		Ledger:     ledger.NewDynamoDB(ddb, d.LedgerTable, ledger.Options{}),
 		Queues:     sqsClient,
-		Providers:  slices.Sorted(maps.Keys(provider.Registry())),
+		Providers:  Providers(),
 	}
 	// A listing hides each dead letter for a minute at most (it makes them
 	// visible again when done); List never sends, so there is no sender.

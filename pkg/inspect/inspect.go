@@ -19,7 +19,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
-	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -29,8 +28,6 @@ var (
 	ErrUnknownEvent = errors.New("no trace of the event")
 	// ErrUnknownTenant: the tenant has no queue in this deployment.
 	ErrUnknownTenant = errors.New("no queue for the tenant")
-	// ErrInvalidQuery: the tenant id or the event reference is unusable.
-	ErrInvalidQuery = errors.New("invalid query")
 )
 
 // Deployment names the stores of one stack (FromStack reads them from a
@@ -235,12 +232,6 @@ func New(cfg Config) *Inspector {
 	return &Inspector{cfg: cfg}
 }
 
-// isKey reports whether ref is an idempotency key "{tenant}#{provider}#{id}".
-func isKey(ref string) bool {
-	t, _, ok := strings.Cut(ref, "#")
-	return ok && strings.Count(ref, "#") >= 2 && tenantid.Validate(t) == nil
-}
-
 var (
 	effectKeyRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	webhookIDRE = regexp.MustCompile(`^msg_[0-9a-f]{32}$`)
@@ -248,20 +239,12 @@ var (
 
 // Inspect returns the journey of the event q names: one, or one per
 // provider when a bare event id was claimed under several. It returns an
-// error wrapping ErrInvalidQuery, ErrUnknownTenant, or ErrUnknownEvent (the
-// message says what was searched and why an event may leave no trace), or
-// a wrapped AWS error.
+// error wrapping ErrMalformed (q.Check with Config.Providers, before any
+// read), ErrUnknownTenant, or ErrUnknownEvent (the message says what was
+// searched and why an event may leave no trace), or a wrapped AWS error.
 func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
-	if err := tenantid.Validate(q.Tenant); err != nil {
-		return nil, fmt.Errorf("%w: tenant: %v", ErrInvalidQuery, err)
-	}
-	if q.Event == "" {
-		return nil, fmt.Errorf("%w: no event given", ErrInvalidQuery)
-	}
-	for _, e := range q.Effects {
-		if err := ledger.ValidEffect(e); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
-		}
+	if err := q.Check(in.cfg.Providers); err != nil {
+		return nil, err
 	}
 	depth, err := in.depth(ctx, q.Tenant)
 	if err != nil {
@@ -355,11 +338,7 @@ func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth
 // resolve turns q.Event into candidate idempotency keys.
 func (in *Inspector) resolve(ctx context.Context, q Query, dead []replay.Item, deliveries []Delivery, scan func() ([]ledger.Record, error)) ([]string, error) {
 	ref := q.Event
-	if isKey(ref) {
-		t, _, _ := strings.Cut(ref, "#")
-		if t != q.Tenant {
-			return nil, fmt.Errorf("%w: %q is an event key of tenant %s, not %s", ErrInvalidQuery, ref, t, q.Tenant)
-		}
+	if isKey(ref) { // of q.Tenant: q.Check
 		return []string{ref}, nil
 	}
 	var match func(eventKey string, k ledger.Key) bool
@@ -602,12 +581,12 @@ func effectList(names []string) string {
 // depth reads the attributes of the tenant's queue and DLQ.
 func (in *Inspector) depth(ctx context.Context, tenantID string) (Depth, error) {
 	if in.cfg.Deployment.QueueURLTemplate == "" {
-		return Depth{}, fmt.Errorf("%w: the deployment has no queue URL template", ErrInvalidQuery)
+		return Depth{}, errors.New("the deployment has no queue URL template")
 	}
 	d := Depth{QueueURL: queue.URL(in.cfg.Deployment.QueueURLTemplate, tenantID)}
 	dlq, err := worker.DLQURL(d.QueueURL)
 	if err != nil {
-		return d, fmt.Errorf("%w: %v", ErrInvalidQuery, err)
+		return d, fmt.Errorf("queue URL template: %w", err)
 	}
 	src, err := in.attributes(ctx, tenantID, d.QueueURL)
 	if err != nil {

@@ -264,8 +264,8 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 			t.Errorf("Inspect(%s, scan %v) = %v, want ErrUnknownEvent", q.Event, q.Scan, err)
 		}
 	}
-	if _, err := in.Inspect(ctx, inspect.Query{Tenant: "demo", Event: "acme#stripe#evt_done"}); !errors.Is(err, inspect.ErrInvalidQuery) {
-		t.Errorf("Inspect(another tenant's key) = %v, want ErrInvalidQuery", err)
+	if _, err := in.Inspect(ctx, inspect.Query{Tenant: "demo", Event: "acme#stripe#evt_done"}); !errors.Is(err, inspect.ErrMalformed) {
+		t.Errorf("Inspect(another tenant's key) = %v, want ErrMalformed", err)
 	}
 	if _, err := in.Summarize(ctx, "nobody"); !errors.Is(err, inspect.ErrUnknownTenant) {
 		t.Errorf("Summarize(nobody) = %v, want ErrUnknownTenant", err)

@@ -158,7 +158,7 @@ var ErrQueryFailed = errors.New("logs insights query did not complete")
 // whose text holds id; MatchLine then keeps exact matches.
 func (s *Insights) Query(tenant, id string) (string, error) {
 	if !safeIDRE.MatchString(id) {
-		return "", fmt.Errorf("%w: %q has characters an id never has", ErrInvalidQuery, id)
+		return "", fmt.Errorf("%w id %q: it has characters an id never has", ErrMalformed, id)
 	}
 	return fmt.Sprintf("fields @timestamp, @message | filter msg = \"webhook\" and tenantId = \"%s\" and @message like \"%s\" | sort @timestamp desc | limit %d",
 		tenant, id, s.limit()), nil

@@ -129,8 +129,8 @@ func TestInsights(t *testing.T) {
 	if !f.start.Equal(now.Add(-48 * time.Hour)) {
 		t.Errorf("query starts %s, want Since before now", f.start)
 	}
-	if _, err := s.Deliveries(context.Background(), "acme", `d1" or 1=1`); !errors.Is(err, inspect.ErrInvalidQuery) {
-		t.Errorf("an id with quotes: %v, want ErrInvalidQuery", err)
+	if _, err := s.Deliveries(context.Background(), "acme", `d1" or 1=1`); !errors.Is(err, inspect.ErrMalformed) {
+		t.Errorf("an id with quotes: %v, want ErrMalformed", err)
 	}
 	failed := &insights{status: cwltypes.QueryStatusFailed}
 	s.Client = failed

@@ -10,8 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
-
-	"github.com/hookpack/hookpack/pkg/tenantid"
 )
 
 // metricAPI reads CloudWatch's SQS metrics.
@@ -47,11 +45,11 @@ type ReasonCount struct {
 // Summarize returns the tenant's queue depth, in-flight and dead-letter
 // counts (queue attributes), its oldest dead letter and the reasons (a DLQ
 // listing, only when the DLQ holds messages) and, with Metrics, the age of
-// its oldest queued message. It returns an error wrapping ErrInvalidQuery
-// or ErrUnknownTenant, or a wrapped AWS error.
+// its oldest queued message. It returns an error wrapping ErrMalformed
+// (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
-	if err := tenantid.Validate(tenantID); err != nil {
-		return Summary{}, fmt.Errorf("%w: tenant: %v", ErrInvalidQuery, err)
+	if err := CheckTenant(tenantID); err != nil {
+		return Summary{}, err
 	}
 	s := Summary{Tenant: tenantID}
 	var err error

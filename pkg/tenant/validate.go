@@ -25,57 +25,64 @@ var ErrInvalid = errors.New("invalid tenant configuration")
 // a public key setting, an onboarding handshake) and no empty one, every URL
 // setting ("url", "…_url")
 // is an absolute http(s) URL, and providers that check their own settings
-// accept them. It returns an error wrapping ErrInvalid that names the tenant
-// and the first field at fault.
+// accept them. It returns nil, or errors.Join of one error wrapping
+// ErrInvalid per field at fault, each naming the tenant and the field.
 func (in Inbound) Validate(id string, providers webhook.Registry) error {
+	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(in.Providers)) {
 		cfg := in.Providers[name]
 		field := "providers." + name
 		p, ok := providers.Lookup(name)
 		if !ok {
-			return invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
+			errs = append(errs, invalid(id, field, "unknown provider (known: %s)", strings.Join(slices.Sorted(maps.Keys(providers)), ", ")))
+			continue
 		}
-		if err := checkSecrets(id, field+".secrets", cfg.Secrets); err != nil && !completeWithoutSecrets(p, cfg) {
-			return err
+		secretsErr := checkSecrets(id, field+".secrets", cfg.Secrets)
+		if secretsErr != nil && !completeWithoutSecrets(p, cfg) {
+			errs = append(errs, secretsErr)
 		}
 		for _, k := range slices.Sorted(maps.Keys(cfg.Settings)) {
 			if k == "url" || strings.HasSuffix(k, "_url") {
 				if err := checkURL(cfg.Settings[k]); err != nil {
-					return invalid(id, field+".settings."+k, "%v", err)
+					errs = append(errs, invalid(id, field+".settings."+k, "%v", err))
 				}
 			}
 		}
-		if c, ok := p.(webhook.Checker); ok {
+		// A Checker checks the secrets too: asked only when they passed, it
+		// does not say twice what is wrong with them.
+		if c, ok := p.(webhook.Checker); ok && secretsErr == nil {
 			if err := c.Check(cfg); err != nil {
-				return invalid(id, field+".settings", "%v", err)
+				errs = append(errs, invalid(id, field+".settings", "%v", err))
 			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Validate checks the outbound configuration of tenant id: a targetUrl, when
 // set, is an absolute http(s) URL and comes with at least one secret, no
-// secret is empty, and timeout is a positive Go duration. It returns an
-// error wrapping ErrInvalid that names the tenant and the field.
+// secret is empty, and timeout is a positive Go duration. It returns nil,
+// or errors.Join of one error wrapping ErrInvalid per field at fault, each
+// naming the tenant and the field.
 func (o Outbound) Validate(id string) error {
+	var errs []error
 	if o.TargetURL != "" {
 		if err := checkURL(o.TargetURL); err != nil {
-			return invalid(id, "outbound.targetUrl", "%v", err)
+			errs = append(errs, invalid(id, "outbound.targetUrl", "%v", err))
 		}
 		if len(o.Secrets) == 0 {
-			return invalid(id, "outbound.secrets", "a targetUrl needs at least one signing secret")
+			errs = append(errs, invalid(id, "outbound.secrets", "a targetUrl needs at least one signing secret"))
 		}
 	}
 	if err := checkSecrets(id, "outbound.secrets", o.Secrets); err != nil && len(o.Secrets) > 0 {
-		return err
+		errs = append(errs, err)
 	}
 	if o.Timeout != "" {
 		if d, err := time.ParseDuration(o.Timeout); err != nil || d <= 0 {
-			return invalid(id, "outbound.timeout", "not a positive duration such as \"10s\"")
+			errs = append(errs, invalid(id, "outbound.timeout", "not a positive duration such as \"10s\""))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // completeWithoutSecrets reports whether p is a webhook.Checker that accepts
@@ -91,12 +98,13 @@ func checkSecrets(id, field string, secrets []string) error {
 	if len(secrets) == 0 {
 		return invalid(id, field, "at least one secret is required")
 	}
+	var errs []error
 	for i, s := range secrets {
 		if strings.TrimSpace(s) == "" {
-			return invalid(id, fmt.Sprintf("%s[%d]", field, i), "empty secret")
+			errs = append(errs, invalid(id, fmt.Sprintf("%s[%d]", field, i), "empty secret"))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // checkURL accepts an absolute http or https URL with a host and without

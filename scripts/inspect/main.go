@@ -10,7 +10,7 @@
 //	go run ./scripts/inspect -tenant acme -scan msg_3f2a…           # a webhook-id or Idempotency-Key
 //
 // The event is any id an operator holds: the id its sender shows (Stripe's
-// evt_…, GitHub's X-GitHub-Delivery, Shopify's event or webhook id,
+// evt_…, GitHub's X-GitHub-Delivery, Shopify's event id,
 // Twilio's MessageSid, …) or the eventId of the ingest's answer, found
 // through the ingest's log lines (Logs Insights on the ingest log group
 // deployed, `make run`'s log file locally) and tried as a key with every
@@ -18,8 +18,10 @@
 // or a one-way hash the receiver saw: a forward's webhook-id or an effect's
 // Idempotency-Key, matched against the tenant's dead letters and, with
 // -scan, its ledger records (a Scan of the whole ledger table). Several
-// matches are all shown. Exit status: 0 found, 1 not found or failed, 2
-// usage.
+// matches are all shown. Exit status: 0 found, 1 not found or a call
+// failed, 2 bad usage or a malformed tenant id, event key, provider or
+// effect name (named in the message). `go run` exits 1 whenever the
+// program fails, and make 2: build it to branch on its status.
 //
 // Deployed: names come from the core stack's outputs (DescribeStacks),
 // credentials and region from the usual AWS environment. -local reads
@@ -81,28 +83,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-
-	in, err := inspector(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *since, *tenantID)
-	if err != nil {
-		fmt.Fprintln(stderr, "inspect:", err)
-		return 1
-	}
-	if *summary {
-		s, err := in.Summarize(ctx, *tenantID)
-		if err != nil {
-			fmt.Fprintln(stderr, "inspect:", err)
-			return 1
-		}
-		return write(stdout, stderr, *asJSON, s, func() error { return inspect.WriteSummary(stdout, s) })
-	}
 	q := inspect.Query{Tenant: *tenantID, Event: fs.Arg(0), Provider: *providerName, Scan: *scan}
 	if *effects != "" {
 		q.Effects = strings.Split(*effects, ",")
 	}
+	// Malformed input is refused before any call: a tenant id that names
+	// no queue would otherwise read as an unknown tenant.
+	check := q.Check(inspect.Providers())
+	if *summary {
+		check = inspect.CheckTenant(*tenantID)
+	}
+	if check != nil {
+		return fail(stderr, check)
+	}
+
+	in, err := inspector(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *since, *tenantID)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if *summary {
+		s, err := in.Summarize(ctx, *tenantID)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		return write(stdout, stderr, *asJSON, s, func() error { return inspect.WriteSummary(stdout, s) })
+	}
 	journeys, err := in.Inspect(ctx, q)
 	if err != nil {
-		fmt.Fprintln(stderr, "inspect:", err)
-		return 1
+		return fail(stderr, err)
 	}
 	for i, j := range journeys {
 		if i > 0 && !*asJSON {
@@ -139,6 +147,16 @@ func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoi
 	}
 	d.IngestLogSince = since
 	return inspect.NewAWS(cfg, d, aws.ToString(cfg.BaseEndpoint) == ""), nil
+}
+
+// fail prints err and returns the exit status it means: 2 for malformed
+// input, 1 for an event or tenant not found and a failed call.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "inspect:", err)
+	if errors.Is(err, inspect.ErrMalformed) {
+		return 2
+	}
+	return 1
 }
 
 func write(stdout, stderr io.Writer, asJSON bool, v any, text func() error) int {

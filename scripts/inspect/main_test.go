@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,6 +59,80 @@ func TestRun(t *testing.T) {
 			code := run(ctx, append(append([]string{}, local...), tt.args...), &out, &errs)
 			if code != tt.code || !strings.Contains(out.String(), tt.out) || !strings.Contains(errs.String(), tt.errs) {
 				t.Errorf("inspect %s = %d\nstdout: %s\nstderr: %s\nwant %d, stdout with %q, stderr with %q", strings.Join(tt.args, " "), code, out.String(), errs.String(), tt.code, tt.out, tt.errs)
+			}
+		})
+	}
+}
+
+// TestRunMalformed: malformed input exits 2 and says what is malformed,
+// before any call (the endpoints lead nowhere: a call would fail with 1).
+func TestRunMalformed(t *testing.T) {
+	nowhere := []string{"-local", "-endpoint", "http://127.0.0.1:1", "-dynamodb-endpoint", "http://127.0.0.1:1"}
+	tests := []struct {
+		name string
+		args []string
+		errs []string
+	}{
+		{"an event key of another tenant and no provider", []string{"-tenant", "demo", "bad#id#with spaces"},
+			[]string{`malformed event key "bad#id#with spaces"`, "its tenant is bad, not demo", `"id" is not a provider`}},
+		{"an empty event id", []string{"-tenant", "demo", "demo#github#"}, []string{`malformed event key "demo#github#"`, "event id after the second '#' is empty"}},
+		{"an invalid tenant id", []string{"-tenant", "Bad_Tenant!", "evt_1"}, []string{`malformed tenant id "Bad_Tenant!": only a-z, 0-9 and '-'`}},
+		{"an invalid tenant id's summary", []string{"-tenant", "Bad_Tenant!", "-summary"}, []string{`malformed tenant id "Bad_Tenant!"`}},
+		{"an unknown provider", []string{"-tenant", "demo", "-provider", "paypal", "evt_1"}, []string{`malformed -provider "paypal": not a provider (asana,`}},
+		{"an effect name", []string{"-tenant", "demo", "-effects", "mark paid", "evt_1"}, []string{"malformed -effects"}},
+		{"every problem", []string{"-tenant", "Bad_Tenant!", "-provider", "paypal", "demo#github#"},
+			[]string{"malformed tenant id", "malformed -provider", "its tenant is demo, not Bad_Tenant!", "is empty"}},
+		{"no tenant", []string{"evt_1"}, []string{"usage"}},
+		{"no event", []string{"-tenant", "demo"}, []string{"usage"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			code := run(context.Background(), append(append([]string{}, nowhere...), tt.args...), &out, &errs)
+			if code != 2 || out.Len() > 0 {
+				t.Errorf("inspect %s = %d, stdout %q, want 2 and nothing", strings.Join(tt.args, " "), code, out.String())
+			}
+			for _, w := range tt.errs {
+				if !strings.Contains(errs.String(), w) {
+					t.Errorf("inspect %s: stderr %q, want %q in it", strings.Join(tt.args, " "), errs.String(), w)
+				}
+			}
+		})
+	}
+	// A well-formed query reaches the stores; nowhere, it is a failed call.
+	var errs bytes.Buffer
+	if code := run(context.Background(), append(append([]string{}, nowhere...), "-tenant", "demo", "evt_1"), io.Discard, &errs); code != 1 {
+		t.Errorf("inspect -tenant demo evt_1 without a stack = %d (%s), want 1", code, errs.String())
+	}
+}
+
+// TestMakeInspectStatus: make exits 2 whenever a recipe fails (GNU make's
+// statuses are 0, 2, and 1 only under -q), so `make inspect` shows the
+// command's own status in make's "Error N" line, which `go run` (exit 1
+// for any failure) would hide.
+func TestMakeInspectStatus(t *testing.T) {
+	tests := []struct {
+		name string
+		vars []string
+		want []string
+	}{
+		{"malformed", []string{"TENANT=demo", "EVENT=demo#github#"}, []string{"malformed event key", "] Error 2"}},
+		{"usage", nil, []string{"usage: make inspect", "] Error 2"}},
+		{"a failed call", []string{"TENANT=demo", "EVENT=evt_1", "MOTO_PORT=1", "DYNAMODB_PORT=1"}, []string{"connection refused", "] Error 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command("make", append([]string{"-s", "--no-print-directory", "inspect"}, tt.vars...)...)
+			cmd.Dir = awstest.ModuleRoot()
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+				t.Fatalf("make inspect %s = %v, want make's exit status 2:\n%s", strings.Join(tt.vars, " "), err, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("make inspect %s says\n%s\nwant %q in it", strings.Join(tt.vars, " "), out, w)
+				}
 			}
 		})
 	}

@@ -39,7 +39,7 @@ valid_id() {
 
 # check <tenant> <inbound.json> [outbound.json]: the functions' own validation
 # (valid JSON, no empty secret, known providers, well-formed URLs) before
-# anything is written.
+# anything is written; every problem of both files is named, not the first.
 check() {
   local root files=() f
   root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -166,7 +166,9 @@ add() {
   [ $# -ge 2 ] || die "usage: add <tenant> <inbound.json> [outbound.json]"
   local id=$1 name core prefix status prev q url n out
   valid_id "$id"
-  for f in "${@:2:2}"; do [ -f "$f" ] || die "no such file: $f"; done
+  local missing=""
+  for f in "${@:2:2}"; do [ -f "$f" ] || missing+=" $f"; done
+  [ -z "$missing" ] || die "no such file:$missing"
   check "$id" "${@:2:2}"
   [ -f "$template" ] || die "tenant template $template not found (set TENANT_TEMPLATE)"
   core=$(describe "$stack" "Stacks[0].Outputs[].[OutputKey,OutputValue]")

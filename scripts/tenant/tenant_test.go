@@ -86,6 +86,7 @@ func setup(t *testing.T) env {
 		"square-no-url.json":    `{"providers":{"square":{"secrets":["sq-key"]}}}`,
 		"paddle-header.json":    `{"providers":{"paddle":{"secrets":["pdl"],"settings":{"header":"X-Other"}}}}`,
 		"bad-target.json":       `{"targetUrl":"/relative","secrets":["whsec_y"]}`,
+		"bad-outbound.json":     `{"targetUrl":"ftp://target.example","secrets":["whsec_y",""],"timeout":"soon","retries":3}`,
 	} {
 		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -342,27 +343,36 @@ func TestAddRejects(t *testing.T) {
 		name  string
 		extra []string
 		args  []string
-		want  string
+		want  []string // every problem, at once
 	}{
-		{"bad id", nil, []string{"add", "Acme!", "in.json"}, "invalid tenant id"},
-		{"reserved suffix", nil, []string{"add", "acme-dlq", "in.json"}, "must not end in '-dlq'"},
-		{"bad json", nil, []string{"add", "initech", "bad.json"}, "not valid JSON"},
-		{"bad outbound json", nil, []string{"add", "initech", "in.json", "bad.json"}, "not valid JSON"},
-		{"empty secret", nil, []string{"add", "initech", "empty-secret.json"}, `tenant "initech": providers.stripe.secrets[0]: empty secret`},
-		{"misspelt field", nil, []string{"add", "initech", "typo.json"}, `unknown field "secret"`},
-		{"unknown provider", nil, []string{"add", "initech", "unknown-provider.json"}, `providers.paypal: unknown provider`},
-		{"missing setting", nil, []string{"add", "initech", "square-no-url.json"}, `providers.square.settings: provider misconfigured: square: missing settings base_url`},
-		{"setting a named sender owns", nil, []string{"add", "initech", "paddle-header.json"}, `paddle: unknown settings header (known: tolerance)`},
-		{"bad target url", nil, []string{"add", "initech", "in.json", "bad-target.json"}, `tenant "initech": outbound.targetUrl`},
-		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, "is not a number"},
-		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, "core stack nosuchcore not found"},
-		{"remove unknown", nil, []string{"remove", "nobody"}, "has no stack"},
+		{"bad id", nil, []string{"add", "Acme!", "in.json"}, []string{"invalid tenant id"}},
+		{"reserved suffix", nil, []string{"add", "acme-dlq", "in.json"}, []string{"must not end in '-dlq'"}},
+		{"missing files", nil, []string{"add", "initech", "no-in.json", "no-out.json"}, []string{"no such file: ", "no-in.json ", "no-out.json"}},
+		{"bad json", nil, []string{"add", "initech", "bad.json"}, []string{"not valid JSON"}},
+		{"bad outbound json", nil, []string{"add", "initech", "in.json", "bad.json"}, []string{"not valid JSON"}},
+		{"empty secret", nil, []string{"add", "initech", "empty-secret.json"}, []string{`tenant "initech": providers.stripe.secrets[0]: empty secret`}},
+		{"misspelt field", nil, []string{"add", "initech", "typo.json"}, []string{`unknown field "providers.stripe.secret"`, `providers.stripe.secrets: at least one secret is required`}},
+		{"unknown provider", nil, []string{"add", "initech", "unknown-provider.json"}, []string{`providers.paypal: unknown provider`}},
+		{"missing setting", nil, []string{"add", "initech", "square-no-url.json"}, []string{`providers.square.settings: provider misconfigured: square: missing settings base_url`}},
+		{"setting a named sender owns", nil, []string{"add", "initech", "paddle-header.json"}, []string{`paddle: unknown settings header (known: tolerance)`}},
+		{"bad target url", nil, []string{"add", "initech", "in.json", "bad-target.json"}, []string{`tenant "initech": outbound.targetUrl`}},
+		{"every problem of both files", nil, []string{"add", "initech", "typo.json", "bad-outbound.json"}, []string{
+			`unknown field "providers.stripe.secret"`, `unknown field "retries"`, "outbound.targetUrl: not an absolute http(s) URL",
+			"outbound.secrets[1]: empty secret", "outbound.timeout: not a positive duration"}},
+		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, []string{"is not a number"}},
+		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, []string{"core stack nosuchcore not found"}},
+		{"remove unknown", nil, []string{"remove", "nobody"}, []string{"has no stack"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := e.tenant(t, tt.extra, tt.args...)
-			if err == nil || !strings.Contains(out, tt.want) {
-				t.Fatalf("tenant.sh %v = %v %s, want failure containing %q", tt.args, err, out, tt.want)
+			if err == nil {
+				t.Fatalf("tenant.sh %v succeeded: %s", tt.args, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("tenant.sh %v = %v %s, want failure containing %q", tt.args, err, out, w)
+				}
 			}
 		})
 	}

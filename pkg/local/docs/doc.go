@@ -1,5 +1,7 @@
 // Package docs keeps the repository's documentation (README.md and docs/)
-// from drifting unseen: its tests fail on a broken relative link or
-// #anchor, on a `make <target>` the Makefile lacks, and on a layout that
-// names a package that does not exist or leaves a product package out.
+// and the Makefile's help from drifting unseen: its tests fail on a broken
+// relative link or #anchor, on a `make <target>` the Makefile lacks, on a
+// target without its one `## target: text` line or missing from `make
+// help`, and on a layout that names a package that does not exist or leaves
+// a product package out.
 package docs

@@ -3,6 +3,7 @@ package docs
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -346,5 +347,64 @@ func TestLayout(t *testing.T) {
 				t.Errorf("%s: its layout leaves out %s", s.file, p)
 			}
 		}
+	}
+}
+
+var helpLine = regexp.MustCompile(`^## ([a-z][a-z0-9-]*): (\S.*)$`)
+
+// TestMakeHelp fails when a target of the Makefile has no `## target: text`
+// line, when such a line names no target or a target twice, and when
+// `make help` does not list every target on a line of its own.
+func TestMakeHelp(t *testing.T) {
+	root := awstest.ModuleRoot()
+	b, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	helped := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if m := rule.FindStringSubmatch(line); m != nil && !strings.Contains(line, ":=") && !slices.Contains(targets, m[1]) {
+			targets = append(targets, m[1])
+		}
+		if m := helpLine.FindStringSubmatch(line); m != nil {
+			helped[m[1]]++
+		}
+	}
+	if len(targets) < 10 || !slices.Contains(targets, "help") {
+		t.Fatalf("read %d targets from the Makefile, without help: %v", len(targets), targets)
+	}
+	for _, target := range targets {
+		if n := helped[target]; n != 1 {
+			t.Errorf("Makefile: target %s has %d `## %s: …` help lines, want 1", target, n, target)
+		}
+	}
+	for name := range helped {
+		if !slices.Contains(targets, name) {
+			t.Errorf("Makefile: help line `## %s: …` names no target", name)
+		}
+	}
+
+	cmd := exec.Command("make", "-s", "--no-print-directory", "help")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make help: %v", err)
+	}
+	listed := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, text, _ := strings.Cut(line, " ")
+		if strings.TrimSpace(text) == "" {
+			t.Errorf("make help: %q has no text", line)
+		}
+		listed[name]++
+	}
+	for _, target := range targets {
+		if listed[target] != 1 {
+			t.Errorf("make help lists %s %d times, want once:\n%s", target, listed[target], out)
+		}
+	}
+	if len(listed) != len(targets) {
+		t.Errorf("make help lists %d names, the Makefile has %d targets:\n%s", len(listed), len(targets), out)
 	}
 }

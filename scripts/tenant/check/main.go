@@ -2,8 +2,9 @@
 // scripts/tenant/tenant.sh writes them to Parameter Store: the same checks
 // the functions apply when they load it (tenantid.Validate, Inbound.Validate,
 // Outbound.Validate), plus unknown JSON fields, so a misspelt "secret"
-// fails here instead of on the first webhook. Errors name the tenant and
-// the field, never a secret.
+// fails here instead of on the first webhook. Every problem of the id and
+// both files is named in one run, not only the first. Errors name the
+// tenant and the field, never a secret.
 //
 //	go run ./scripts/tenant/check <tenant> <inbound.json> [outbound.json]
 package main
@@ -14,7 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -23,54 +28,125 @@ import (
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "tenant:", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintln(os.Stderr, "tenant:", line)
+		}
 		os.Exit(1)
 	}
 }
 
+// run returns nil, or errors.Join of every problem of the tenant id and
+// both files, not only the first.
 func run(args []string) error {
 	if len(args) < 2 || len(args) > 3 {
 		return errors.New("usage: check <tenant> <inbound.json> [outbound.json]")
 	}
 	id := args[0]
+	var errs []error
 	if err := tenantid.Validate(id); err != nil {
-		return fmt.Errorf("tenant %q: %w", id, err)
+		errs = append(errs, fmt.Errorf("tenant %q: %w", id, err))
 	}
 	var in tenant.Inbound
 	if err := decode(args[1], &in); err != nil {
-		return err
+		errs = append(errs, err)
 	}
-	if err := in.Validate(id, provider.Registry()); err != nil {
-		return err
-	}
+	errs = append(errs, in.Validate(id, provider.Registry()))
 	if len(args) == 3 {
 		var out tenant.Outbound
 		if err := decode(args[2], &out); err != nil {
-			return err
+			errs = append(errs, err)
 		}
-		if err := out.Validate(id); err != nil {
-			return err
-		}
+		errs = append(errs, out.Validate(id))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-// decode reads one JSON document from path into v, refusing unknown fields
-// and trailing data. Its errors never quote the file's content.
+// decode reads one JSON document from path into v. It returns nil, or
+// errors.Join of a syntax error (then v is left empty), a type error (the
+// first), every field v has no place for, and data after the document. Its
+// errors never quote the file's content.
 func decode(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
+	invalid := func(what string) error { return fmt.Errorf("%s is not valid JSON for a tenant: %s", path, what) }
+	var doc any
 	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s is not valid JSON for a tenant: %s", path, describe(err))
+	if err := dec.Decode(&doc); err != nil {
+		return invalid(describe(err))
 	}
+	end := dec.InputOffset()
+	var errs []error
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s is not valid JSON for a tenant: data after the object", path)
+		errs = append(errs, invalid("data after the object"))
 	}
-	return nil
+	// Decode goes on past a field of the wrong type, leaving the field
+	// empty, and reports the first.
+	if err := json.Unmarshal(b[:end], v); err != nil {
+		errs = append(errs, invalid(describe(err)))
+	}
+	for _, f := range unknown("", doc, reflect.TypeOf(v)) {
+		errs = append(errs, invalid(fmt.Sprintf("unknown field %q", f)))
+	}
+	return errors.Join(errs...)
+}
+
+// unknown returns the paths of the object keys of doc that a t has no
+// field for, matched as encoding/json matches them (case-insensitively).
+// DisallowUnknownFields would name only the first.
+func unknown(path string, doc any, t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	at := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	var out []string
+	switch d := doc.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(d)) {
+			switch t.Kind() {
+			case reflect.Map:
+				out = append(out, unknown(at(k), d[k], t.Elem())...)
+			case reflect.Struct:
+				if f, ok := field(t, k); ok {
+					out = append(out, unknown(at(k), d[k], f.Type)...)
+				} else {
+					out = append(out, at(k))
+				}
+			}
+		}
+	case []any:
+		if t.Kind() == reflect.Slice {
+			for i, e := range d {
+				out = append(out, unknown(fmt.Sprintf("%s[%d]", path, i), e, t.Elem())...)
+			}
+		}
+	}
+	return out
+}
+
+// field returns the field of struct type t that encoding/json fills from
+// key.
+func field(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // describe keeps what locates a JSON error (offset, field, type) and drops

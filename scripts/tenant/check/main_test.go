@@ -1,0 +1,72 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunNamesEveryProblem: every problem of the id and of both files is
+// named in one run, not only the first; a valid pair passes.
+func TestRunNamesEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	file := func(body string) string {
+		f, err := os.CreateTemp(dir, "*.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(body); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return f.Name()
+	}
+	in := file(`{"providers":{"github":{"secrets":["s"]}}}`)
+	out := file(`{"targetUrl":"https://target.example/events","secrets":["whsec_dGVzdA=="],"timeout":"10s"}`)
+	tests := []struct {
+		name string
+		args []string
+		want []string // none: valid
+	}{
+		{"valid", []string{"acme", in, out}, nil},
+		{"valid, inbound only", []string{"acme", in}, nil},
+		{"two problems in one outbound file", []string{"acme", in, file(`{"targetUrl":"ftp://target.example","secrets":["whsec_y",""]}`)},
+			[]string{"outbound.targetUrl: not an absolute http(s) URL", "outbound.secrets[1]: empty secret"}},
+		{"every problem of an outbound file", []string{"acme", in, file(`{"targetUrl":"/relative","secrets":[" ",""],"timeout":"soon","retries":3,"Extra":{}}`)},
+			[]string{`unknown field "retries"`, `unknown field "Extra"`, "outbound.targetUrl: not an absolute http(s) URL", "outbound.secrets[0]: empty secret",
+				"outbound.secrets[1]: empty secret", "outbound.timeout: not a positive duration"}},
+		{"a target without secrets", []string{"acme", in, file(`{"targetUrl":"http://user:pw@target.example"}`)},
+			[]string{"outbound.targetUrl: URL must not carry user information", "outbound.secrets: a targetUrl needs at least one signing secret"}},
+		{"every problem of an inbound file", []string{"acme", file(`{"providers":{"stripe":{"secret":["x"]},"paypal":{"secrets":["y"]},"hmac":{"secrets":["z"],"settings":{"base_url":"nope"}}},"tenant":"acme"}`)},
+			[]string{`unknown field "providers.stripe.secret"`, `unknown field "tenant"`, "providers.stripe.secrets: at least one secret is required",
+				"providers.paypal: unknown provider", "providers.hmac.settings.base_url: not an absolute http(s) URL"}},
+		{"the id and both files", []string{"Acme!", file(`{"providers":{"github":{"secrets":[""]}}}`), file(`{"timeout":"-1s"}`)},
+			[]string{`tenant "Acme!": invalid tenant id`, "providers.github.secrets[0]: empty secret", "outbound.timeout"}},
+		{"a field of the wrong type, and the rest", []string{"acme", in, file(`{"targetUrl":"ftp://x","secrets":"whsec_y","timeout":"soon"}`)},
+			[]string{"field secrets must be []string", "outbound.targetUrl", "outbound.timeout"}},
+		{"syntax", []string{"acme", file(`{`)}, []string{"not valid JSON for a tenant: unexpected end"}},
+		{"data after the object", []string{"acme", in, file(`{"targetUrl":"ftp://x"} {}`)},
+			[]string{"data after the object", "outbound.targetUrl"}},
+		{"no file", []string{"acme", filepath.Join(dir, "missing.json")}, []string{"missing.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := run(tt.args)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Errorf("check %v = %v, want nil", tt.args, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("check %v = nil, want %q", tt.args, tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("check %v = %v\nwant %q in it", tt.args, err, w)
+				}
+			}
+		})
+	}
+}
