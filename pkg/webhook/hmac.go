@@ -120,21 +120,27 @@ func (HubSignature) Sign(req *Request, cfg Config, now time.Time) error {
 // tolerance of now in either direction. It returns the parsed time or an
 // error wrapping ErrMalformed or ErrStale.
 func CheckTimestamp(raw string, now time.Time, tolerance time.Duration) (time.Time, error) {
+	ts, err := unixSeconds(raw)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return ts, CheckTime(ts, now, tolerance)
+}
+
+// unixSeconds parses a Unix-seconds timestamp. It returns an error wrapping
+// ErrMissingSignature when raw is not one.
+func unixSeconds(raw string) (time.Time, error) {
 	sec, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
 	if err != nil {
 		return time.Time{}, errorf(ErrMissingSignature, "timestamp %q is not Unix seconds", Truncate(raw, 32))
 	}
-	ts := time.Unix(sec, 0)
-	return ts, CheckTime(ts, now, tolerance)
+	return time.Unix(sec, 0), nil
 }
 
 // CheckTime checks that a signed time lies within tolerance of now in
 // either direction. It returns nil or an error wrapping ErrStale.
 func CheckTime(ts, now time.Time, tolerance time.Duration) error {
-	if d := now.Sub(ts); d > tolerance || d < -tolerance {
-		return errorf(ErrStale, "timestamp is %s away from now, tolerance %s", d.Round(time.Second), tolerance)
-	}
-	return nil
+	return Symmetric(tolerance).Check(ts, now)
 }
 
 // ParseTolerance parses a duration setting ("300s", "5m", or plain seconds).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
+	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
@@ -264,7 +265,9 @@ func TestContract(t *testing.T) {
 					tc.Signature = "Svix-Signature"
 				}
 			}
-			if row.Tolerance != "" || row.Scheme == StandardWebhooks {
+			if row.Scheme == StandardWebhooks {
+				tc.Retries = &standardwebhooks.Retries
+			} else if row.Tolerance != "" {
 				tol, err := webhook.ParseTolerance(row.Tolerance, 300e9)
 				if err != nil {
 					t.Fatal(err)

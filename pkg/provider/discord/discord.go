@@ -28,10 +28,15 @@ const (
 // stamped names the signature and timestamp headers.
 var stamped = webhook.Stamped{Signature: SignatureHeader, Timestamp: TimestampHeader}
 
-// DefaultTolerance bounds the signed timestamp's age. Discord documents no
-// window; it sends each request once and waits 3 seconds for the answer,
-// so five minutes is generous.
-const DefaultTolerance = 300 * time.Second
+// Retries is what Discord documents of its retries: none. An interaction
+// is sent once and fails for the user unless it is answered within 3
+// seconds, so the clock allowance is the window (discord-interactions'
+// verifyKey checks no timestamp).
+var Retries = webhook.Retries{
+	Signing: webhook.Once,
+	Source:  "https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction",
+	Window:  webhook.Symmetric(webhook.Skew),
+}
 
 // Provider implements webhook.Provider, webhook.Signer, webhook.Handshaker,
 // webhook.Responder and webhook.Checker for Discord.
@@ -81,9 +86,9 @@ func (Provider) Check(cfg webhook.Config) error {
 
 // Verify checks X-Signature-Ed25519, the hex Ed25519 signature of
 // X-Signature-Timestamp followed by the raw body, against every key
-// (settings.public_key and secrets), then the timestamp against the
-// tolerance. It returns an error
-// wrapping webhook.ErrMissingSignature (a header is absent or the timestamp
+// (settings.public_key and secrets), then the timestamp against
+// Retries.Window (its Past replaced by a "tolerance" setting). It returns
+// an error wrapping webhook.ErrMissingSignature (a header is absent or the timestamp
 // is not a number), webhook.ErrInvalidSignature (not hex, or no key
 // verifies), webhook.ErrStale, or webhook.ErrMisconfigured (no keys, a key
 // that is not one, a bad tolerance).
@@ -96,7 +101,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not a hex Ed25519 signature", SignatureHeader)
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -112,8 +117,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured public key verifies %s", SignatureHeader)
 	}
-	_, err = webhook.CheckTimestamp(ts, now, tol)
-	return err
+	return win.CheckUnix(ts, now)
 }
 
 // Sign sets X-Signature-Timestamp to now and X-Signature-Ed25519 to the

@@ -45,7 +45,7 @@ func TestContract(t *testing.T) {
 		Request:    providertest.JSON(command),
 		Secrets:    [3]string{key("suite discord key one"), key("suite discord key two"), key("suite discord key three")},
 		Signature:  SignatureHeader,
-		Tolerance:  DefaultTolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Replace(`"id":"I1"`, `"id":"I2"`),
 		// Discord sends an interaction once and does not retry it (the
 		// user sees "The application did not respond" after 3 seconds,

@@ -1,9 +1,10 @@
 // Package hubspot verifies and parses HubSpot webhooks (app webhook
 // subscriptions) signed with the v3 scheme: HMAC-SHA256 under the app's
-// client secret over method + request URI + body + timestamp, with a
-// five-minute window. The URI is the public URL HubSpot called, as the
-// twilio package rebuilds it. docs/providers/hubspot.md describes the
-// scheme, ids, conversations and settings.
+// client secret over method + request URI + body + timestamp, with the
+// window HubSpot's own verifier keeps (5 minutes old, any time ahead). The
+// URI is the public URL HubSpot called, as the twilio package rebuilds it.
+// docs/providers/hubspot.md describes the scheme, ids, conversations and
+// settings.
 package hubspot
 
 import (
@@ -26,9 +27,17 @@ const (
 	TimestampHeader = "X-HubSpot-Request-Timestamp"
 )
 
-// Tolerance is HubSpot's window: "reject the request if the timestamp is
-// older than 5 minutes".
-const Tolerance = 5 * time.Minute
+// Retries is what HubSpot documents: a failed batch is retried up to 10
+// times over 24 hours. Its own verifier, @hubspot/api-client's
+// Signature.isValid, rejects a v3 timestamp older than 5 minutes
+// (MAX_ALLOWED_TIMESTAMP) and none ahead of now, so its retries are signed
+// when sent and hookpack follows that rule.
+var Retries = webhook.Retries{
+	Signing: webhook.ByRule,
+	Horizon: 24 * time.Hour,
+	Source:  "https://developers.hubspot.com/docs/api/webhooks#retries, @hubspot/api-client lib/src/utils/signature.js",
+	Window:  webhook.Window{Past: 5 * time.Minute, Future: webhook.AnyFuture},
+}
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
 // for HubSpot.
@@ -79,7 +88,7 @@ func signed(req *webhook.Request, cfg webhook.Config, ts string) ([][]byte, erro
 }
 
 // Verify checks X-HubSpot-Signature-v3 against every client secret, then
-// the millisecond timestamp against the five-minute window. It returns an
+// the millisecond timestamp against Retries.Window. It returns an
 // error wrapping webhook.ErrMissingSignature (a header is absent or the
 // timestamp is not a number), webhook.ErrInvalidSignature (not base64, or no
 // secret matches), webhook.ErrStale, or webhook.ErrMisconfigured (no
@@ -108,7 +117,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, parts...) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured client secret matches %s", SignatureHeader)
 	}
-	return webhook.CheckTime(time.UnixMilli(ms), now, Tolerance)
+	return Retries.Window.Check(time.UnixMilli(ms), now)
 }
 
 // Sign sets X-HubSpot-Request-Timestamp to now in milliseconds and

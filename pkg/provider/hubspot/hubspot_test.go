@@ -28,7 +28,7 @@ func TestContract(t *testing.T) {
 		Provider:   Provider{},
 		Request:    post(batch),
 		Signature:  SignatureHeader,
-		Tolerance:  Tolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Replace(`"a@example.com"`, `"b@example.com"`),
 		// HubSpot retries a notification batch up to 10 times over 24
 		// hours, incrementing each notification's attemptNumber, and signs

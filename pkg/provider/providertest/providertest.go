@@ -2,7 +2,8 @@
 // from its tests: Run checks the provider's published vectors, the signing
 // round trip, tampering, missing signatures, the replay window, secret
 // rotation, idempotency key and payload digest derivation (the provider's
-// own retry is a duplicate), malformed bodies and handshakes, so that each
+// own retry is a duplicate, and verifies when sent at the end of its retry
+// horizon), malformed bodies and handshakes, so that each
 // adapter states only what is particular to it (a Case). It also reads the
 // sample deliveries under events/samples (Sample, SampleVector), so the
 // adapters' tests need nothing from the local harness.
@@ -54,9 +55,16 @@ type Case struct {
 	// Sign then rewrites that part of the body, and the round trip checks
 	// only that Verify accepts the result.
 	InBody *BodySignature
-	// Tolerance is the replay window when the scheme signs a timestamp,
-	// zero when it signs none.
+	// Tolerance is the replay window, either way, of a scheme that signs a
+	// timestamp under the tenant's own settings (the generic engine), zero
+	// when it signs none. A named sender gives Retries instead.
 	Tolerance time.Duration
+	// Retries, for a named sender that signs a timestamp, is its retry rule
+	// as its documentation states it (the provider's own Retries value):
+	// the suite checks its Window in place of Tolerance, and sends the
+	// sender's retry at the end of its Horizon, signed when the sender
+	// would sign it.
+	Retries *webhook.Retries
 	// OtherEvent turns a delivery into a different event (another event
 	// id, or other content where keys are content hashes).
 	OtherEvent func(*webhook.Request)
@@ -281,23 +289,61 @@ func Run(t *testing.T, c Case) {
 	})
 
 	t.Run("replay window", func(t *testing.T) {
-		if c.Tolerance == 0 {
+		w := webhook.Symmetric(c.Tolerance)
+		if c.Retries != nil {
+			w = c.Retries.Window
+		}
+		if w.Past == 0 {
 			// Nothing is signed but the body: an hour later it still verifies,
 			// and the idempotency key is the only replay defence.
 			verify(t, signed(t), cfg(s1), Now.Add(time.Hour), nil)
 			return
 		}
-		for _, tt := range []struct {
+		type check struct {
 			name string
 			at   time.Time
 			want error
-		}{
-			{"oldest accepted", Now.Add(c.Tolerance), nil},
-			{"newest accepted", Now.Add(-c.Tolerance), nil},
-			{"stale", Now.Add(c.Tolerance + time.Second), webhook.ErrStale},
-			{"from the future", Now.Add(-c.Tolerance - time.Second), webhook.ErrStale},
-		} {
+		}
+		cases := []check{
+			{"oldest accepted", Now.Add(w.Past), nil},
+			{"stale", Now.Add(w.Past + time.Second), webhook.ErrStale},
+		}
+		if w.Future == webhook.AnyFuture {
+			// The sender's own verifier rejects only old timestamps.
+			cases = append(cases, check{"a day ahead, as the sender's verifier accepts", Now.Add(-24 * time.Hour), nil})
+		} else {
+			cases = append(cases,
+				check{"newest accepted", Now.Add(-w.Future), nil},
+				check{"from the future", Now.Add(-w.Future - time.Second), webhook.ErrStale})
+		}
+		for _, tt := range cases {
 			t.Run(tt.name, func(t *testing.T) { verify(t, signed(t), cfg(s1), tt.at, tt.want) })
+		}
+	})
+
+	t.Run("the sender's retry at the end of its horizon", func(t *testing.T) {
+		r := c.Retries
+		if r == nil {
+			if c.Tolerance > 0 {
+				t.Skip("the tenant's own scheme: no sender, no retry horizon")
+			}
+			return
+		}
+		if r.Source == "" {
+			t.Fatal("Retries.Source is required: the page that states the sender's retries")
+		}
+		// The first attempt was signed a horizon ago; the last retry is
+		// sent now, signed now by a sender that signs each attempt, else
+		// carrying the first attempt's signature.
+		at := Now.Add(-r.Horizon + time.Second)
+		if r.Signing != webhook.Unsaid {
+			at = Now.Add(-time.Second)
+		}
+		retry := c.Request()
+		c.Retry(retry)
+		verify(t, sign(t, retry, cfg(s1), at), cfg(s1), Now, nil)
+		if r.Signing == webhook.Unsaid && r.Window.Past < r.Horizon {
+			t.Errorf("Window.Past %s < Horizon %s: a retry carrying its first signature would be refused", r.Window.Past, r.Horizon)
 		}
 	})
 

@@ -31,9 +31,17 @@ const (
 // stamped names the signature and timestamp headers.
 var stamped = webhook.Stamped{Signature: SignatureHeader, Timestamp: TimestampHeader}
 
-// DefaultTolerance bounds the signed timestamp's age. SendGrid documents no
-// window; each attempt, retries included, is signed at the time it is sent.
-const DefaultTolerance = 300 * time.Second
+// Retries is what SendGrid documents of its retries: a batch is retried for
+// up to 24 hours, and nothing says a retry is signed again when it is sent.
+// The window covers the whole horizon, so a retry that carries the first
+// attempt's timestamp still verifies; @sendgrid/eventwebhook's
+// verifySignature checks no timestamp at all.
+var Retries = webhook.Retries{
+	Signing: webhook.Unsaid,
+	Horizon: 24 * time.Hour,
+	Source:  "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook#retry-logic",
+	Window:  webhook.Covering(24 * time.Hour),
+}
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
 // for SendGrid.
@@ -103,7 +111,8 @@ func (Provider) Check(cfg webhook.Config) error {
 // Verify checks the base64 ASN.1 ECDSA signature of the SHA-256 of
 // timestamp + raw body against every key (settings.public_key and
 // secrets), then the timestamp
-// against the tolerance. It returns an error wrapping
+// against Retries.Window (its Past replaced by a "tolerance" setting). It
+// returns an error wrapping
 // webhook.ErrMissingSignature (a header is absent), webhook.ErrInvalidSignature
 // (not base64, or no key verifies), webhook.ErrStale, or
 // webhook.ErrMisconfigured (no keys, an entry that is no P-256 key, a bad
@@ -117,7 +126,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !ok {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "%s is not base64", SignatureHeader)
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -135,8 +144,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !verified {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured verification key verifies %s", SignatureHeader)
 	}
-	_, err = webhook.CheckTimestamp(ts, now, tol)
-	return err
+	return win.CheckUnix(ts, now)
 }
 
 // Sign sets the timestamp header to now and the signature header to the

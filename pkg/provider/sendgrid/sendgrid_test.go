@@ -58,7 +58,7 @@ func TestContract(t *testing.T) {
 		Request:    providertest.JSON(batch),
 		Secrets:    [3]string{k1, k2, k3},
 		Signature:  SignatureHeader,
-		Tolerance:  DefaultTolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Body(strings.NewReplacer(`"E1"`, `"E3"`, `"E2"`, `"E4"`).Replace(batch)),
 		// SendGrid retries a batch that was not answered 2xx for 24 hours,
 		// signing each attempt at the time it is sent; events keep their

@@ -20,8 +20,17 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// DefaultTolerance is Slack's recommended replay window.
-const DefaultTolerance = 300 * time.Second
+// Retries is what Slack documents: an event is retried three times, near
+// immediately, after 1 minute and after 5 minutes, and a request whose
+// timestamp is more than five minutes from local time is to be ignored, in
+// either direction. Slack's own rule would refuse its last retry were it
+// not signed when sent, so the window is that rule.
+var Retries = webhook.Retries{
+	Signing: webhook.ByRule,
+	Horizon: 6 * time.Minute,
+	Source:  "https://api.slack.com/apis/events-api#retries, https://api.slack.com/authentication/verifying-requests-from-slack",
+	Window:  webhook.Symmetric(5 * time.Minute),
+}
 
 // Provider implements webhook.Provider and webhook.Handshaker for Slack.
 type Provider struct{}
@@ -32,7 +41,8 @@ const prefix = "v0="
 var stamped = webhook.Stamped{Signature: "X-Slack-Signature", Timestamp: "X-Slack-Request-Timestamp"}
 
 // Verify checks X-Slack-Signature against every signing secret and the
-// timestamp against the tolerance. It returns an error wrapping
+// timestamp against Retries.Window (its Past replaced by a "tolerance"
+// setting). It returns an error wrapping
 // webhook.ErrMissingSignature (a header is absent or the timestamp is not a
 // number), webhook.ErrInvalidSignature (malformed or no secret matches),
 // webhook.ErrStale (genuine but outside the tolerance) or
@@ -49,7 +59,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil {
 		return err
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -61,8 +71,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, []byte("v0:"+ts+":"), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured signing secret matches X-Slack-Signature")
 	}
-	_, err = webhook.CheckTimestamp(ts, now, tol)
-	return err
+	return win.CheckUnix(ts, now)
 }
 
 // Handshake answers url_verification and ssl_check requests. The ingest path

@@ -51,7 +51,7 @@ func TestContract(t *testing.T) {
 		Provider:   Provider{},
 		Request:    post(js, callback),
 		Signature:  "X-Slack-Signature",
-		Tolerance:  DefaultTolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Replace("Ev1", "Ev2"),
 		// Slack retries an Events API callback with the same event_id and
 		// X-Slack-Retry-Num / X-Slack-Retry-Reason added

@@ -20,8 +20,16 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// DefaultTolerance is the specification's replay window.
-const DefaultTolerance = 5 * time.Minute
+// Retries is what the specification says: every attempt's
+// webhook-timestamp is the time of that attempt (the id stays), over a
+// schedule of days (its example: 75 h 35 min 5 s), and its verifiers refuse
+// a timestamp more than five minutes old or ahead.
+var Retries = webhook.Retries{
+	Signing: webhook.Resigned,
+	Horizon: 75*time.Hour + 35*time.Minute + 5*time.Second,
+	Source:  "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#webhook-metadata",
+	Window:  webhook.Symmetric(5 * time.Minute),
+}
 
 // Provider implements webhook.Provider for Standard Webhooks.
 type Provider struct{}
@@ -65,7 +73,8 @@ func parseSignatures(h string) signatures {
 }
 
 // Verify checks webhook-signature against every secret and the timestamp
-// against the tolerance. It returns an error wrapping
+// against Retries.Window (its Past replaced by a "tolerance" setting). It
+// returns an error wrapping
 // webhook.ErrMissingSignature (a header is absent, the timestamp is not a
 // number, no v1/v1a entry), webhook.ErrInvalidSignature (nothing matches),
 // webhook.ErrStale (genuine but outside the tolerance) or
@@ -91,7 +100,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		}
 		return webhook.Errorf(webhook.ErrMissingSignature, "webhook-signature has no v1 entry")
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -135,8 +144,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !matched {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches webhook-signature")
 	}
-	_, err = webhook.CheckTimestamp(ts, now, tol)
-	return err
+	return win.CheckUnix(ts, now)
 }
 
 // Events returns the single event of a delivery. It returns an error

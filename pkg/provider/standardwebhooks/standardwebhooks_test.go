@@ -65,7 +65,7 @@ func TestContract(t *testing.T) {
 				},
 				Secrets:    [3]string{docSecret, "whsec_b3RoZXIta2V5LW90aGVyLWtleQ==", "whsec_dGhpcmQta2V5LXRoaXJkLWtleQ=="},
 				Signature:  family + "Signature",
-				Tolerance:  DefaultTolerance,
+				Retries:    &Retries,
 				OtherEvent: providertest.Header(family+"Id", "msg_other"),
 				// The spec's webhook-id "will be the same when the same
 				// webhook is being resent (e.g. due to a previous failure)";

@@ -15,8 +15,15 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// DefaultTolerance is Stripe's documented default replay window.
-const DefaultTolerance = 300 * time.Second
+// Retries is what Stripe documents: live-mode events are retried for up to
+// three days, and each attempt gets a new signature and timestamp, so its
+// default 300-second window holds for every retry.
+var Retries = webhook.Retries{
+	Signing: webhook.Resigned,
+	Horizon: 72 * time.Hour,
+	Source:  "https://docs.stripe.com/webhooks#prevent-replay-attacks, https://docs.stripe.com/webhooks#automatic-retries",
+	Window:  webhook.Symmetric(300 * time.Second),
+}
 
 // Provider implements webhook.Provider for Stripe.
 type Provider struct{}
@@ -62,7 +69,8 @@ func parseHeader(h string) (header, error) {
 }
 
 // Verify checks Stripe-Signature against every secret and the timestamp
-// against the tolerance. It returns an error wrapping
+// against Retries.Window (its Past replaced by a "tolerance" setting). It
+// returns an error wrapping
 // webhook.ErrMissingSignature (no usable header), webhook.ErrInvalidSignature
 // (no secret matches), webhook.ErrStale (genuine but outside the tolerance) or
 // webhook.ErrMisconfigured (no secrets, bad tolerance setting).
@@ -78,7 +86,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err := cfg.CheckSecrets("stripe"); err != nil {
 		return err
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -90,8 +98,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, h.v1, []byte(h.timestamp+"."), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches a v1 signature")
 	}
-	_, err = webhook.CheckTimestamp(h.timestamp, now, tol)
-	return err
+	return win.CheckUnix(h.timestamp, now)
 }
 
 // event holds the members Events reads. related_object is set on thin (v2)

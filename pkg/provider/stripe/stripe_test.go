@@ -55,7 +55,7 @@ func TestContract(t *testing.T) {
 			return request("", []byte(`{"id":"evt_1","type":"invoice.paid","created":1700000000,"pending_webhooks":2,"data":{"object":{"id":"in_1","customer":"cus_9"}}}`))
 		},
 		Signature:  "Stripe-Signature",
-		Tolerance:  DefaultTolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Replace("evt_1", "evt_2"),
 		// Stripe renders the event again for each attempt: pending_webhooks,
 		// "number of webhooks that have yet to be successfully delivered"

@@ -27,9 +27,16 @@ const (
 	RetryHeader     = "Twitch-Eventsub-Message-Retry"
 )
 
-// Tolerance is Twitch's window: "make sure the value in the timestamp header
-// is not older than 10 minutes".
-const Tolerance = 10 * time.Minute
+// Retries is what Twitch documents: a notification is resent with the same
+// message id and the time Twitch sent it, and the receiver is to "make sure
+// the value in the timestamp header isn't older than 10 minutes" (nothing
+// is said of one ahead). How long Twitch retries before it revokes the
+// subscription is not documented.
+var Retries = webhook.Retries{
+	Signing: webhook.ByRule,
+	Source:  "https://dev.twitch.tv/docs/eventsub/handling-webhook-events/#verifying-the-event-message",
+	Window:  webhook.Window{Past: 10 * time.Minute, Future: webhook.AnyFuture},
+}
 
 const prefix = "sha256="
 
@@ -60,8 +67,8 @@ func (Provider) Check(cfg webhook.Config) error {
 }
 
 // Verify checks the signature over message id + timestamp + body against
-// every secret, then the timestamp against the ten-minute window. It returns
-// an error wrapping webhook.ErrMissingSignature (a header is absent or the
+// every secret, then the timestamp against Twitch's window (Retries.Window:
+// 10 minutes old, any time ahead). It returns an error wrapping webhook.ErrMissingSignature (a header is absent or the
 // timestamp is not RFC 3339), webhook.ErrInvalidSignature, webhook.ErrStale
 // or webhook.ErrMisconfigured.
 func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
@@ -87,7 +94,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, []byte(id), []byte(ts), req.Body) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured secret matches %s", SignatureHeader)
 	}
-	return webhook.CheckTime(at, now, Tolerance)
+	return Retries.Window.Check(at, now)
 }
 
 // Sign sets the timestamp header to now (RFC 3339, as Twitch writes it) and

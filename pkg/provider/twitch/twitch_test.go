@@ -24,7 +24,7 @@ func TestContract(t *testing.T) {
 		Provider:   Provider{},
 		Request:    message("m-1", "notification", follow),
 		Signature:  SignatureHeader,
-		Tolerance:  Tolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Header(IDHeader, "m-2"),
 		// Twitch resends a notification not answered 2xx "with the same
 		// message ID" and Twitch-Eventsub-Message-Retry raised, signed at the

@@ -25,7 +25,7 @@ func TestContract(t *testing.T) {
 		Provider:   Provider{},
 		Request:    providertest.JSON(started),
 		Signature:  SignatureHeader,
-		Tolerance:  DefaultTolerance,
+		Retries:    &Retries,
 		OtherEvent: providertest.Replace("1626230691572", "1626230691573"),
 		// Zoom retries a notification not answered 200/204 within 3
 		// seconds three times (after 5, 30 and 90 minutes) with the same
