@@ -848,7 +848,8 @@ func (w *world) whereIs(e *simEvent) string {
 type simTally struct {
 	what string // how a violation's step count reads: "explored", …
 	// runs of the property, and those that reached its end (a stored
-	// failure whose draws no longer fit the simulation stops early).
+	// failure stops early when its draws end at the violation it found on
+	// an older worker, or no longer fit the simulation).
 	runs, ended int
 	// steps of the runs that ended; firstAt, the count at the first
 	// violation (shrinking replays shorter histories afterwards). A
@@ -868,9 +869,9 @@ func (t *simTally) first(n int64) int64 {
 var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
 
 // simChecks is the search's number of runs: -rapid.checks when given (make
-// simulate), else 1,000 (make test: about 16,000 steps, ~15 s with -race).
+// simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
 var simChecks = sync.OnceValue(func() string {
-	checks := "1000"
+	checks := "750"
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "rapid.checks" {
 			checks = f.Value.String()
@@ -905,7 +906,7 @@ func TestSimulation(t *testing.T) {
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
-			stale = fmt.Sprintf(" (%d stopped early: their draws no longer fit the simulation)", n)
+			stale = fmt.Sprintf(" (%d stopped early: their draws end where an older worker broke, or no longer fit the simulation)", n)
 		}
 		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations", len(files), tally.ended, stale, tally.steps.Load())
 	})
