@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -293,16 +295,38 @@ func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributes
 }
 
 // simLedger passes the worker's ledger calls through the current
-// invocation's session (world.sess) to the
-// in-memory ledger (DynamoDB's semantics), and tells the world which
-// completions landed.
+// invocation's session (world.sess) to the in-memory ledger (DynamoDB's
+// semantics), and tells the world which claims and completions landed. A
+// call the world's mode throttles (ledger/FailedAttempt, ledger/Complete)
+// fails without landing, as DynamoDB's ProvisionedThroughputExceeded
+// does once the SDK's retries are spent.
 type simLedger struct{ w *world }
+
+// errThrottled is the answer to a throttled ledger call.
+var errThrottled = errors.New("simulated ProvisionedThroughputExceededException: the call did not land")
+
+// throttled reports whether the world's mode fails ledger call name.
+//
+// Not searched: attempt counts that fail while a target times every
+// invocation out. The worker counts such an interrupted attempt when the
+// effect is claimed again (Event.interrupted) and, when the count fails,
+// runs the effect again whatever the receive count, so the message loops
+// until SQS's maxReceiveCount moves it without a reason (the search's first
+// run finds it); decide's rule for an attempt that cannot be counted is not
+// on that path.
+func (l simLedger) throttled(name string) bool {
+	if name == "FailedAttempt" && slices.Contains(slices.Collect(maps.Values(l.w.mode)), "timeout") {
+		return false
+	}
+	return l.w.mode["ledger/"+name] == "throttled"
+}
 
 func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
 	if !l.w.sess.call() {
 		return ledger.Lease{}, errCrashed
 	}
 	ls, err := l.w.ledger.Claim(ctx, f, k, d)
+	l.w.claimed(f, k, err)
 	if l.w.sess.lost() {
 		return ledger.Lease{}, errLost
 	}
@@ -312,6 +336,9 @@ func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d ti
 func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
 	if !l.w.sess.call() {
 		return errCrashed
+	}
+	if l.throttled("Complete") {
+		return errThrottled
 	}
 	err := l.w.ledger.Complete(ctx, ls)
 	if err == nil {
@@ -366,6 +393,9 @@ func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) e
 func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
 	if !l.w.sess.call() {
 		return 0, errCrashed
+	}
+	if l.throttled("FailedAttempt") {
+		return 0, errThrottled
 	}
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
 	if l.w.sess.lost() {

@@ -32,12 +32,14 @@ import (
 // test of the whole path an event takes after the signature check — the
 // ingest's claim and send, the tenant's FIFO queue and its DLQ, the worker
 // (the real Handler) and its ledger, the target — over twins with AWS's
-// documented semantics (simtwin_test.go). rapid draws sequences of
-// deliveries, provider retries, faults (crashes between any two AWS calls,
-// lost deletions, duplicate invocations, hung and refusing targets, queue
-// re-creation), operator replays by every tool and clock jumps of up to
-// days, checks the invariants after every step, and shrinks a failure to
-// its shortest history.
+// documented semantics (simtwin_test.go). Each event gets one of the
+// handlers in handlerKinds. rapid draws sequences of deliveries, provider
+// retries, faults (crashes between any two AWS calls, lost answers, lost
+// deletions, duplicate invocations, hung and refusing targets, handlers
+// failing between two effects, attempt counts and completions the ledger
+// cannot write, queue re-creation), operator replays by every tool and
+// clock jumps of up to days, checks the invariants after every step, and
+// shrinks a failure to its shortest history.
 //
 //	make simulate SEED=1 STEPS=1000000
 
@@ -45,16 +47,30 @@ const (
 	simTenant   = "acme"
 	simProvider = "stripe"
 	charge      = "charge"
+	notify      = "notify"
 	maxAttempts = 3
 	// retryHorizon is how long the provider retries a delivery.
 	retryHorizon = 72 * time.Hour
 )
+
+// handlerKinds are the handlers an event may get, as the effects each
+// runs in order: the built-in forward alone (the default handler), the
+// forward then a custom effect, one custom effect, two custom effects. A
+// handler of two effects may fail between them (world.mode conv/between).
+var handlerKinds = [][]string{
+	{worker.ForwardEffect},
+	{worker.ForwardEffect, charge},
+	{charge},
+	{notify, charge},
+}
 
 // simEvent is one provider event and what the world knows about it.
 type simEvent struct {
 	key, id, conv string
 	n             int // place in its conversation, from 0
 	offload       bool
+	// effects are what its handler runs, in order (one of handlerKinds).
+	effects []string
 	// queued: the event has a place in its conversation's send order, and
 	// order is that place (world.place): its first send by the ingest that
 	// landed, or, while it was never applied, a replay sent when no other
@@ -71,12 +87,31 @@ type simEvent struct {
 	// that ran it), so it must never run again.
 	runs    map[string]int
 	durable map[string]string
+	// started counts the runs of each effect that started (its function
+	// was called), whether or not they reached the target.
+	started map[string]int
 	applied bool
-	// dead: dead-lettered by the worker with a reason (and not replayed
-	// since); deadMsg is the dead-lettered message's id.
+	// dead: dead-lettered by the worker with a reason, and no replay of it
+	// ran since (claimed one of its records past the dead mark); deadFrom
+	// are the messages its dead letters were sent for since.
 	dead        bool
 	deadReason  string
+	deadFrom    map[string]bool
 	lostByOwner bool
+	// done names the message whose deletion after it was processed made
+	// the event done (its sender's later copies are duplicates).
+	done string
+}
+
+// newSimEvent is event id of conversation conv, n-th in it, whose handler
+// runs effects.
+func (w *world) newSimEvent(id, conv string, n int, effects []string) *simEvent {
+	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects,
+		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}}
+	w.events = append(w.events, e)
+	w.byKey[e.key] = e
+	w.perConv[conv] = append(w.perConv[conv], e)
+	return e
 }
 
 // fataler is a *rapid.T in the search, a *testing.T in the regressions.
@@ -91,8 +126,11 @@ type world struct {
 	src     *fifo
 	ledger  *ledger.Memory
 	handler *worker.Handler
-	// target modes per conversation and effect: "" (ok), "transient",
-	// "permanent", "hang".
+	// mode holds the faults that last: per conversation and effect, the
+	// target's ("" ok, "transient", "permanent", "hang", "timeout"); per
+	// conversation, its handlers' between two effects (conv/between:
+	// "transient", "permanent", "lost"); and the ledger calls that fail
+	// without landing (ledger/FailedAttempt, ledger/Complete: "throttled").
 	mode     map[string]string
 	events   []*simEvent
 	byKey    map[string]*simEvent
@@ -101,21 +139,27 @@ type world struct {
 	payloads map[string][]byte
 	sess     *session
 	cur      *simMsg
-	batch    map[string]*simMsg
+	// curEv is the worker's event of the message whose handler runs.
+	curEv *worker.Event
+	batch map[string]*simMsg
 	// dlFrom are the messages of the batch the worker dead-lettered.
 	dlFrom map[string]bool
 	// ran lists the forwards that succeeded in the current message.
 	ranForward map[*simMsg]bool
 	steps      int
 	history    []string
-	// logs holds the worker's log lines of the current invocation.
-	logs bytes.Buffer
+	// logs holds the worker's log lines of the current invocation, and
+	// outcomes each message's outcome in them.
+	logs     bytes.Buffer
+	outcomes map[string]string
 	// drainFault, when set, draws the fault of each invocation the event
 	// source mapping makes while the clock advances (none when nil).
 	drainFault func() (string, int)
 	// tally counts the steps of TestSimulation's phase (nil in the
 	// regressions).
 	tally *simTally
+	// broken is the first violation found inside the current invocation.
+	broken string
 }
 
 func newWorld(t fataler) *world {
@@ -141,13 +185,32 @@ func (w *world) newHandler() *worker.Handler {
 	reg := worker.NewRegistry()
 	fwd := worker.Forward(simTenants{}, simPoster{w})
 	reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-		w.cur = w.batch[ev.MessageID]
-		if err := fwd(ctx, ev); err != nil {
-			return err
+		w.cur, w.curEv = w.batch[ev.MessageID], ev
+		e := w.byKey[ev.Key]
+		if e == nil {
+			w.violate("message %s's handler runs for %s, which is no event's", ev.MessageID, ev.Key)
+			return errors.New("unknown event")
 		}
-		return ev.Once(ctx, charge, func(ctx context.Context, key string) error {
-			return w.target(ctx, ev.Key, charge, key, "")
-		})
+		for i, effect := range e.effects {
+			if i > 0 {
+				if err := w.between(e); err != nil {
+					return err
+				}
+			}
+			var err error
+			if effect == worker.ForwardEffect {
+				err = fwd(ctx, ev)
+			} else {
+				err = ev.Once(ctx, effect, func(ctx context.Context, key string) error {
+					w.start(e, effect, ev.Repeat)
+					return w.target(ctx, ev.Key, effect, key, "")
+				})
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return worker.New(worker.Config{
 		// Every message's line must name its event (checked in handle).
@@ -183,6 +246,7 @@ func (p simPoster) Post(ctx context.Context, r forward.Request) error {
 		p.w.violate("a forward carries webhook-id %s, which is no event's", r.ID)
 		return errors.New("unknown webhook-id")
 	}
+	p.w.start(p.w.byKey[key], worker.ForwardEffect, p.w.curEv.Repeat)
 	return p.w.target(ctx, key, worker.ForwardEffect, r.IdempotencyKey, r.ID)
 }
 
@@ -233,6 +297,54 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	return nil
 }
 
+// between is what a handler of two effects does after the first one
+// returned: it fails as its conversation's mode says (an error of its own,
+// or the answer of a call outside the ledger lost), before the second
+// effect is claimed.
+func (w *world) between(e *simEvent) error {
+	switch w.mode[e.conv+"/between"] {
+	case "transient":
+		return errors.New("handler: downstream answered 503 between two effects")
+	case "permanent":
+		return worker.Permanent(errors.New("handler: downstream refused the event between two effects"))
+	case "lost":
+		return fmt.Errorf("handler: the answer between two effects was lost: %w", context.DeadlineExceeded)
+	}
+	return nil
+}
+
+// start records that a run of an effect of e starts (its function is
+// called), and checks the invariants of a run's start: an effect of a
+// dead-lettered event runs only after a replay of it ran, and a run after
+// another one started knows it may repeat it (ev.Repeat).
+func (w *world) start(e *simEvent, effect string, repeat bool) {
+	m := w.cur
+	w.logf("    %s of %s starts (message %s, %s, Repeat=%v)", effect, e.id, msgID(m), from(m), repeat)
+	if e.dead {
+		w.violate("%s of %s starts after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
+	}
+	if n := e.started[effect]; n > 0 && !repeat {
+		w.violate("%s of %s starts again (run %d) with ev.Repeat false, after an earlier run started", effect, e.id, n+1)
+	}
+	e.started[effect]++
+}
+
+// claimed notes what a claim of one of an event's records that landed
+// tells: a replay of the event ran when a message of the operator's, not
+// itself dead-lettered since, got past its dead mark.
+func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
+	e, m := w.byKey[k.Event], w.batch[f.MessageID]
+	if e == nil || m == nil || m.from == byIngest || e.deadFrom[f.MessageID] {
+		return
+	}
+	if err == nil || errors.Is(err, ledger.ErrCompleted) {
+		if e.dead {
+			w.logf("    replay %s of %s gets past its dead mark", m.id, e.id)
+		}
+		e.dead, e.deadFrom = false, map[string]bool{}
+	}
+}
+
 // apply records an effect applied downstream and checks the invariants
 // that concern a run.
 func (w *world) apply(e *simEvent, effect string) {
@@ -242,8 +354,8 @@ func (w *world) apply(e *simEvent, effect string) {
 	if why, ok := e.durable[effect]; ok {
 		w.violate("%s of %s ran again after it completed (%s)", effect, e.id, why)
 	}
-	if e.dead && !replayed {
-		w.violate("%s of %s applied after it was dead-lettered (%s), by a stray copy (message %s)", effect, e.id, e.deadReason, msgID(m))
+	if e.dead {
+		w.violate("%s of %s applied after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
 	}
 	e.runs[effect]++
 	if effect == worker.ForwardEffect {
@@ -298,7 +410,11 @@ func (w *world) deadLettered(m *simMsg) {
 	if reason == "" {
 		w.violate("dead letter %s of %s has no reason", m.id, m.event.id)
 	}
+	if e := m.event; e.done != "" {
+		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
+	}
 	m.event.dead, m.event.deadReason = true, reason
+	m.event.deadFrom[m.attrs[worker.AttrMessageID]] = true
 	w.logf("    dead-lettered %s as %s: %s", m.event.id, m.id, reason)
 }
 
@@ -327,7 +443,21 @@ func (w *world) logf(format string, args ...any) {
 	w.history = append(w.history, line)
 }
 
+// violate fails the history with a broken invariant. Inside an invocation
+// it is found on one of the worker's goroutines, whose panics the worker
+// may recover (a handler's): the first one is kept, and handle fails once
+// the invocation returned.
 func (w *world) violate(format string, args ...any) {
+	if w.sess != nil {
+		if w.broken == "" {
+			w.broken = fmt.Sprintf(format, args...)
+		}
+		return
+	}
+	w.fail(format, args...)
+}
+
+func (w *world) fail(format string, args ...any) {
 	where := ""
 	if w.tally != nil {
 		where = fmt.Sprintf(" (first found after %d steps %s)", w.tally.first(w.tally.steps.Load()+int64(w.steps)), w.tally.what)
@@ -345,7 +475,7 @@ func (w *world) deliver(e *simEvent, fault string) {
 	if e.first.IsZero() {
 		e.first = w.now
 	}
-	w.logf("provider delivers %s (%s) ingest fault=%q", e.id, e.conv, fault)
+	w.logf("provider delivers %s (%s, %s) ingest fault=%q", e.id, e.conv, strings.Join(e.effects, "+"), fault)
 	switch {
 	case e.claim == "done":
 		w.logf("    ingest: 200 duplicate")
@@ -456,6 +586,11 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			if w.ranForward[m] && !w.dlFrom[m.id] {
 				w.durable(m.event.key, worker.ForwardEffect, "its message "+m.id+" was deleted")
 			}
+			// Processed and deleted: the event is done, its sender's
+			// later copies are duplicates.
+			if o := w.outcomes[m.id]; (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
+				m.event.done = m.id
+			}
 		}
 	}
 	w.sess = nil
@@ -495,9 +630,12 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	if err != nil {
 		w.t.Fatalf("Handle returned %v", err)
 	}
-	if !w.sess.crashed && w.sess.loseAt == 0 {
-		w.checkLogs() // (a failed S3 read leaves the event unknown)
+	w.curEv = nil
+	if w.broken != "" {
+		w.fail("%s", w.broken)
 	}
+	// (A failed S3 read leaves the event unknown to the log line.)
+	w.readLogs(!w.sess.crashed && w.sess.loseAt == 0)
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
@@ -514,12 +652,18 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	return failed
 }
 
-// checkLogs verifies that every message's log line names its event (an
-// offloaded body included), so an operator can find it.
-func (w *world) checkLogs() {
+// readLogs reads each message's outcome from the invocation's log lines
+// and, when check, verifies that every line names its event (an offloaded
+// body included), so an operator can find it.
+func (w *world) readLogs(check bool) {
+	w.outcomes = map[string]string{}
 	for _, line := range bytes.Split(w.logs.Bytes(), []byte("\n")) {
 		var l struct{ MessageID, EventID, TenantID, Outcome string }
 		if json.Unmarshal(line, &l) != nil || l.MessageID == "" {
+			continue
+		}
+		w.outcomes[l.MessageID] = l.Outcome
+		if !check {
 			continue
 		}
 		if m := w.batch[l.MessageID]; m != nil && m.event != nil && (l.EventID != m.event.id || l.TenantID != simTenant) {
@@ -615,10 +759,9 @@ func (w *world) replay(tool provenance) {
 				e.lostByOwner = false
 			}
 		}
+		// The event stays dead-lettered until the replay runs (claims
+		// one of its records past its dead mark: world.claimed).
 		dlq.remove(m)
-		if m.event != nil {
-			m.event.dead = false
-		}
 	}
 }
 
@@ -638,10 +781,13 @@ func (w *world) recreate() {
 	// A forward's completion implied by its message's deletion was only
 	// readable in the deleted queue: an event its sender delivers again
 	// forwards again, under the same keys (docs/ledger.md).
+	// So was an event's being done (its record claimed by a message the
+	// deletion completed).
 	for _, e := range w.events {
 		if why := e.durable[worker.ForwardEffect]; strings.Contains(why, "was deleted") {
 			delete(e.durable, worker.ForwardEffect)
 		}
+		e.done = ""
 	}
 	dlq := w.src.dlq
 	w.now = w.now.Add(61 * time.Second) // SQS: wait 60 s before re-creating
@@ -660,7 +806,7 @@ func (w *world) check() {
 		if !e.queued || e.lostByOwner {
 			continue
 		}
-		if e.runs[worker.ForwardEffect] > 0 && e.runs[charge] > 0 {
+		if !slices.ContainsFunc(e.effects, func(fx string) bool { return e.runs[fx] == 0 }) {
 			continue // every effect reached the target: nothing is lost
 		}
 		where := w.whereIs(e)
@@ -702,7 +848,8 @@ func (w *world) whereIs(e *simEvent) string {
 type simTally struct {
 	what string // how a violation's step count reads: "explored", …
 	// runs of the property, and those that reached its end (a stored
-	// failure whose draws no longer fit the simulation stops early).
+	// failure stops early when its draws end at the violation it found on
+	// an older worker, or no longer fit the simulation).
 	runs, ended int
 	// steps of the runs that ended; firstAt, the count at the first
 	// violation (shrinking replays shorter histories afterwards). A
@@ -722,9 +869,9 @@ func (t *simTally) first(n int64) int64 {
 var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
 
 // simChecks is the search's number of runs: -rapid.checks when given (make
-// simulate), else 1,000 (make test: about 16,000 steps, ~15 s with -race).
+// simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
 var simChecks = sync.OnceValue(func() string {
-	checks := "1000"
+	checks := "750"
 	flag.Visit(func(f *flag.Flag) {
 		if f.Name == "rapid.checks" {
 			checks = f.Value.String()
@@ -759,7 +906,7 @@ func TestSimulation(t *testing.T) {
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
-			stale = fmt.Sprintf(" (%d stopped early: their draws no longer fit the simulation)", n)
+			stale = fmt.Sprintf(" (%d stopped early: their draws end where an older worker broke, or no longer fit the simulation)", n)
 		}
 		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations", len(files), tally.ended, stale, tally.steps.Load())
 	})
@@ -784,12 +931,8 @@ func simulate(tally *simTally) func(*rapid.T) {
 			n := nextN[conv]
 			nextN[conv]++
 			id := fmt.Sprintf("evt_%s_%d", conv[4:], n)
-			e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n,
-				runs: map[string]int{}, durable: map[string]string{}}
+			e := w.newSimEvent(id, conv, n, rapid.SampledFrom(handlerKinds).Draw(rt, "handler "+id))
 			e.offload = rapid.Bool().Draw(rt, "offload "+id)
-			w.events = append(w.events, e)
-			w.byKey[e.key] = e
-			w.perConv[conv] = append(w.perConv[conv], e)
 			return e
 		}
 		fault := func(name string) string {
@@ -826,10 +969,22 @@ func simulate(tally *simTally) func(*rapid.T) {
 			},
 			"target": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
-				effect := rapid.SampledFrom([]string{worker.ForwardEffect, charge}).Draw(rt, "effect")
+				effect := rapid.SampledFrom([]string{worker.ForwardEffect, notify, charge}).Draw(rt, "effect")
 				mode := rapid.SampledFrom([]string{"", "", "transient", "permanent", "hang", "timeout"}).Draw(rt, "mode")
 				w.mode[conv+"/"+effect] = mode
 				w.logf("target %s/%s now %q", conv, effect, mode)
+			},
+			"handler between effects": func(rt *rapid.T) {
+				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
+				mode := rapid.SampledFrom([]string{"", "", "transient", "permanent", "lost"}).Draw(rt, "mode")
+				w.mode[conv+"/between"] = mode
+				w.logf("handlers of %s between two effects now %q", conv, mode)
+			},
+			"ledger": func(rt *rapid.T) {
+				call := rapid.SampledFrom([]string{"FailedAttempt", "Complete"}).Draw(rt, "call")
+				mode := rapid.SampledFrom([]string{"", "throttled"}).Draw(rt, "mode")
+				w.mode["ledger/"+call] = mode
+				w.logf("ledger %s now %q", call, mode)
 			},
 			"advance": func(rt *rapid.T) {
 				d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, 6 * time.Minute, time.Hour, 13 * time.Hour, 4 * 24 * time.Hour, 13 * 24 * time.Hour}).Draw(rt, "by")
@@ -940,11 +1095,7 @@ func TestSimulationRegressions(t *testing.T) {
 			newEvent := func(conv string) *simEvent {
 				id := fmt.Sprintf("evt_%s_%d", conv[4:], n)
 				n++
-				ev := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, runs: map[string]int{}, durable: map[string]string{}}
-				w.events = append(w.events, ev)
-				w.byKey[ev.key] = ev
-				w.perConv[conv] = append(w.perConv[conv], ev)
-				return ev
+				return w.newSimEvent(id, conv, n, []string{worker.ForwardEffect, charge})
 			}
 			tt.steps(w, newEvent)
 			w.check()
