@@ -322,10 +322,20 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	}
 	// The interrupted receive is the one the taken record was claimed in.
 	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, ledger.TokenReceive(l.Taken.Fence))
-	if err != nil || e.maxAttempts <= 0 || n < e.maxAttempts {
-		return nil // counted (or not countable): run it again
+	var cause error
+	switch {
+	case e.maxAttempts <= 0:
+		return nil
+	case err != nil && e.Attempt >= maxBatch*e.maxAttempts:
+		// Not countable, and received as often as counted attempts could
+		// take (decide's rule for an uncountable attempt): it ends here,
+		// with its reason, before SQS's maxReceiveCount moves it without one.
+		cause = fmt.Errorf("%w: effect %s was interrupted again after %d receives (it ran past its budget, or its invocation ended; its attempts could not be counted: %v)", ErrTimedOut, name, e.Attempt, err)
+	case err != nil || n < e.maxAttempts:
+		return nil // counted (or not countable yet): run it again
+	default:
+		cause = fmt.Errorf("%w: effect %s was interrupted in %d attempts (it ran past its budget, or its invocation ended)", ErrTimedOut, name, n)
 	}
-	cause := fmt.Errorf("%w: effect %s was interrupted in %d attempts (it ran past its budget, or its invocation ended)", ErrTimedOut, name, n)
 	fctx, cancel := e.finish(ctx)
 	defer cancel()
 	if err := e.ledger.Fail(fctx, l, cause.Error()); err != nil && !lost(err) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -306,18 +304,7 @@ type simLedger struct{ w *world }
 var errThrottled = errors.New("simulated ProvisionedThroughputExceededException: the call did not land")
 
 // throttled reports whether the world's mode fails ledger call name.
-//
-// Not searched: attempt counts that fail while a target times every
-// invocation out. The worker counts such an interrupted attempt when the
-// effect is claimed again (Event.interrupted) and, when the count fails,
-// runs the effect again whatever the receive count, so the message loops
-// until SQS's maxReceiveCount moves it without a reason (the search's first
-// run finds it); decide's rule for an attempt that cannot be counted is not
-// on that path.
 func (l simLedger) throttled(name string) bool {
-	if name == "FailedAttempt" && slices.Contains(slices.Collect(maps.Values(l.w.mode)), "timeout") {
-		return false
-	}
 	return l.w.mode["ledger/"+name] == "throttled"
 }
 
