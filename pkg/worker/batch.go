@@ -117,7 +117,7 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 			r = h.process(ctx, t, i, rec, b)
 		} else {
 			r = h.newResult(rec)
-			r.env = h.envelope(ctx, rec)
+			r = h.readNow(ctx, rec).with(r)
 			r = h.act(ctx, t, i, rec, r, d)
 		}
 		if !t.publish(i, r) {
@@ -205,8 +205,7 @@ func (h *Handler) settled(ctx context.Context, rec *events.SQSMessage, f facts) 
 		// Near its retention's end: the next invocation dead-letters it.
 		d = fate{verdict: vAgain, outcome: outDeadline, err: d.err}
 	}
-	r := h.newResult(rec)
-	r.env = h.envelope(ctx, rec)
+	r := h.readNow(ctx, rec).with(h.newResult(rec))
 	return h.act(ctx, nil, 0, rec, r, d)
 }
 

@@ -20,20 +20,54 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
+// message is what the worker knows of one SQS record before it acts on
+// it, read once: its envelope, or why there is none (its body could not be
+// read: transient, or permanent when the pointer names nothing; it could not
+// be decoded: permanent), and the event it names.
+type message struct {
+	env   *envelope.Envelope
+	err   error
+	id    queue.Identity
+	known bool
+}
+
+// read reads rec's body (from S3 for a pointer, within until when it is not
+// zero) and decodes its envelope, and names its event: from the envelope,
+// or from its identity attributes when there is none (queue.IdentityOf).
+func (h *Handler) read(ctx context.Context, rec *events.SQSMessage, until time.Time) message {
+	var m message
+	body, err := h.body(ctx, rec, until)
+	if err == nil {
+		if m.env, err = envelope.Decode(body); err != nil {
+			err = Permanent(err)
+		}
+	}
+	m.err = err
+	m.id, m.known = identify(rec, m.env)
+	return m
+}
+
+// with returns r carrying what m knows of its message.
+func (m message) with(r result) result {
+	r.env, r.id, r.known = m.env, m.id, m.known
+	return r
+}
+
 // process runs message i's handler and routes its failure.
 func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, b budget) (r result) {
 	r = h.newResult(rec)
 	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
 
-	body, err := h.body(ctx, rec, b)
-	if err != nil {
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
+	var until time.Time
+	if b.limited() {
+		until = b.work
 	}
-	env, err := envelope.Decode(body)
-	if err != nil {
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(err)), "")
+	m := h.read(ctx, rec, until)
+	r = m.with(r)
+	if m.err != nil {
+		return h.judge(ctx, t, i, rec, r, h.facts(rec, nil, m.err), "")
 	}
-	r.env = env
+	env := m.env
 	if r.groupID == "" {
 		r.groupID = webhook.GroupID(env.Conversation, env.Key)
 	}
@@ -68,6 +102,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	if !env.ReceivedAt.IsZero() {
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
+	var err error
 	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
 		cancel()
 		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
@@ -95,7 +130,6 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
 	r.fence, r.touched, r.leases = ev.fence, ev.touched, ev.leases
 
-	r.env = env
 	f := h.facts(rec, env, err)
 	f.ran, f.skipped, f.doneByDeletion = ev.ran, ev.skipped, ev.doneByDeletion
 	var ce *ledger.ConflictError
@@ -186,16 +220,16 @@ func sentAt(rec *events.SQSMessage) (time.Time, bool) {
 // body returns the envelope a message carries: its body, or for a pointer
 // message the object in S3 it names. A pointer that names nothing of this
 // deployment, or an object gone, is permanent; a failed read transient.
-func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, b budget) ([]byte, error) {
+func (h *Handler) body(ctx context.Context, rec *events.SQSMessage, until time.Time) ([]byte, error) {
 	if !queue.IsPointer(rec.Body) {
 		return []byte(rec.Body), nil
 	}
 	if h.cfg.Payloads == nil {
 		return nil, Permanent(fmt.Errorf("%w: no payload bucket configured", queue.ErrPointer))
 	}
-	if b.limited() {
+	if !until.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, b.work)
+		ctx, cancel = context.WithDeadline(ctx, until)
 		defer cancel()
 	}
 	body, err := h.cfg.Payloads.Get(ctx, rec.Body)

@@ -125,13 +125,10 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if r.attempt > 0 {
 		attrs[AttrAttempts] = strconv.Itoa(r.attempt)
 	}
-	if r.env == nil {
-		r.env = h.envelope(ctx, rec)
-	}
 	// The event it names, from its envelope or, when the body cannot be
 	// read (an offloaded one denied or gone), from its attributes: the dead
 	// letter keeps them, so a copy of it re-sent with them names its event.
-	id, known := identify(rec, r.env)
+	id, known := r.id, r.known
 	if known {
 		maps.Copy(attrs, id.Attributes())
 	}
@@ -242,26 +239,10 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.
 	return f
 }
 
-// envelope decodes rec's envelope for a log line or a dead letter's
-// attributes when its handler did not run, reading an offloaded body from
-// S3 within ctx (nil when it cannot): every path names its event.
-func (h *Handler) envelope(ctx context.Context, rec *events.SQSMessage) *envelope.Envelope {
-	body := []byte(rec.Body)
-	if queue.IsPointer(rec.Body) {
-		if h.cfg.Payloads == nil {
-			return nil
-		}
-		fctx, cancel := h.finish(ctx)
-		defer cancel()
-		b, err := h.cfg.Payloads.Get(fctx, rec.Body)
-		if err != nil {
-			return nil
-		}
-		body = b
-	}
-	env, err := envelope.Decode(body)
-	if err != nil {
-		return nil
-	}
-	return env
+// readNow reads message rec for a verdict decided before it ran (its log
+// line and dead letter name its event), within the clean-up budget.
+func (h *Handler) readNow(ctx context.Context, rec *events.SQSMessage) message {
+	fctx, cancel := h.finish(ctx)
+	defer cancel()
+	return h.read(fctx, rec, time.Time{})
 }

@@ -190,7 +190,12 @@ type result struct {
 	visibilityErr error
 	err           error
 
-	env *envelope.Envelope
+	// env is the message's envelope (nil when its body could not be read
+	// or decoded), and id the event it names (known: from env, or from
+	// its identity attributes), as message read them, once.
+	env   *envelope.Envelope
+	id    queue.Identity
+	known bool
 	// receives is the ApproximateReceiveCount; attempt is the number of
 	// this failed attempt as counted in the ledger (0 when the message did
 	// not fail, or the count could not be recorded).
