@@ -51,6 +51,22 @@ type Deployment struct {
 	// IngestLogSince bounds how far back Logs Insights searches (default
 	// 14 days).
 	IngestLogSince time.Duration
+	// ReplayCommand is the command that redrives one conversation of a
+	// tenant's DLQ on this deployment, as an operator types it, with
+	// {tenant} and {conversation} (already quoted for a shell) in it:
+	// printed in a dead-lettered event's notes. Empty: scripts/replay by
+	// queue URL.
+	ReplayCommand string
+}
+
+// replayCommand is d's command that redrives conversation conv of tenant
+// from queueURL's DLQ.
+func (d Deployment) replayCommand(tenant, conv, queueURL string) string {
+	quoted := "'" + strings.ReplaceAll(conv, "'", `'\''`) + "'"
+	if d.ReplayCommand == "" {
+		return fmt.Sprintf("go run ./scripts/replay -queue-url %s -conversation %s redrive", queueURL, quoted)
+	}
+	return strings.NewReplacer("{tenant}", tenant, "{conversation}", quoted).Replace(d.ReplayCommand)
 }
 
 // State is where an event is.
@@ -521,8 +537,8 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		j.State = StateDeadLettered
 		j.Why = "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
 		conv := j.DeadLetter.GroupID
-		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: go run ./scripts/replay -queue-url %s -conversation '%s' redrive "+
-			"(completed effects are skipped; the forward is sent again with the same webhook-id)", j.Queue.QueueURL, conv))
+		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
+			"(completed effects are skipped; the forward is sent again with the same webhook-id)", in.cfg.Deployment.replayCommand(q.Tenant, conv, j.Queue.QueueURL)))
 	case dead != nil:
 		j.State = StateDeadLettered
 		j.Why = "the worker dead-lettered it from message " + dead.DeadMessage + " (" + dead.Reason + "); its dead letter is no longer in the DLQ (replayed, or past the DLQ's retention)"

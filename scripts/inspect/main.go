@@ -135,6 +135,7 @@ func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoi
 			return nil, err
 		}
 		d.IngestLogFile = logFile
+		d.ReplayCommand = "make replay TENANT={tenant} CONVERSATION={conversation} ACTION=redrive" + makeVars(endpoint)
 		return inspect.NewAWS(cfg, d, false), nil
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
@@ -146,7 +147,17 @@ func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoi
 		return nil, err
 	}
 	d.IngestLogSince = since
+	d.ReplayCommand = "go run ./scripts/replay -stack " + stack + " -tenant {tenant} -conversation {conversation} redrive"
 	return inspect.NewAWS(cfg, d, aws.ToString(cfg.BaseEndpoint) == ""), nil
+}
+
+// makeVars is what make replay must be told of moto's endpoint beside
+// make run's default, so the printed command runs as printed.
+func makeVars(endpoint string) string {
+	if port := strings.TrimPrefix(endpoint, "http://127.0.0.1:"); port != endpoint && port != "4566" {
+		return " MOTO_PORT=" + port
+	}
+	return ""
 }
 
 // fail prints err and returns the exit status it means: 2 for malformed
