@@ -133,6 +133,7 @@ func TestDecide(t *testing.T) {
 		}},
 		{"a rate of 1 a minute, 503 beyond", []Rule{{Rate: 1, Per: time.Minute, Status: 503}}, []step{
 			{f: e1}, {f: e2, at: 10 * time.Second, status: 503, retryAfter: 50 * time.Second},
+			{f: e2, at: 58700 * ms, status: 503, retryAfter: 2 * time.Second}, // 1.3 s, rounded up: never early
 			{f: e2, at: 59500 * ms, status: 503, retryAfter: time.Second}, {f: e2, at: time.Minute + ms},
 		}},
 		{"a rate of one conversation", []Rule{{Conversation: "octo/b#2", Rate: 1, Per: time.Second}}, []step{

@@ -140,9 +140,9 @@ func (t *Target) Stats() Stats {
 func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/applied":
-		writeJSON(w, t.Applied())
+		writeJSON(w, http.StatusOK, t.Applied())
 	case r.Method == http.MethodGet && r.URL.Path == "/stats":
-		writeJSON(w, t.Stats())
+		writeJSON(w, http.StatusOK, t.Stats())
 	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/tenants/") && strings.HasSuffix(r.URL.Path, "/events"):
 		t.receive(w, r, strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/tenants/"), "/events"))
 	case r.URL.Path == "/control":
@@ -155,7 +155,7 @@ func (t *Target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (t *Target) control(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
-		writeJSON(w, t.Rules())
+		writeJSON(w, http.StatusOK, t.Rules())
 	case http.MethodPost:
 		rule, err := ParseRule(r.URL.Query())
 		if err != nil {
@@ -164,8 +164,7 @@ func (t *Target) control(w http.ResponseWriter, r *http.Request) {
 		}
 		id := t.AddRule(rule)
 		t.logger.Info("target: rule added", slog.Int("rule", id), slog.String("query", rule.String()))
-		w.WriteHeader(http.StatusCreated)
-		writeJSON(w, ControlRule{ID: id, Rule: rule.String()})
+		writeJSON(w, http.StatusCreated, ControlRule{ID: id, Rule: rule.String()})
 	case http.MethodDelete:
 		switch q := r.URL.Query(); {
 		case len(q) == 0:
@@ -181,7 +180,7 @@ func (t *Target) control(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "DELETE /control takes no query, or id=<id>", http.StatusBadRequest)
 			return
 		}
-		writeJSON(w, t.Rules())
+		writeJSON(w, http.StatusOK, t.Rules())
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -262,9 +261,12 @@ func (t *Target) count(f func(*Stats)) {
 	t.mu.Unlock()
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // a rule's query keeps its &
+	_ = enc.Encode(v)
 }
 
 // ErrNoSecret: a tenant without outbound secrets cannot verify a forward.
