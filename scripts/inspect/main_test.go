@@ -179,17 +179,23 @@ func TestReadmeDeadLetterExample(t *testing.T) {
 	replay := shellBlock(t, string(development), "ACTION=redrive EVENT=4f2c1a60-0002")
 	shown := readmeDeadLetter(t, string(readme))
 
-	moto, ddb := awstest.Moto(t), awstest.DynamoDBLocal(t)
+	// A moto of its own, as make run starts: make inspect reads the stack
+	// name make run uses, and the queues of that name on the test binary's
+	// moto may still be long-polled by the pollers of TestReadmeExample's
+	// stopped stack (moto hands a message to a receive its caller gave up,
+	// and it stays in flight for the visibility timeout).
+	ddb := awstest.DynamoDBLocal(t)
 	logFile := filepath.Join(t.TempDir(), "functions.log")
 	s, err := devstack.Start(ctx, devstack.Options{
 		Name: devstack.DefaultName, TenantsFile: filepath.Join(root, "events", "tenants.json"),
-		Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: moto, DynamoDBEndpoint: ddb, LogFile: logFile,
+		Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", DynamoDBEndpoint: ddb, LogFile: logFile,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	defer s.ServeBackground(ctx)()
+	moto := s.Endpoint
 
 	ports := strings.NewReplacer("127.0.0.1:3000", strings.TrimPrefix(s.URL(), "http://"),
 		"127.0.0.1:3001", strings.TrimPrefix(s.TargetURL(), "http://"))
