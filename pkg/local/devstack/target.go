@@ -163,7 +163,7 @@ func (t *Target) control(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		id := t.AddRule(rule)
-		t.logger.Info("target: rule added", slog.Int("rule", id), slog.String("query", rule.String()))
+		t.logger.Info(fmt.Sprintf("target: rule %d added: %s", id, rule), slog.Int("rule", id))
 		writeJSON(w, http.StatusCreated, ControlRule{ID: id, Rule: rule.String()})
 	case http.MethodDelete:
 		switch q := r.URL.Query(); {
