@@ -4,8 +4,13 @@ import (
 	"cmp"
 	"errors"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/hookpack/hookpack/pkg/local/awstest"
 )
 
 func TestParseRule(t *testing.T) {
@@ -159,5 +164,27 @@ func TestDecide(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDocumentedRules reads every rule docs/development.md adds to the
+// target (a POST /control URL) and checks that the target takes it.
+func TestDocumentedRules(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := regexp.MustCompile(`-X POST '(http://[^']*/control\?[^']*)'`).FindAllStringSubmatch(string(doc), -1)
+	if len(urls) < 5 {
+		t.Fatalf("docs/development.md adds %d rules to the target, want its five examples at least", len(urls))
+	}
+	for _, m := range urls {
+		u, err := url.Parse(m[1])
+		if err != nil {
+			t.Fatalf("%s: %v", m[1], err)
+		}
+		if _, err := ParseRule(u.Query()); err != nil {
+			t.Errorf("docs/development.md: %s: %v", m[1], err)
+		}
 	}
 }
