@@ -100,8 +100,12 @@ test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- \
 	  $(GO) test -tags long -race -count=1 -p 4 -timeout 60m ./pkg/local/rehearsal ./scripts/tenant
 
+# make run installs only what it runs (DynamoDB Local); the npm libraries
+# of scripts/verifiers and scripts/senders are the tests' (make emulators).
 ## run: the pipeline locally on emulators (ADDR, TARGET_ADDR, MOTO_PORT, DYNAMODB_PORT, DYNAMODB_LOCAL_DIR, EMULATOR_HOST, TENANTS_FILE, LOG_FILE)
-run: emulators
+run:
+	@scripts/prerequisites.sh
+	@scripts/install-dynamodb-local.sh
 	@$(GO) build -o bin/devstack ./scripts/devstack
 	@exec bin/devstack
 

@@ -12,8 +12,8 @@ need() { # need <command> <what it is for> <how to install>
 }
 need go "builds and tests" "https://go.dev/dl/ (Go 1.26)"
 need java "runs DynamoDB Local" "apt-get install openjdk-17-jre-headless  |  brew install openjdk@17"
-need node "the npm Standard Webhooks verifiers" "apt-get install nodejs npm  |  brew install node (Node.js 20)"
-need npm "fetches DynamoDB Local and the verifiers into .cache/" "apt-get install npm  |  brew install node"
+need node "runs npm, and the npm libraries make test verifies signatures with" "apt-get install nodejs npm  |  brew install node (Node.js 20)"
+need npm "fetches DynamoDB Local (make run, make test) and the tests' npm libraries into .cache/" "apt-get install npm  |  brew install node"
 need moto_server "the local SQS, SSM, S3 and CloudFormation" "pipx install 'moto[server]==5.2.1'  (or: pip install 'moto[server]==5.2.1')"
 for extra in "$@"; do
   case $extra in

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -220,3 +221,174 @@ func readmeCurl(t *testing.T, readme string) (script string, answers []string) {
 	t.Fatal("README.md has no shell block sending the GitHub delivery 4f2c1a60-0001")
 	return "", nil
 }
+
+// TestReadmeDeadLetterExample makes the README's dead letter as
+// docs/development.md says to, against the pipeline `make run` runs: its
+// shell block (a rule on the target, the signed GitHub delivery) as
+// written, then its `make inspect TENANT=demo EVENT=4f2c1a60-0002` until
+// the event is dead-lettered. Every line of the README's abridged output
+// must be a line of the real one (… stands for what it leaves out, a time
+// for any time), and the lines an operator reads must say what the README
+// says they say. Then the replay block: the target applies the event.
+func TestReadmeDeadLetterExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole local pipeline and runs make")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	root := awstest.ModuleRoot()
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	development, err := os.ReadFile(filepath.Join(root, "docs", "development.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inspectLine = "make inspect TENANT=demo EVENT=4f2c1a60-0002"
+	script := shellBlock(t, string(development), "x-github-delivery: 4f2c1a60-0002")
+	send, inspectCmd, ok := strings.Cut(script, inspectLine)
+	if !ok {
+		t.Fatalf("docs/development.md's block sending 4f2c1a60-0002 does not run %q:\n%s", inspectLine, script)
+	}
+	inspectCmd = inspectLine + inspectCmd
+	replay := shellBlock(t, string(development), "ACTION=redrive EVENT=4f2c1a60-0002")
+	shown := readmeDeadLetter(t, string(readme))
+
+	// A moto of its own, as make run starts: make inspect reads the stack
+	// name make run uses, and the queues of that name on the test binary's
+	// moto may still be long-polled by the pollers of TestReadmeExample's
+	// stopped stack (moto hands a message to a receive its caller gave up,
+	// and it stays in flight for the visibility timeout).
+	ddb := awstest.DynamoDBLocal(t)
+	logFile := filepath.Join(t.TempDir(), "functions.log")
+	s, err := devstack.Start(ctx, devstack.Options{
+		Name: devstack.DefaultName, TenantsFile: filepath.Join(root, "events", "tenants.json"),
+		Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", DynamoDBEndpoint: ddb, LogFile: logFile,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer s.ServeBackground(ctx)()
+	moto := s.Endpoint
+
+	ports := strings.NewReplacer("127.0.0.1:3000", strings.TrimPrefix(s.URL(), "http://"),
+		"127.0.0.1:3001", strings.TrimPrefix(s.TargetURL(), "http://"))
+	port := func(endpoint string) string { return endpoint[strings.LastIndexByte(endpoint, ':')+1:] }
+	bash := func(script string) ([]byte, error) {
+		cmd := exec.CommandContext(ctx, "bash", "-c", "set -e\n"+ports.Replace(script))
+		cmd.Dir = root
+		// make inspect and make replay read these as make run's variables.
+		cmd.Env = append(os.Environ(), "MOTO_PORT="+port(moto), "DYNAMODB_PORT="+port(ddb), "LOG_FILE="+logFile)
+		return cmd.CombinedOutput()
+	}
+
+	out, err := bash(send)
+	if err != nil {
+		t.Fatalf("docs/development.md's block: %v\n%s", err, out)
+	}
+	if got, want := strings.Split(strings.TrimSpace(string(out)), "\n"), answers(send); !slices.Equal(got, want) {
+		t.Fatalf("docs/development.md's block answered\n%s\nwant its comments'\n%s", out, strings.Join(want, "\n"))
+	}
+
+	var last []byte
+	for try := 0; ; try++ {
+		last, err = bash(inspectCmd)
+		if err == nil && strings.Contains(string(last), "DEAD_LETTERED") {
+			break
+		}
+		if try == 60 {
+			t.Fatalf("%s never showed the event dead-lettered: %v\n%s", inspectLine, err, last)
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("%s:\n%s", inspectLine, last)
+	real := strings.Split(strings.TrimSpace(string(last)), "\n")
+	for _, l := range shown {
+		if !slices.ContainsFunc(real, abridged(l).MatchString) {
+			t.Errorf("the README shows a line make inspect does not print:\n%s", l)
+		}
+	}
+	for _, want := range []struct{ label, text string }{
+		{"state", "DEAD_LETTERED"},
+		{"state", "answered 400 Bad Request"},
+		{"dead letter", "conversation octo/dead#1"},
+		{"dead letter", "reason: effect forward: target rejected the event: answered 400 Bad Request"},
+		{"notes", "go run ./scripts/replay "},
+		{"notes", "redrive"},
+	} {
+		if !slices.ContainsFunc(shown, func(l string) bool { return strings.HasPrefix(l, want.label+" ") && strings.Contains(l, want.text) }) {
+			t.Errorf("the README's example shows no %s line with %q", want.label, want.text)
+		}
+		if !slices.ContainsFunc(real, func(l string) bool { return strings.HasPrefix(l, want.label+" ") && strings.Contains(l, want.text) }) {
+			t.Errorf("make inspect shows no %s line with %q", want.label, want.text)
+		}
+	}
+
+	if out, err := bash(replay); err != nil {
+		t.Fatalf("docs/development.md's replay block: %v\n%s", err, out)
+	}
+	for !slices.ContainsFunc(s.Target.Applied(), func(a devstack.Applied) bool { return a.EventID == "4f2c1a60-0002" }) {
+		if ctx.Err() != nil {
+			t.Fatalf("the replayed event never reached the target: %v", ctx.Err())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// shellBlock returns doc's first shell block containing marker.
+func shellBlock(t *testing.T, doc, marker string) string {
+	t.Helper()
+	for _, block := range strings.Split(doc, "```sh\n")[1:] {
+		if block, _, _ = strings.Cut(block, "```"); strings.Contains(block, marker) {
+			return block
+		}
+	}
+	t.Fatalf("no shell block with %q", marker)
+	return ""
+}
+
+// answers returns the answers a shell block's comment lines promise.
+func answers(block string) []string {
+	var out []string
+	for _, l := range strings.Split(block, "\n") {
+		if a, ok := strings.CutPrefix(l, "# {"); ok {
+			out = append(out, "{"+a)
+		}
+	}
+	return out
+}
+
+// readmeDeadLetter returns the lines of the README's make inspect output
+// for 4f2c1a60-0002.
+func readmeDeadLetter(t *testing.T, readme string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(readme, "`make inspect TENANT=demo EVENT=4f2c1a60-0002`")
+	if _, block, found := strings.Cut(after, "```text\n"); ok && found {
+		block, _, _ = strings.Cut(block, "```")
+		return strings.Split(strings.TrimSpace(block), "\n")
+	}
+	t.Fatal("README.md shows no output of make inspect TENANT=demo EVENT=4f2c1a60-0002")
+	return nil
+}
+
+// abridged matches the lines an abridged line stands for: "…" any text, a
+// time any time, a run of spaces any run.
+func abridged(line string) *regexp.Regexp {
+	var b strings.Builder
+	for i, part := range strings.Split(line, "…") {
+		if i > 0 {
+			b.WriteString(".*")
+		}
+		part = regexp.QuoteMeta(part)
+		part = isoTime.ReplaceAllString(part, `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+		b.WriteString(spaces.ReplaceAllString(part, ` +`))
+	}
+	return regexp.MustCompile("^" + b.String() + "$")
+}
+
+var (
+	isoTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	spaces  = regexp.MustCompile(` +`)
+)

@@ -330,7 +330,9 @@ func (s *Stack) Serve(ctx context.Context) error {
 		Handler:           apigw.Server(Route, h.Handle, 10*time.Second, s.Logger),
 		ReadHeaderTimeout: 5 * time.Second,
 	}
-	target := &http.Server{Handler: s.Target, ReadHeaderTimeout: 5 * time.Second}
+	// The target's requests end with ctx: a held answer (a hang rule) never
+	// holds up the shutdown.
+	target := &http.Server{Handler: s.Target, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	w := worker.NewAWS(s.AWS, s.Worker, s.Logger)
 	sq := sqs.NewFromConfig(s.AWS)
 	pctx, stopPollers := context.WithCancel(ctx)
@@ -402,6 +404,7 @@ func (s *Stack) Banner() string {
 		fmt.Fprintf(&b, "  %s\n", s.Queues[id].URL)
 	}
 	fmt.Fprintf(&b, "\nTarget service (receives forwarded events): %s  (GET /applied, GET /stats)\n", s.TargetURL())
+	fmt.Fprintf(&b, "  make it refuse, hang or rate-limit: curl -X POST '%s/control?event=<eventId>&status=400' (docs/development.md)\n", s.TargetURL())
 	b.WriteString("\nWhere is an event? make inspect TENANT=<tenant> EVENT=<the eventId of its ingest line, or any id its sender shows>\n")
 	if s.LogFile != "" {
 		fmt.Fprintf(&b, "(the functions' JSON lines, which make inspect searches: %s)\n", s.LogFile)
