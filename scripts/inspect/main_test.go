@@ -315,8 +315,7 @@ func TestReadmeDeadLetterExample(t *testing.T) {
 		{"state", "answered 400 Bad Request"},
 		{"dead letter", "conversation octo/dead#1"},
 		{"dead letter", "reason: effect forward: target rejected the event: answered 400 Bad Request"},
-		{"notes", "go run ./scripts/replay "},
-		{"notes", "redrive"},
+		{"notes", "make replay TENANT=demo CONVERSATION='octo/dead#1' ACTION=redrive"},
 	} {
 		if !slices.ContainsFunc(shown, func(l string) bool { return strings.HasPrefix(l, want.label+" ") && strings.Contains(l, want.text) }) {
 			t.Errorf("the README's example shows no %s line with %q", want.label, want.text)
