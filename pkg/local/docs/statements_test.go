@@ -176,6 +176,8 @@ func statements(t *testing.T, root string) []statement {
 		statement{"docs/development.md", "^\\| `SEED`, `STEPS` \\| `\\w+`, `(\\w+)`", mk["STEPS"], "Makefile STEPS ?="},
 	)
 
+	out = append(out, responseStatements(t, root)...)
+
 	// The chaos run's shortened settings.
 	chaos := chaosConsts(t, root)
 	out = append(out,
