@@ -1,0 +1,281 @@
+package docs
+
+import (
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ingest"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/tenantid"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// localDefaults returns the Options make run takes with none of its
+// variables set.
+func localDefaults(t *testing.T) devstack.Options {
+	for _, v := range []string{"ADDR", "TARGET_ADDR", "TENANTS_FILE", "MOTO_PORT", "DYNAMODB_LOCAL_DIR", "DYNAMODB_PORT", "EMULATOR_HOST", "AWS_ENDPOINT_URL", "LOG_FILE"} {
+		t.Setenv(v, "")
+	}
+	return devstack.EnvOptions()
+}
+
+// statements are the checked statements of README.md and docs/: each
+// value comes from the code (a constant, a default, the Makefile, a
+// template), read here, so a page that states another fails TestNumbers.
+func statements(t *testing.T, root string) []statement {
+	t.Helper()
+	mk := makeDefaults(t, root)
+	local := localDefaults(t)
+	core := func(path ...string) string { return yamlValue(t, root, "template.yaml", path...) }
+	tenantTpl := func(path ...string) string { return yamlValue(t, root, "template-tenant.yaml", path...) }
+
+	// Where the same value lives in two places, they must agree before
+	// the docs are held to either.
+	equal(t, mk["ADDR"], local.Addr, "Makefile ADDR ?= and devstack.EnvOptions' ADDR default")
+	equal(t, mk["MOTO_PORT"], strconv.Itoa(local.MotoPort), "Makefile MOTO_PORT ?= and devstack.EnvOptions' MOTO_PORT default")
+	equal(t, mk["DYNAMODB_PORT"], strconv.Itoa(local.DynamoDBLocalPort), "Makefile DYNAMODB_PORT ?= and devstack.EnvOptions' DYNAMODB_PORT default")
+	equal(t, mk["TENANTS_FILE"], local.TenantsFile, "Makefile TENANTS_FILE ?= and devstack.EnvOptions' default")
+	equal(t, mk["LOG_FILE"], local.LogFile, "Makefile LOG_FILE ?= and devstack.DefaultLogFile")
+	dedupHours := strconv.Itoa(int(idempotency.DefaultRetention / time.Hour))
+	equal(t, core("Parameters", "DedupRetentionHours", "Default"), dedupHours, "template.yaml DedupRetentionHours default and idempotency.DefaultRetention in hours")
+	equal(t, core("Parameters", "LeaseSeconds", "Default"), seconds(idempotency.DefaultLease), "template.yaml LeaseSeconds default and idempotency.DefaultLease")
+	retention := time.Duration(number(t, tenantTpl("Resources", "Queue", "Properties", "MessageRetentionPeriod"), "tenant queue retention")) * time.Second
+	equal(t, retention.String(), worker.DefaultQueueRetention.String(), "template-tenant.yaml Queue MessageRetentionPeriod and worker.DefaultQueueRetention")
+	equal(t, tenantTpl("Resources", "DeadLetterQueue", "Properties", "MessageRetentionPeriod"), tenantTpl("Resources", "Queue", "Properties", "MessageRetentionPeriod"), "template-tenant.yaml DLQ and queue retention")
+	equal(t, tenantTpl("Resources", "Queue", "Properties", "MaximumMessageSize"), strconv.Itoa(queue.MaxMessageBytes), "template-tenant.yaml MaximumMessageSize and queue.MaxMessageBytes")
+	attempts := number(t, core("Parameters", "WorkerMaxAttempts", "Default"), "WorkerMaxAttempts")
+	equal(t, tenantTpl("Parameters", "MaxReceiveCount", "Default"), strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount default and worker.MinMaxReceiveCount(WorkerMaxAttempts)")
+	equal(t, forward.DefaultTimeout.String(), worker.DefaultEffectTimeout.String(), "forward.DefaultTimeout and worker.DefaultEffectTimeout")
+	env, err := os.ReadFile(root + "/events/env.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"http://127.0.0.1:` + mk["MOTO_PORT"] + `"`, `"http://127.0.0.1:` + mk["DYNAMODB_PORT"] + `"`} {
+		if !strings.Contains(string(env), want) {
+			t.Errorf("events/env.json has no endpoint %s: make invoke would not reach make run's emulators", want)
+		}
+	}
+
+	dedup := days(idempotency.DefaultRetention)
+	ledgerDays := days(ledger.DefaultRetention)
+	queueDays := days(worker.DefaultQueueRetention)
+	apiPort, targetPort := port(t, local.Addr), port(t, devstack.DefaultTargetAddr)
+	stackName := strings.TrimSuffix(strings.TrimPrefix(tenantTpl("Parameters", "CoreStack", "AllowedPattern"), "^[A-Za-z][A-Za-z0-9-]{0,"), "}$")
+	stackMax := strconv.Itoa(number(t, stackName, "CoreStack AllowedPattern's repeat") + 1)
+	expiryAlarm := time.Duration(number(t, tenantTpl("Resources", "DeadLetterExpiryAlarm", "Properties", "Threshold"), "expiry alarm threshold")) * time.Second
+	oldest := time.Duration(number(t, tenantTpl("Parameters", "OldestMessageAlarmSeconds", "Default"), "OldestMessageAlarmSeconds")) * time.Second
+
+	const (
+		dedupSrc  = "idempotency.DefaultRetention"
+		ledgerSrc = "ledger.DefaultRetention"
+		queueSrc  = "worker.DefaultQueueRetention, template-tenant.yaml MessageRetentionPeriod"
+		apiSrc    = "Makefile ADDR ?=, devstack.EnvOptions"
+		targetSrc = "devstack.DefaultTargetAddr"
+		lambdaSrc = "ingest.MaxLambdaBodyBytes"
+		sqsSrc    = "queue.MaxMessageBytes"
+	)
+	out := []statement{
+		// The ingest's dedup window.
+		{"README.md", `deduplicated for (\d+) days`, dedup, dedupSrc},
+		{"README.md", "duplicate` for (\\d+) days", dedup, dedupSrc},
+		{"docs/architecture.md", `(\d+)-day (?:dedup )?window`, dedup, dedupSrc},
+		{"docs/reliability.md", `Window (\d+) days`, dedup, dedupSrc},
+		{"docs/reliability.md", `the (\d+)-day dedup window`, dedup, dedupSrc},
+		{"docs/reliability.md", `^\| (\d+) days \| the ingest's dedup window`, dedup, dedupSrc},
+		{"docs/security.md", `dedup window \((\d+) days\)`, dedup, dedupSrc},
+		{"docs/cost.md", `B for (\d+) days`, dedup, dedupSrc},
+		{"docs/ledger.md", `the ingest's (\d+)-day dedup`, dedup, dedupSrc},
+		{"docs/providers/github.md", `for the (\d+)-day$`, dedup, dedupSrc},
+		{"docs/providers/*.md", `(\d+)-day (?:dedup|window)`, dedup, dedupSrc},
+		{"docs/operations.md", "`DedupRetentionHours` \\((\\d+)\\)", dedupHours, dedupSrc + ", template.yaml DedupRetentionHours"},
+
+		// The ledger's retention, and what follows from it.
+		{"docs/ledger.md docs/reliability.md", `\((\d+) days(?:,| less)|^\| (\d+) days \| effect records`, ledgerDays, ledgerSrc},
+		{"docs/inspect.md docs/ledger.md", `(\d+)-day records`, ledgerDays, ledgerSrc},
+		{"docs/ledger.md", `\(the (\d+)-day$`, ledgerDays, ledgerSrc},
+		{"docs/reliability.md docs/ledger.md", `(\d+) days after it was received|more than (\d+) days ago`, days(ledger.DefaultRetention - worker.DefaultReplayMargin), "ledger.DefaultRetention less worker.DefaultReplayMargin"},
+
+		// Queue and DLQ retention, and the alarms and margins below it.
+		{"docs/reliability.md docs/architecture.md", `at (\d+) days|\((\d+) days in the DLQ\)|(\d+)-day retention`, queueDays, queueSrc},
+		{"docs/operations.md", `SQS deletes it at (\d+)`, queueDays, queueSrc},
+		{"docs/inspect.md", `(\d+) days back`, sinceDays(t, root), "scripts/inspect's -since default"},
+		{"docs/operations.md docs/reliability.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "template-tenant.yaml DeadLetterExpiryAlarm Threshold"},
+		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
+		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
+		{"docs/operations.md", `events waiting > (\d+) min`, strconv.Itoa(int(oldest / time.Minute)), "template-tenant.yaml OldestMessageAlarmSeconds"},
+		{"docs/operations.md", `within (\d+) minutes`, strconv.Itoa(int(tenant.DefaultTTL / time.Minute)), "tenant.DefaultTTL"},
+
+		// make run's addresses.
+		{"README.md", `HTTP API :(\d+)`, apiPort, apiSrc},
+		{"README.md", `target service :(\d+)`, targetPort, targetSrc},
+		{"README.md", `http://127\.0\.0\.1:(\d+)/webhooks`, apiPort, apiSrc},
+		{"README.md", `http://127\.0\.0\.1:(\d+)/applied`, targetPort, targetSrc},
+		{"docs/development.md", "targetUrl`s on `127\\.0\\.0\\.1:(\\d+)`", targetPort, targetSrc},
+		{"docs/development.md", "the target `:(\\d+)`", targetPort, targetSrc},
+		{"docs/development.md", "`127\\.0\\.0\\.1:(\\d+)`\\s+inside the container|`127\\.0\\.0\\.1:(\\d+)`$", targetPort, targetSrc},
+		{"docs/development.md", "host\\.docker\\.internal:(\\d+)|TARGET_ADDR=0\\.0\\.0\\.0:(\\d+)", targetPort, targetSrc},
+		{"docs/development.md", "^\\| `MOTO_PORT` .*`events/env\\.json` expects (\\d+)", mk["MOTO_PORT"], "events/env.json AWS_ENDPOINT_URL"},
+		{"docs/development.md", "^\\| `DYNAMODB_PORT` .*`events/env\\.json` expects (\\d+)", mk["DYNAMODB_PORT"], "events/env.json AWS_ENDPOINT_URL_DYNAMODB"},
+		{"docs/development.md", "make run MOTO_PORT=(\\d+)|make invoke MOTO_PORT=(\\d+)", "5000", "the example's own port (not a default)"},
+
+		// Limits.
+		{"README.md", `^\| a body over (\d+) MiB`, strconv.Itoa(ingest.MaxLambdaBodyBytes >> 20), lambdaSrc},
+		{"README.md", `Bodies up to (\d+) MB`, strconv.Itoa(ingest.MaxLambdaBodyBytes >> 20), lambdaSrc},
+		{"docs/operations.md docs/rehearsal.md", `Lambda (\d+) MB|the (\d+) MB`, strconv.Itoa(ingest.MaxLambdaBodyBytes >> 20), lambdaSrc},
+		{"README.md docs/architecture.md docs/operations.md docs/reliability.md", `(?:[Bb]odies over|[Ee]nvelope over|Events over|SQS's|about) (\d+) MiB`, strconv.Itoa(queue.MaxMessageBytes >> 20), sqsSrc},
+		{"docs/reliability.md", `over (\d+) MiB \(through`, strconv.Itoa(queue.MaxMessageBytes >> 20), sqsSrc},
+		{"docs/operations.md", "`MaximumMessageSize` (\\d+)", strconv.Itoa(queue.MaxMessageBytes), sqsSrc},
+		{"docs/operations.md", `less (\d+) KiB kept`, strconv.Itoa((queue.MaxMessageBytes - queue.MaxEventBytes) >> 10), "queue.MaxMessageBytes less queue.MaxEventBytes"},
+		{"README.md docs/development.md docs/inspect.md", `(\d+)–\d+ characters`, "1", "tenantid.Validate (an empty id is invalid)"},
+		{"README.md docs/development.md docs/inspect.md", `\d+–(\d+) characters`, strconv.Itoa(tenantid.MaxLen), "tenantid.MaxLen"},
+		{"docs/security.md", `ids of (\d+) characters`, strconv.Itoa(tenantid.MaxLen), "tenantid.MaxLen"},
+		{"docs/scale.md", `core stack name \((\d+) characters\)`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
+		{"README.md", `a core stack name at most (\d+)`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
+		{"docs/operations.md", `stack name ≤ (\d+) characters`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
+		{"README.md docs/operations.md docs/reliability.md", `API Gateway's (\d+) s`, seconds(ingest.DefaultMaxDuration + time.Second), "ingest.DefaultMaxDuration plus its second of margin"},
+
+		// Timeouts, attempts and receives.
+		{"docs/receiving.md", "the tenant's `timeout`, (\\d+) s by default", seconds(forward.DefaultTimeout), "forward.DefaultTimeout"},
+		{"README.md", `"timeout": "(\d+)s"`, seconds(forward.DefaultTimeout), "forward.DefaultTimeout (the example states the default)"},
+		{"docs/operations.md", `the ingest timeout (\d+) s`, core("Resources", "IngestFunction", "Properties", "Timeout"), "template.yaml IngestFunction Timeout"},
+		{"docs/operations.md", `^\+ (\d+) s, so a live claim`, strconv.Itoa(number(t, core("Parameters", "LeaseSeconds", "MinValue"), "LeaseSeconds MinValue") - number(t, core("Resources", "IngestFunction", "Properties", "Timeout"), "ingest Timeout")), "template.yaml LeaseSeconds MinValue less the ingest's Timeout"},
+		{"docs/receiving.md", `from (\d+) s, at most \d+ h`, seconds(worker.DefaultRetryBase), "worker.DefaultRetryBase"},
+		{"docs/receiving.md", `from \d+ s, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
+		{"docs/reliability.md docs/architecture.md", `^\| (\d+) h \| SQS's visibility limit|Retry-After, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
+		{"docs/receiving.md", "`WorkerMaxAttempts` attempts \\((\\d+) by default\\)", strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
+		{"docs/reliability.md", `\((\d+) attempts\)`, strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
+		{"docs/reliability.md", `^\| (\d+)–\d+ h \(\d+ attempts\)`, retrySpan(attempts, 0), "worker.Retry's delays between WorkerMaxAttempts attempts, least jitter"},
+		{"docs/reliability.md", `^\| \d+–(\d+) h \(\d+ attempts\)`, retrySpan(attempts, 1), "worker.Retry's delays between WorkerMaxAttempts attempts, most jitter"},
+		{"docs/reliability.md", `a (\d+) s margin|^  (\d+) s margin`, seconds(ingest.DefaultSafetyMargin), "ingest.DefaultSafetyMargin"},
+		{"docs/reliability.md", "`maxReceiveCount` \\(default (\\d+)\\)", strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount, worker.MinMaxReceiveCount"},
+	}
+
+	// development.md's table of make variables and their defaults.
+	for v, want := range map[string]string{
+		"ADDR": mk["ADDR"], "TARGET_ADDR": local.TargetAddr, "MOTO_PORT": mk["MOTO_PORT"], "DYNAMODB_PORT": mk["DYNAMODB_PORT"],
+		"EMULATOR_HOST": local.Host, "TENANTS_FILE": mk["TENANTS_FILE"], "DYNAMODB_LOCAL_DIR": local.DynamoDBLocalDir,
+		"LOG_FILE": mk["LOG_FILE"], "FUZZTIME": mk["FUZZTIME"], "COUNT": mk["COUNT"],
+	} {
+		src := "Makefile " + v + " ?="
+		if _, ok := mk[v]; !ok {
+			src = "devstack.EnvOptions' " + v + " default"
+		}
+		out = append(out, statement{"docs/development.md", "^\\| `" + v + "` \\| `([^`]+)`", want, src})
+	}
+	out = append(out,
+		statement{"docs/development.md", "^\\| `SEED`, `STEPS` \\| `(\\w+)`, `\\w+`", mk["SEED"], "Makefile SEED ?="},
+		statement{"docs/development.md", "^\\| `SEED`, `STEPS` \\| `\\w+`, `(\\w+)`", mk["STEPS"], "Makefile STEPS ?="},
+	)
+
+	out = append(out, responseStatements(t, root)...)
+
+	// The chaos run's shortened settings.
+	chaos := chaosConsts(t, root)
+	out = append(out,
+		statement{"docs/reliability.md", `^Lease \((\d+) s\)`, chaos["ingestLease"], "pkg/local/chaos ingestLease"},
+		statement{"docs/reliability.md", `function timeouts \((\d+) s ingest`, chaos["ingestTimeout"], "pkg/local/chaos ingestTimeout"},
+		statement{"docs/reliability.md", `s ingest, (\d+) s worker\)|the worker's timeout is (\d+) s`, chaos["workerTimeout"], "pkg/local/chaos workerTimeout"},
+		statement{"docs/reliability.md", `effect timeouts \((\d+) s\)`, chaos["effectTimeout"], "pkg/local/chaos effectTimeout"},
+		statement{"docs/reliability.md", `^timeout \((\d+) s\) are shortened`, chaos["visibilityTimeout"], "pkg/local/chaos visibilityTimeout"},
+		statement{"docs/reliability.md", `it sleeps (\d+) s`, chaos["effectHang"], "pkg/local/chaos effectHang"},
+	)
+
+	// The parameters operations.md lists with their defaults: every
+	// parameter of the core template that has one, and the tenant
+	// parameters tenant.sh sets, under their variable names.
+	for _, p := range []string{"DedupRetentionHours", "LeaseSeconds", "IngestMemorySize", "WorkerMemorySize", "WorkerMaxAttempts", "WorkerCompleteEffects", "PayloadRetentionDays", "LogRetentionDays"} {
+		out = append(out, statement{"docs/operations.md", "`" + p + "`(?:/`\\w+`)? \\(`?(\\w+)`?", core("Parameters", p, "Default"), "template.yaml " + p})
+	}
+	for v, p := range map[string]string{"TENANT_MAX_CONCURRENCY": "TenantMaxConcurrency", "MAX_RECEIVE_COUNT": "MaxReceiveCount", "OLDEST_MESSAGE_ALARM_SECONDS": "OldestMessageAlarmSeconds"} {
+		out = append(out, statement{"docs/operations.md", "`" + v + "` \\((\\d+)", tenantTpl("Parameters", p, "Default"), "template-tenant.yaml " + p})
+	}
+	out = append(out,
+		statement{"docs/operations.md", "^minimum (\\d+)\\), `MAX_RECEIVE_COUNT`", tenantTpl("Parameters", "TenantMaxConcurrency", "MinValue"), "template-tenant.yaml TenantMaxConcurrency MinValue"},
+		statement{"docs/operations.md", `keep ≥ (\d+) × ` + "`WorkerMaxAttempts` \\+ \\d+", strconv.Itoa(worker.MinMaxReceiveCount(1) - worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
+		statement{"docs/operations.md", `keep ≥ \d+ × ` + "`WorkerMaxAttempts` \\+ (\\d+)", strconv.Itoa(worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
+	)
+	return out
+}
+
+var sinceFlag = regexp.MustCompile(`fs\.Duration\("since", (\d+) ?\* ?24 ?\* ?time\.Hour`)
+
+// sinceDays reads scripts/inspect's -since default, in days, from its
+// main (a main package cannot be imported).
+func sinceDays(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(root + "/scripts/inspect/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := sinceFlag.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("scripts/inspect/main.go: no -since flag matches %s", sinceFlag)
+	}
+	return string(m[1])
+}
+
+var chaosConst = regexp.MustCompile(`(?m)^\s+(\w+)\s+= (\d+)(?: \* (time\.Second|\w+))?`)
+
+// chaosConsts reads the chaos run's shortened settings, in seconds, from
+// pkg/local/chaos/run.go (unexported constants of a package this one
+// does not import).
+func chaosConsts(t *testing.T, root string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(root + "/pkg/local/chaos/run.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := map[string]int{}
+	for _, m := range chaosConst.FindAllStringSubmatch(string(b), -1) {
+		n, _ := strconv.Atoi(m[2])
+		switch unit := m[3]; {
+		case unit == "" || unit == "time.Second":
+			secs[m[1]] = n
+		default:
+			if base, ok := secs[unit]; ok {
+				secs[m[1]] = n * base
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, name := range []string{"ingestLease", "ingestTimeout", "workerTimeout", "effectTimeout", "visibilityTimeout", "effectHang"} {
+		n, ok := secs[name]
+		if !ok {
+			t.Fatalf("pkg/local/chaos/run.go: read no %s in seconds", name)
+		}
+		out[name] = strconv.Itoa(n)
+	}
+	return out
+}
+
+// retrySpan is how long worker.Retry's delays between attempts take, in
+// hours rounded, with the jitter at its least (0) or most (1).
+func retrySpan(attempts int, jitter float64) string {
+	r := worker.Retry{Jitter: func() float64 { return jitter }}
+	var total time.Duration
+	for n := 1; n < attempts; n++ {
+		total += r.Delay(n, 0)
+	}
+	return strconv.Itoa(int(total.Round(time.Hour) / time.Hour))
+}
+
+// allowances are the swept numbers that state nothing the code decides.
+var allowances = []allowed{
+	{"docs/providers/github.md", `\(for up to 3 days\)|^3 days\)`, "GitHub's own redelivery horizon"},
+	{"docs/providers/openai.md", `for up to 72 hours`, "OpenAI's own retry horizon, quoted from its docs"},
+	{"docs/providers/razorpay.md", `for 24 hours after`, "Razorpay's own retry horizon, quoted from its docs"},
+	{"docs/providers/twilio.md", "`:443`/`:80`", "the default ports Twilio may sign a URL with"},
+	{"docs/operations.md", `accepts 10 MB`, "API Gateway HTTP API's own payload limit, not the pack's"},
+	{"docs/reliability.md", `retries \(for 3 days\)`, "the simulation's sender retries as Stripe does (pkg/worker's simulation, not product code)"},
+	{"docs/reliability.md", `of up to 13 days`, "the simulation's clock jumps (pkg/worker's simulation, not product code)"},
+	{"docs/providers/square.md", `retried for up to 24 hours`, "Square's own retry horizon, quoted from its docs"},
+}
