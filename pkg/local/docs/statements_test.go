@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -126,6 +127,11 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/development.md", "^\\| `MOTO_PORT` .*`events/env\\.json` expects (\\d+)", mk["MOTO_PORT"], "events/env.json AWS_ENDPOINT_URL"},
 		{"docs/development.md", "^\\| `DYNAMODB_PORT` .*`events/env\\.json` expects (\\d+)", mk["DYNAMODB_PORT"], "events/env.json AWS_ENDPOINT_URL_DYNAMODB"},
 		{"docs/development.md", "make run MOTO_PORT=(\\d+)|make invoke MOTO_PORT=(\\d+)", "5000", "the example's own port (not a default)"},
+		{"docs/development.md", `\(.TARGET_ADDR., .127\.0\.0\.1:(\d+).\)|http://127\.0\.0\.1:(\d+)/control`, targetPort, targetSrc},
+		{"docs/development.md", `http://127\.0\.0\.1:(\d+)/webhooks`, apiPort, apiSrc},
+		{"docs/development.md", "outbound `timeout` \\((\\d+) s by default\\)", strconv.Itoa(int(forward.DefaultTimeout / time.Second)), "forward.DefaultTimeout"},
+		{"docs/development.md", `retried, (\d+) attempts over about a minute under .make run.`, strconv.Itoa(devstack.LocalMaxAttempts), "devstack.LocalMaxAttempts"},
+		{"docs/development.md", `with .status. \((\d+) by default\)`, strconv.Itoa(http.StatusTooManyRequests), "the local target's rate rule (pkg/local/devstack/rules.go: cmp.Or(r.Status, http.StatusTooManyRequests))"},
 
 		// Limits.
 		{"README.md", `^\| a body over (\d+) MiB`, strconv.Itoa(ingest.MaxLambdaBodyBytes >> 20), lambdaSrc},
