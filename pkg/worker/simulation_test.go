@@ -517,6 +517,13 @@ func (w *world) deadLettered(m *simMsg) {
 	if e := m.event; e.done != "" {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
+	if !named {
+		// Nothing named its event to the worker (a body it could not read,
+		// re-sent without attributes): it could mark no record, so the
+		// event is not held dead-lettered; its copies may run it.
+		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
+		return
+	}
 	if src != nil && src.from != byIngest && !src.claimed && m.event.dead {
 		m.event.buriedReplay = src
 	}
