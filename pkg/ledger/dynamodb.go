@@ -370,9 +370,18 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 				"#status = :completed AND attribute_not_exists(#deadmsg) AND #fence = :was", map[string]types.AttributeValue{
 					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":completed": str(string(StatusCompleted)),
 					":was": str(r.Fence), ":origin": str(f.Origin)})
+		case r.Dead() && revives(r.DeadMessage, strAttr(old[attrOrigin]), f):
+			// Dead-lettered from another message that f could have revived
+			// (f is a replay of it): f's dead letter is now the event's, so
+			// that f's own copies cannot revive it.
+			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent",
+				"#deadmsg = :deadmsg", map[string]types.AttributeValue{
+					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":origin": str(f.Origin),
+					":deadmsg": str(r.DeadMessage)})
 		case r.Dead():
-			// Dead-lettered from another message: that dead letter stands;
-			// the record only starts its retention again.
+			// Dead-lettered from another message, of which f is a stray
+			// copy: that dead letter stands; the record only starts its
+			// retention again.
 			err = d.update(ctx, k, "SET #exp = :exp", "#deadmsg = :deadmsg", map[string]types.AttributeValue{
 				":exp": exp, ":deadmsg": str(r.DeadMessage)})
 		case r.Status == StatusInProgress && !r.LeaseExpires.Before(now):

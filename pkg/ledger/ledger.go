@@ -137,6 +137,11 @@ type Fence struct {
 	// once (a custom effect): an INPROGRESS record of it never counts as
 	// done, whoever claimed it.
 	Immediate bool
+	// Held marks a message dead-lettered while an earlier message of its
+	// conversation is still in the queue (it failed in the same batch): no
+	// claim of an earlier message shows its event done to Bury (see
+	// finished), since that message has not left the queue.
+	Held bool
 }
 
 // NewFence returns the fence of a message from its SQS attributes. It
@@ -401,6 +406,10 @@ func revives(deadMessage, storedOrigin string, f Fence) bool {
 // dead-lettered (Bury reports ErrCompleted).
 func finished(r Record, series, origin string, byReplay bool, f Fence) bool {
 	f.Immediate = false
+	switch {
+	case f.Held:
+		return false
+	}
 	switch r.Status {
 	case StatusCompleted:
 		return r.DeadMessage == "" && series == f.series() && r.Fence < f.first()

@@ -179,9 +179,20 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 			}
 			m.effects[effectPK(k)] = r
 			continue
+		case r.Dead() && revives(r.DeadMessage, r.origin, f):
+			// Dead-lettered from another message that f could have revived
+			// (f is a replay of it): f's dead letter is now the event's, so
+			// that f's own copies cannot revive it.
+			r.DeadMessage, r.DeadSent, r.Reason, r.Expires = f.MessageID, false, reasonText(reason), exp
+			if f.Origin != "" {
+				r.origin = f.Origin
+			}
+			m.effects[effectPK(k)] = r
+			continue
 		case r.Status == StatusCompleted, r.Status == StatusDead:
-			// Dead-lettered already from another message: its dead letter
-			// stands; the record only starts its retention again.
+			// Dead-lettered already from another message, of which f is a
+			// stray copy: that dead letter stands; the record only starts
+			// its retention again.
 			r.Expires = exp
 			m.effects[effectPK(k)] = r
 			continue

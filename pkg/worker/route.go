@@ -128,6 +128,11 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	// The event it names, from its envelope or, when the body cannot be
 	// read (an offloaded one denied or gone), from its attributes: the dead
 	// letter keeps them, so a copy of it re-sent with them names its event.
+	if !r.known {
+		// Its read failed (a transient S3 error, its answer lost): one more
+		// try, so the dead letter names its event whenever it can.
+		r = h.readNow(ctx, rec).with(r)
+	}
 	id, known := r.id, r.known
 	if known {
 		maps.Copy(attrs, id.Attributes())
@@ -152,6 +157,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 		if fence.Sequence == "" {
 			fence = h.fenceOf(ctx, rec, id, group)
 		}
+		fence.Held = r.held
 	}
 	bctx, bcancel := h.finish(ctx)
 	if len(keys) > 0 {

@@ -420,6 +420,12 @@ func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
 	}
 }
 
+// knownHoles exempts the two holes the search found in the worker before
+// the event record's dead mark followed a replay's dead letter and a held
+// message stopped counting its batch's earlier claim as done: false, so the
+// search fails on them again (true only to measure an older worker).
+const knownHoles = false
+
 // knownHole reports whether a run of e from m after e's dead letter is
 // the worker's known hole (not fixed yet, docs/reliability.md): m is a
 // replay dead-lettered before it claimed anything while its event was
@@ -428,7 +434,7 @@ func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
 // deletion lost) passes it as a replay would. It counts the run in the
 // tally, which prints it, and logs it.
 func (w *world) knownHole(e *simEvent, m *simMsg) bool {
-	if m == nil || e.buriedReplay != m {
+	if !knownHoles || m == nil || e.buriedReplay != m {
 		return false
 	}
 	w.logf("    KNOWN HOLE: replay %s of %s runs after its own dead letter", m.id, e.id)
@@ -735,6 +741,9 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 // the queue). The event is not done: the earlier message still carries
 // it. It counts and logs it.
 func (w *world) heldBehind(m *simMsg, batch []*simMsg, failed map[string]bool) bool {
+	if !knownHoles {
+		return false
+	}
 	for _, o := range batch {
 		if o == m {
 			return false

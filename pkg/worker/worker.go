@@ -206,6 +206,10 @@ type result struct {
 	effects, skips int
 	effectDur      time.Duration
 	groupID        string
+	// held: it is decided while an earlier message of its conversation
+	// failed in the same batch, so that message is still in the queue
+	// (ledger.Fence.Held).
+	held bool
 	// fence and touched: the message's fence and the effects it claimed
 	// or found completed, which its dead letter buries.
 	fence   ledger.Fence

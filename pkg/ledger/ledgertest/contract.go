@@ -484,6 +484,61 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("AReplayDeadLetteredAgainTakesTheDeadMark", func(t *testing.T) {
+		// A replay dead-lettered before it claimed anything (behind an
+		// expiring message): its own copy (a lost deletion) must not revive
+		// the event, so the dead mark becomes the replay's; another replay
+		// still revives it.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, ledger.EventEffect)
+		first := fence(t, conv, 10, 1)
+		first.MessageID, first.Origin = "m10", "o1"
+		if err := s.Bury(ctx, first, []ledger.Key{k}, nil, "422"); err != nil {
+			t.Fatal(err)
+		}
+		again := replay(t, conv, 20)
+		again.MessageID, again.Origin = "m20", "o1"
+		if err := s.Bury(ctx, again, []ledger.Key{k}, nil, "expiring"); err != nil {
+			t.Fatalf("Bury() by the replay = %v", err)
+		}
+		if r, _ := s.Record(ctx, k); r.DeadMessage != "m20" || r.Reason != "expiring" {
+			t.Errorf("Record() after the replay's dead letter = %+v, want dead-lettered from m20", r)
+		}
+		redelivered := again
+		redelivered.Attempt = 2
+		if _, err := s.Claim(ctx, redelivered, k, 0); !errors.Is(err, ledger.ErrDead) {
+			t.Errorf("Claim() by the dead-lettered replay's own copy = %v, want ErrDead", err)
+		}
+		next := replay(t, conv, 30)
+		next.MessageID, next.Origin = "m30", "o1"
+		if _, err := s.Claim(ctx, next, k, 0); err != nil {
+			t.Errorf("Claim() by a later replay = %v, want it revived", err)
+		}
+	})
+
+	t.Run("AHeldMessageNeverFindsItsEventDone", func(t *testing.T) {
+		// A copy dead-lettered behind an earlier message of its batch that
+		// failed: that message is still queued, so its claim is not done.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv := "conv-" + uniq(t)
+		k := key(t, ledger.EventEffect)
+		earlier := fence(t, conv, 10, 1)
+		earlier.MessageID, earlier.Origin = "m10", "o1"
+		mustClaim(t, s, earlier, k)
+		clock.Advance(2 * Lease)
+		held := fence(t, conv, 11, 1)
+		held.MessageID, held.Origin, held.Held = "m11", "o2", true
+		if err := s.Bury(ctx, held, []ledger.Key{k}, nil, "expiring"); err != nil {
+			t.Fatalf("Bury() by a held message = %v, want its event buried", err)
+		}
+		if r, _ := s.Record(ctx, k); r.Status != ledger.StatusDead || r.DeadMessage != "m11" {
+			t.Errorf("Record() after the held message's dead letter = %+v, want DEAD from m11", r)
+		}
+	})
+
 	t.Run("BuryLeavesNewerAndOtherDeadLetters", func(t *testing.T) {
 		clock := lease.NewClock()
 		s := newStore(t, clock)

@@ -108,6 +108,8 @@ func statements(t *testing.T, root string) []statement {
 		// Queue and DLQ retention, and the alarms and margins below it.
 		{"docs/reliability.md docs/architecture.md", `at (\d+) days|\((\d+) days in the DLQ\)|(\d+)-day retention`, queueDays, queueSrc},
 		{"docs/operations.md", `SQS deletes it at (\d+)`, queueDays, queueSrc},
+		{"docs/reliability.md", `\((\d+)-day queue and DLQ retention`, queueDays, queueSrc},
+		{"docs/reliability.md", `, (\d+)-day ledger\)`, ledgerDays, ledgerSrc},
 		{"docs/inspect.md", `(\d+) days back`, sinceDays(t, root), "scripts/inspect's -since default"},
 		{"docs/operations.md docs/reliability.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "template-tenant.yaml DeadLetterExpiryAlarm Threshold"},
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
@@ -283,5 +285,6 @@ var allowances = []allowed{
 	{"docs/operations.md", `accepts 10 MB`, "API Gateway HTTP API's own payload limit, not the pack's"},
 	{"docs/reliability.md", `retries \(for 3 days\)`, "the simulation's sender retries as Stripe does (pkg/worker's simulation, not product code)"},
 	{"docs/reliability.md", `of up to 13 days`, "the simulation's clock jumps (pkg/worker's simulation, not product code)"},
+	{"docs/reliability.md", `ledger 7 days \+ 10 h 30 min`, "the simulation's compressed ledger retention (pkg/worker's simulation, not product code)"},
 	{"docs/providers/square.md", `retried for up to 24 hours`, "Square's own retry horizon, quoted from its docs"},
 }
