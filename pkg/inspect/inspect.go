@@ -87,8 +87,13 @@ const (
 	// StateRetrying: an effect failed or was interrupted; its message is
 	// received again after its backoff.
 	StateRetrying State = "retrying"
-	// StateDeadLettered: its message waits in the tenant's DLQ.
+	// StateDeadLettered: its message waits in the tenant's DLQ (or the
+	// worker dead-lettered it and its dead letter is gone).
 	StateDeadLettered State = "dead_lettered"
+	// StateReplaying: the worker dead-lettered it and its dead letter has
+	// left the listing for a replay: hidden in the DLQ by a redrive, or
+	// moved to the queue, where a worker has not claimed it yet.
+	StateReplaying State = "replaying"
 	// StateDone: every effect seen completed (the forward's by the deletion
 	// of its message, see docs/ledger.md).
 	StateDone State = "done"
@@ -129,7 +134,10 @@ type Claim struct {
 
 // Effect is one effect record of the event.
 type Effect struct {
-	Name         string        `json:"name"`
+	Name string `json:"name"`
+	// State is what the record means to an operator: done, dead, in
+	// progress, or failed, retrying (Status is the ledger's).
+	State        EffectState   `json:"state"`
 	Status       ledger.Status `json:"status"`
 	LeaseExpires time.Time     `json:"leaseExpires,omitzero"`
 	Expires      time.Time     `json:"expires"`
@@ -445,15 +453,11 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 		j.Claim = &Claim{Status: rec.Status, Received: rec.Expires.Add(-in.cfg.Deployment.DedupRetention), Expires: rec.Expires,
 			LeaseExpires: rec.LeaseExpires, PayloadDigest: rec.Validation}
 	}
-	for i := range dead {
-		if dead[i].EventKey == key {
-			j.DeadLetter = &dead[i]
-			if id := dead[i].OriginalMessageID; id != "" {
-				if j.Attempts, err = in.cfg.Ledger.Attempts(ctx, id); err != nil {
-					return j, err
-				}
+	if j.DeadLetter = newestDeadLetter(dead, key); j.DeadLetter != nil {
+		if id := j.DeadLetter.OriginalMessageID; id != "" {
+			if j.Attempts, err = in.cfg.Ledger.Attempts(ctx, id); err != nil {
+				return j, err
 			}
-			break
 		}
 	}
 	if j.Effects, err = in.effects(ctx, q, key, scan); err != nil {
@@ -502,89 +506,6 @@ func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func
 			Reason: r.Reason, IdempotencyKey: r.Key.IdempotencyKey()}
 	}
 	return out, nil
-}
-
-// judge sets j's state, the meaning of each effect record and the notes.
-func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
-	running, failed, done := 0, 0, 0
-	var dead *Effect
-	again := "when its message is received again"
-	if j.DeadLetter != nil {
-		again = "when its dead letter is replayed"
-	}
-	for i := range j.Effects {
-		e := &j.Effects[i]
-		live := e.LeaseExpires.After(now)
-		switch {
-		case e.Status == ledger.StatusCompleted:
-			e.Meaning, done = "completed", done+1
-		case e.Status == ledger.StatusFailed:
-			e.Meaning, failed = "failed; runs again "+again, failed+1
-		case e.Status == ledger.StatusDead:
-			e.Meaning, failed = "dead-lettered from message "+e.DeadMessage+" ("+e.Reason+"); runs again only through a replay", failed+1
-			dead = e
-		case e.Name == worker.ForwardEffect && (!live || j.Queue.InFlight == 0):
-			// Completion by deletion (docs/ledger.md): its claim was its only write.
-			e.Meaning, done = "forwarded (completed by its message's deletion)", done+1
-		case live:
-			e.Meaning, running = "running: a worker holds its lease until "+stamp(e.LeaseExpires), running+1
-		default:
-			e.Meaning, failed = "interrupted (its worker stopped while it ran); runs again "+again, failed+1
-		}
-	}
-	switch {
-	case j.DeadLetter != nil:
-		j.State = StateDeadLettered
-		j.Why = "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
-		conv := j.DeadLetter.GroupID
-		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
-			"(completed effects are skipped; the forward is sent again with the same webhook-id)", in.cfg.Deployment.replayCommand(q.Tenant, conv, j.Queue.QueueURL)))
-	case dead != nil:
-		j.State = StateDeadLettered
-		j.Why = "the worker dead-lettered it from message " + dead.DeadMessage + " (" + dead.Reason + "); its dead letter is no longer in the DLQ (replayed, or past the DLQ's retention)"
-	case j.Claim == nil && len(j.Effects) == 0:
-		j.State, j.Why = StateUnknown, "no claim, no effect record, no dead letter"
-		return
-	case failed > 0:
-		j.State, j.Why = StateRetrying, "an effect failed or was interrupted; its message is received again after its backoff"
-	case running > 0:
-		j.State, j.Why = StateInFlight, "a worker holds an effect's lease"
-	case len(j.Effects) == 0 && j.Claim.Status == idempotency.StatusInProgress:
-		j.State = StateReceiving
-		j.Why = "the ingest claimed the key and has not queued the event yet"
-		if !j.Claim.LeaseExpires.After(now) {
-			j.Why = "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
-		}
-	case len(j.Effects) == 0:
-		j.State = StateQueued
-		j.Why = fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
-			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)
-	default:
-		j.State, j.Why = StateDone, "every effect recorded is done"
-		for _, e := range j.Effects {
-			if e.Name == worker.ForwardEffect && e.Status == ledger.StatusInProgress && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
-				j.Notes = append(j.Notes, "the forward's completion is its message's deletion, which SQS does not show: "+
-					"had its worker crashed mid-forward, the message would wait for a retry in the queue, which holds messages now")
-			}
-		}
-	}
-	if j.Claim != nil {
-		if j.Claim.Expires.Before(now) {
-			j.Notes = append(j.Notes, "the claim expired: a delivery of this key now would be accepted and queued again")
-		} else if j.Claim.Status == idempotency.StatusCompleted {
-			j.Notes = append(j.Notes, "verified and queued once; a repeat delivery until "+stamp(j.Claim.Expires)+
-				" is answered duplicate (409 id reused when its payload digest differs)")
-		}
-	} else if len(j.Effects) > 0 {
-		j.Notes = append(j.Notes, "the idempotency claim has expired (kept "+days(in.cfg.Deployment.DedupRetention)+"); the ledger keeps effects longer")
-	}
-	if !q.Scan {
-		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
-	}
-	if j.DeadLetter == nil && j.State != StateDone {
-		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+
-			"(SQS has no peek); the worker's log line has messageId and attempt for idempotencyKey "+j.Key)
-	}
 }
 
 func effectList(names []string) string {

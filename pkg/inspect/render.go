@@ -36,7 +36,7 @@ func WriteJourney(w io.Writer, j Journey) error {
 	}
 	effects := make([]string, len(j.Effects))
 	for i, e := range j.Effects {
-		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, e.Status, e.Meaning, e.IdempotencyKey)
+		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, strings.ToUpper(string(e.State)), e.Meaning, e.IdempotencyKey)
 		if e.Reason != "" {
 			effects[i] += ", reason: " + e.Reason
 		}
