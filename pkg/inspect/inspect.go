@@ -44,12 +44,15 @@ type Deployment struct {
 	// (idempotency.DefaultRetention when zero); it dates a claim.
 	DedupRetention time.Duration
 	// IngestLogGroup is the ingest's CloudWatch log group, searched with
-	// Logs Insights for an event id (NewAWS); IngestLogFile is a local
-	// stack's log file, searched instead when set. Both empty: no log.
+	// Logs Insights for an event id, and WorkerLogGroup the worker's,
+	// searched for an event key's attempts (NewAWS); IngestLogFile is a
+	// local stack's log file, with both functions' lines, searched instead
+	// when set. All empty: no log.
 	IngestLogGroup string
+	WorkerLogGroup string
 	IngestLogFile  string
-	// IngestLogSince bounds how far back Logs Insights searches (default
-	// 14 days).
+	// IngestLogSince bounds how far back Logs Insights searches both log
+	// groups (default 14 days).
 	IngestLogSince time.Duration
 	// ReplayCommand is the command that redrives one conversation of a
 	// tenant's DLQ on this deployment, as an operator types it, with
@@ -186,8 +189,15 @@ type Journey struct {
 	Effects  []Effect      `json:"effects"`
 	Payload  *queue.Object `json:"payload,omitempty"`
 	// Deliveries are the ingest log lines of the event, when the log was
-	// searched (a sender's id, not a key, was given).
+	// searched.
 	Deliveries []Delivery `json:"deliveries,omitempty"`
+	// Runs are the worker log lines of the event, when the log was
+	// searched, and Messages the messages they name with the attempts of
+	// each that failed (the ledger's count: a done event's too).
+	Runs     []Run     `json:"runs,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	// History is what happened to the event, in time order (history).
+	History []Step `json:"history,omitempty"`
 	// Notes say what could not be seen, and what to do next.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -236,6 +246,9 @@ type Config struct {
 	// that pairs an unsigned sender id (GitHub's X-GitHub-Delivery, …)
 	// with the event's key. Nil: not searched.
 	Logs deliveryLog
+	// Runs finds the worker's log lines of an event key: its attempts.
+	// Nil: not searched.
+	Runs runLog
 	// Providers are the provider path names a bare event id is tried with.
 	Providers []string
 	Now       func() time.Time
@@ -294,10 +307,16 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 	}
 	var deliveries []Delivery
 	logs := "the ingest log was not searched"
-	if in.cfg.Logs != nil && !isKey(q.Event) {
-		// The log only adds keys: when it cannot be read, the stores
-		// still answer for the keys an id makes by itself.
-		if deliveries, err = in.cfg.Logs.Deliveries(ctx, q.Tenant, q.Event); err != nil {
+	if in.cfg.Logs != nil {
+		// The log adds keys and the deliveries' history: when it cannot be
+		// read, the stores still answer for the keys an id makes by itself.
+		// A key is searched by its event id: the ingest's line names the
+		// id, not the key.
+		id := q.Event
+		if isKey(id) {
+			id = strings.SplitN(id, "#", 3)[2]
+		}
+		if deliveries, err = in.cfg.Logs.Deliveries(ctx, q.Tenant, id); err != nil {
 			logs = "the ingest log could not be searched: " + err.Error()
 			notes = append(notes, logs)
 		} else {
@@ -334,14 +353,9 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, deliveries []Delivery, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
 	var out []Journey
 	for _, key := range keys {
-		j, err := in.journey(ctx, q, key, depth, dead, scan)
+		j, err := in.journey(ctx, q, key, depth, dead, deliveries, scan)
 		if err != nil {
 			return nil, err
-		}
-		for _, d := range deliveries {
-			if d.Key == key {
-				j.Deliveries = append(j.Deliveries, d)
-			}
 		}
 		if j.State == StateUnknown && len(j.Deliveries) > 0 {
 			j.Why = "the ingest log names it, but no claim, effect record or dead letter remains: older than their retention, " +
@@ -441,9 +455,14 @@ func (in *Inspector) bareKeys(q Query, dead []replay.Item, deliveries []Delivery
 }
 
 // journey reads what the stores hold for key.
-func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, scan func() ([]ledger.Record, error)) (Journey, error) {
+func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, deliveries []Delivery, scan func() ([]ledger.Record, error)) (Journey, error) {
 	now := in.cfg.Now()
 	j := Journey{Tenant: q.Tenant, Key: key, WebhookID: forward.MessageID(key), Queue: depth, Attempts: -1}
+	for _, d := range deliveries {
+		if d.Key == key {
+			j.Deliveries = append(j.Deliveries, d)
+		}
+	}
 	rec, err := in.cfg.Claims.Record(ctx, key)
 	switch {
 	case errors.Is(err, idempotency.ErrNotFound):
@@ -463,6 +482,13 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 	if j.Effects, err = in.effects(ctx, q, key, scan); err != nil {
 		return j, err
 	}
+	// The worker log of a key with no trace is not searched: a bare id is
+	// tried with every provider, and each search is a Logs Insights query.
+	if in.cfg.Runs != nil && (j.Claim != nil || j.DeadLetter != nil || len(j.Effects) > 0 || len(j.Deliveries) > 0) {
+		if err := in.runs(ctx, &j); err != nil {
+			return j, err
+		}
+	}
 	if in.cfg.Payloads != nil {
 		o, err := in.cfg.Payloads.Stat(ctx, depth.QueueURL, key)
 		switch {
@@ -474,6 +500,32 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 	}
 	in.judge(&j, q, now)
 	return j, nil
+}
+
+// runs reads the worker log lines of j's event, oldest first, and the
+// ledger's count of failed attempts of each message they name. A log that
+// cannot be read is a note: the stores still answer. It returns a wrapped
+// error of the ledger.
+func (in *Inspector) runs(ctx context.Context, j *Journey) error {
+	runs, err := in.cfg.Runs.Runs(ctx, j.Tenant, j.Key)
+	if err != nil {
+		j.Notes = append(j.Notes, "the worker log could not be searched: "+err.Error())
+		return nil
+	}
+	slices.SortStableFunc(runs, func(a, b Run) int { return a.Time.Compare(b.Time) })
+	j.Runs = runs
+	replayed := replays(runs)
+	for _, r := range runs {
+		if slices.ContainsFunc(j.Messages, func(m Message) bool { return m.ID == r.MessageID }) {
+			continue
+		}
+		n, err := in.cfg.Ledger.Attempts(ctx, r.MessageID)
+		if err != nil {
+			return err
+		}
+		j.Messages = append(j.Messages, Message{ID: r.MessageID, FailedAttempts: n, Replay: replayed[r.MessageID]})
+	}
+	return nil
 }
 
 // effects reads the forward's and q.Effects' records, and with q.Scan

@@ -166,6 +166,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		reason      string // in the dead letter's reason
 		note        string // in a note
 		deliveries  int    // ingest log lines shown
+		history     string // in the history's text
 	}
 	run := func(tt check) {
 		t.Helper()
@@ -201,6 +202,13 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		if len(j.Deliveries) != tt.deliveries {
 			t.Errorf("%s: %d ingest log lines %+v, want %d", tt.name, len(j.Deliveries), j.Deliveries, tt.deliveries)
 		}
+		var steps []string
+		for _, st := range j.History {
+			steps = append(steps, st.What)
+		}
+		if !strings.Contains(strings.Join(steps, "\n"), tt.history) {
+			t.Errorf("%s: history %q lacks %q", tt.name, steps, tt.history)
+		}
 		if tt.note != "" && !strings.Contains(strings.Join(j.Notes, "\n"), tt.note) {
 			t.Errorf("%s: notes %q lack %q", tt.name, j.Notes, tt.note)
 		}
@@ -212,11 +220,11 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	}
 	doneKey := ledger.Key{Tenant: "demo", Event: "demo#stripe#evt_done", Effect: worker.ForwardEffect}
 	for _, tt := range []check{
-		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2},
+		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2, history: "attempt done: message"},
 		{name: "done, by X-GitHub-Delivery (only the ingest's log line pairs it with the key)", event: "delivery-done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 1},
-		{name: "done, by idempotency key", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
+		{name: "done, by idempotency key (the log is searched for its event id)", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 2},
 		{name: "done, by the Idempotency-Key the receiver saw (a Scan)", event: doneKey.IdempotencyKey(), scan: true, state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
-		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay", deliveries: 1},
+		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay", deliveries: 1, history: "dead-lettered: message"},
 	} {
 		run(tt)
 	}

@@ -75,6 +75,15 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		e.State, e.Meaning = readEffect(*e, j.Queue, j.DeadLetter != nil, now)
 	}
 	j.State, j.Why = decide(*j, now)
+	if replayed := slices.ContainsFunc(j.Messages, func(m Message) bool { return m.Replay }); replayed &&
+		(j.State == StateInFlight || j.State == StateRetrying || j.State == StateQueued) {
+		j.Why += " (a replay of its dead letter, the worker log shows)"
+	}
+	j.History = history(*j)
+	if in.cfg.Runs != nil && j.State == StateDone && !slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "processed" || r.Outcome == "skipped_duplicate" }) {
+		j.Notes = append(j.Notes, "the worker log has no line of its last attempt: the worker logs a message done at DEBUG, "+
+			"which a deployed stack's log level (INFO) drops; done is the ledger's word")
+	}
 	if j.DeadLetter != nil {
 		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
 			"(completed effects are skipped; the forward is sent again with the same webhook-id)",
