@@ -114,7 +114,7 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 	if !q.Scan {
 		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
 	}
-	if j.DeadLetter == nil && j.State != StateDone && j.State != StateDeadLettered {
+	if j.DeadLetter == nil && j.State != StateDone && j.State != StateDeadLettered && len(j.Runs) == 0 {
 		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+
 			"(SQS has no peek); the worker's log line has messageId and attempt for idempotencyKey "+j.Key)
 	}
