@@ -206,6 +206,9 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		for _, st := range j.History {
 			steps = append(steps, st.What)
 		}
+		if len(j.Deliveries) > 0 && (len(steps) == 0 || !strings.HasPrefix(steps[0], "received: accepted")) {
+			t.Errorf("%s: history %q does not start with the delivery the ingest accepted", tt.name, steps)
+		}
 		if !strings.Contains(strings.Join(steps, "\n"), tt.history) {
 			t.Errorf("%s: history %q lacks %q", tt.name, steps, tt.history)
 		}

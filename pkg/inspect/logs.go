@@ -21,6 +21,9 @@ import (
 // arrived and what the ingest answered. It comes from the ingest's one line
 // per request (package ingest), so finding it costs the ingest nothing.
 type Delivery struct {
+	// Time is when the delivery arrived: the line's time, written when the
+	// ingest answered, less its durationMs. The worker may log the event's
+	// first attempt before the ingest's line is written.
 	Time     time.Time `json:"time"`
 	Provider string    `json:"provider"`
 	// EventID is the id the ingest answered with (the sender's id, signed
@@ -46,6 +49,7 @@ type ingestLine struct {
 	Provider string    `json:"provider"`
 	Outcome  string    `json:"outcome"`
 	Status   int       `json:"status"`
+	Duration float64   `json:"durationMs"`
 	EventID  string    `json:"eventId"`
 	DedupID  string    `json:"dedupId"`
 	EventIDs []string  `json:"eventIds"`
@@ -83,6 +87,7 @@ func MatchLine(line []byte, tenant, id string) []Delivery {
 		evs = append(evs, event{e[:i], dedup, e[i+1:]})
 	}
 	var out []Delivery
+	arrived := l.Time.Add(-time.Duration(l.Duration * float64(time.Millisecond)))
 	prefix := l.Tenant + "#" + l.Provider + "#"
 	for _, e := range evs {
 		key := prefix + e.id
@@ -90,7 +95,7 @@ func MatchLine(line []byte, tenant, id string) []Delivery {
 			key = prefix + e.dedup
 		}
 		if id == e.id || id == key || id == strings.TrimPrefix(key, prefix) || slices.Contains(strings.Split(e.id, ":"), id) {
-			out = append(out, Delivery{Time: l.Time, Provider: l.Provider, EventID: e.id, Key: key, Outcome: e.outcome, Status: l.Status})
+			out = append(out, Delivery{Time: arrived, Provider: l.Provider, EventID: e.id, Key: key, Outcome: e.outcome, Status: l.Status})
 		}
 	}
 	return out

@@ -57,6 +57,17 @@ func TestMatchLine(t *testing.T) {
 	}
 }
 
+// A delivery is dated when it arrived: its line is written when the ingest
+// answered, which may be after the worker's first attempt.
+func TestMatchLineArrival(t *testing.T) {
+	line := `{"time":"2026-11-27T04:43:53.5Z","msg":"webhook","tenantId":"demo","provider":"stripe","outcome":"accepted","status":200,"durationMs":250.5,"eventId":"evt_1"}`
+	got := inspect.MatchLine([]byte(line), "demo", "evt_1")
+	want := time.Date(2026, 11, 27, 4, 43, 53, 249500000, time.UTC)
+	if len(got) != 1 || !got[0].Time.Equal(want) {
+		t.Errorf("MatchLine(%s) = %+v, want one delivery arrived at %s", line, got, want)
+	}
+}
+
 func TestLogFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "functions.log")
 	lines := `{"msg":"webhook","tenantId":"demo","provider":"github","outcome":"accepted","status":200,"eventId":"d1","dedupId":"` + hash + `"}
