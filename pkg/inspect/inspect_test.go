@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -23,6 +25,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -239,6 +243,27 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(check{name: "dead-lettered, by webhook-id", event: js[0].WebhookID, state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400"})
+
+	// Replayed, and dead-lettered again (the target still refuses it): the
+	// newest dead letter is the replay's, and the history tells both.
+	first := js[0].DeadLetter.OriginalMessageID
+	client := sqs.NewFromConfig(s.AWS)
+	dlqURL, err := worker.DLQURL(js[0].Queue.QueueURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.New(client, queue.NewSQS(client), replay.Options{}).Redrive(ctx, dlqURL, js[0].Queue.QueueURL, replay.Filter{Event: "delivery-dead"}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("delivery-dead to be dead-lettered again", func() bool {
+		js, err = in.Inspect(ctx, inspect.Query{Tenant: "demo", Event: "delivery-dead"})
+		return err == nil && js[0].DeadLetter != nil && js[0].DeadLetter.OriginalMessageID != first && idle()
+	})
+	run(check{name: "replayed, dead-lettered again", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400",
+		deliveries: 1, history: "replayed: its dead letter came back as message " + js[0].DeadLetter.OriginalMessageID})
+	if len(js[0].Messages) != 2 || !js[0].Messages[1].Replay {
+		t.Errorf("replayed, dead-lettered again: messages %+v, want the first and its replay", js[0].Messages)
+	}
 
 	// In flight: the target holds the forward; a later event of the same
 	// conversation waits behind it in the queue.
