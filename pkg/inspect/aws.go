@@ -33,8 +33,8 @@ type stackAPI interface {
 
 // FromStack returns the deployment of a core stack (template.yaml) from its
 // outputs (IdempotencyTableName, LedgerTableName, QueueUrlPattern,
-// PayloadBucketName), its DedupRetentionHours parameter and its ingest log
-// group (named after the stack by template.yaml): one
+// PayloadBucketName), its DedupRetentionHours parameter and its ingest and
+// worker log groups (named after the stack by template.yaml): one
 // DescribeStacks. It returns an error wrapping ErrNotCoreStack when an
 // output is missing, or a wrapped AWS error.
 func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, error) {
@@ -56,9 +56,10 @@ func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, e
 		QueueURLTemplate: outputs["QueueUrlPattern"],
 		PayloadBucket:    outputs["PayloadBucketName"],
 		IngestLogGroup:   IngestLogGroup(name),
+		WorkerLogGroup:   WorkerLogGroup(name),
 	}
-	if n := aws.ToString(st.StackName); n != "" {
-		d.IngestLogGroup = IngestLogGroup(n) // name may be a stack id
+	if n := aws.ToString(st.StackName); n != "" { // name may be a stack id
+		d.IngestLogGroup, d.WorkerLogGroup = IngestLogGroup(n), WorkerLogGroup(n)
 	}
 	for _, need := range []string{"IdempotencyTableName", "LedgerTableName", "QueueUrlPattern"} {
 		if outputs[need] == "" {
@@ -104,10 +105,15 @@ func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 		c.Metrics = cloudwatch.NewFromConfig(cfg)
 	}
 	switch {
-	case d.IngestLogFile != "":
-		c.Logs = LogFile{Path: d.IngestLogFile}
+	case d.IngestLogFile != "": // the ingest's and the worker's lines
+		f := LogFile{Path: d.IngestLogFile}
+		c.Logs, c.Runs = f, f
 	case d.IngestLogGroup != "":
-		c.Logs = &Insights{Client: cloudwatchlogs.NewFromConfig(cfg), LogGroup: d.IngestLogGroup, Since: d.IngestLogSince}
+		logs := cloudwatchlogs.NewFromConfig(cfg)
+		c.Logs = &Insights{Client: logs, LogGroup: d.IngestLogGroup, Since: d.IngestLogSince}
+		if d.WorkerLogGroup != "" {
+			c.Runs = &Insights{Client: logs, LogGroup: d.WorkerLogGroup, Since: d.IngestLogSince}
+		}
 	}
 	return New(c)
 }

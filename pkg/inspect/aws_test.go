@@ -55,6 +55,7 @@ func TestFromStack(t *testing.T) {
 		{"core stack", stacks{stack: stack(core, map[string]string{"DedupRetentionHours": "72"})}, inspect.Deployment{
 			IdempotencyTable: core["IdempotencyTableName"], LedgerTable: core["LedgerTableName"], PayloadBucket: core["PayloadBucketName"],
 			QueueURLTemplate: core["QueueUrlPattern"], DedupRetention: 72 * time.Hour, IngestLogGroup: "/hookpack/hookpack/ingest",
+			WorkerLogGroup: "/hookpack/hookpack/worker",
 		}, nil},
 		{"tenant stack", stacks{stack: stack(map[string]string{"TenantId": "acme", "QueueUrl": "https://…"}, nil)}, inspect.Deployment{}, inspect.ErrNotCoreStack},
 		{"no access", stacks{err: failure}, inspect.Deployment{}, failure},

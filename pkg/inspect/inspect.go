@@ -44,12 +44,15 @@ type Deployment struct {
 	// (idempotency.DefaultRetention when zero); it dates a claim.
 	DedupRetention time.Duration
 	// IngestLogGroup is the ingest's CloudWatch log group, searched with
-	// Logs Insights for an event id (NewAWS); IngestLogFile is a local
-	// stack's log file, searched instead when set. Both empty: no log.
+	// Logs Insights for an event id, and WorkerLogGroup the worker's,
+	// searched for an event key's attempts (NewAWS); IngestLogFile is a
+	// local stack's log file, with both functions' lines, searched instead
+	// when set. All empty: no log.
 	IngestLogGroup string
+	WorkerLogGroup string
 	IngestLogFile  string
-	// IngestLogSince bounds how far back Logs Insights searches (default
-	// 14 days).
+	// IngestLogSince bounds how far back Logs Insights searches both log
+	// groups (default 14 days).
 	IngestLogSince time.Duration
 	// ReplayCommand is the command that redrives one conversation of a
 	// tenant's DLQ on this deployment, as an operator types it, with
@@ -87,8 +90,13 @@ const (
 	// StateRetrying: an effect failed or was interrupted; its message is
 	// received again after its backoff.
 	StateRetrying State = "retrying"
-	// StateDeadLettered: its message waits in the tenant's DLQ.
+	// StateDeadLettered: its message waits in the tenant's DLQ (or the
+	// worker dead-lettered it and its dead letter is gone).
 	StateDeadLettered State = "dead_lettered"
+	// StateReplaying: the worker dead-lettered it and its dead letter has
+	// left the listing for a replay: hidden in the DLQ by a redrive, or
+	// moved to the queue, where a worker has not claimed it yet.
+	StateReplaying State = "replaying"
 	// StateDone: every effect seen completed (the forward's by the deletion
 	// of its message, see docs/ledger.md).
 	StateDone State = "done"
@@ -129,7 +137,10 @@ type Claim struct {
 
 // Effect is one effect record of the event.
 type Effect struct {
-	Name         string        `json:"name"`
+	Name string `json:"name"`
+	// State is what the record means to an operator: done, dead, in
+	// progress, or failed, retrying (Status is the ledger's).
+	State        EffectState   `json:"state"`
 	Status       ledger.Status `json:"status"`
 	LeaseExpires time.Time     `json:"leaseExpires,omitzero"`
 	Expires      time.Time     `json:"expires"`
@@ -178,8 +189,15 @@ type Journey struct {
 	Effects  []Effect      `json:"effects"`
 	Payload  *queue.Object `json:"payload,omitempty"`
 	// Deliveries are the ingest log lines of the event, when the log was
-	// searched (a sender's id, not a key, was given).
+	// searched.
 	Deliveries []Delivery `json:"deliveries,omitempty"`
+	// Runs are the worker log lines of the event, when the log was
+	// searched, and Messages the messages they name with the attempts of
+	// each that failed (the ledger's count: a done event's too).
+	Runs     []Run     `json:"runs,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	// History is what happened to the event, in time order (history).
+	History []Step `json:"history,omitempty"`
 	// Notes say what could not be seen, and what to do next.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -228,6 +246,9 @@ type Config struct {
 	// that pairs an unsigned sender id (GitHub's X-GitHub-Delivery, …)
 	// with the event's key. Nil: not searched.
 	Logs deliveryLog
+	// Runs finds the worker's log lines of an event key: its attempts.
+	// Nil: not searched.
+	Runs runLog
 	// Providers are the provider path names a bare event id is tried with.
 	Providers []string
 	Now       func() time.Time
@@ -286,10 +307,16 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 	}
 	var deliveries []Delivery
 	logs := "the ingest log was not searched"
-	if in.cfg.Logs != nil && !isKey(q.Event) {
-		// The log only adds keys: when it cannot be read, the stores
-		// still answer for the keys an id makes by itself.
-		if deliveries, err = in.cfg.Logs.Deliveries(ctx, q.Tenant, q.Event); err != nil {
+	if in.cfg.Logs != nil {
+		// The log adds keys and the deliveries' history: when it cannot be
+		// read, the stores still answer for the keys an id makes by itself.
+		// A key is searched by its event id: the ingest's line names the
+		// id, not the key.
+		id := q.Event
+		if isKey(id) {
+			id = strings.SplitN(id, "#", 3)[2]
+		}
+		if deliveries, err = in.cfg.Logs.Deliveries(ctx, q.Tenant, id); err != nil {
 			logs = "the ingest log could not be searched: " + err.Error()
 			notes = append(notes, logs)
 		} else {
@@ -326,14 +353,9 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 func (in *Inspector) journeys(ctx context.Context, q Query, keys []string, depth Depth, dead []replay.Item, deliveries []Delivery, notes []string, scan func() ([]ledger.Record, error)) ([]Journey, error) {
 	var out []Journey
 	for _, key := range keys {
-		j, err := in.journey(ctx, q, key, depth, dead, scan)
+		j, err := in.journey(ctx, q, key, depth, dead, deliveries, scan)
 		if err != nil {
 			return nil, err
-		}
-		for _, d := range deliveries {
-			if d.Key == key {
-				j.Deliveries = append(j.Deliveries, d)
-			}
 		}
 		if j.State == StateUnknown && len(j.Deliveries) > 0 {
 			j.Why = "the ingest log names it, but no claim, effect record or dead letter remains: older than their retention, " +
@@ -433,9 +455,14 @@ func (in *Inspector) bareKeys(q Query, dead []replay.Item, deliveries []Delivery
 }
 
 // journey reads what the stores hold for key.
-func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, scan func() ([]ledger.Record, error)) (Journey, error) {
+func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, deliveries []Delivery, scan func() ([]ledger.Record, error)) (Journey, error) {
 	now := in.cfg.Now()
 	j := Journey{Tenant: q.Tenant, Key: key, WebhookID: forward.MessageID(key), Queue: depth, Attempts: -1}
+	for _, d := range deliveries {
+		if d.Key == key {
+			j.Deliveries = append(j.Deliveries, d)
+		}
+	}
 	rec, err := in.cfg.Claims.Record(ctx, key)
 	switch {
 	case errors.Is(err, idempotency.ErrNotFound):
@@ -445,19 +472,22 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 		j.Claim = &Claim{Status: rec.Status, Received: rec.Expires.Add(-in.cfg.Deployment.DedupRetention), Expires: rec.Expires,
 			LeaseExpires: rec.LeaseExpires, PayloadDigest: rec.Validation}
 	}
-	for i := range dead {
-		if dead[i].EventKey == key {
-			j.DeadLetter = &dead[i]
-			if id := dead[i].OriginalMessageID; id != "" {
-				if j.Attempts, err = in.cfg.Ledger.Attempts(ctx, id); err != nil {
-					return j, err
-				}
+	if j.DeadLetter = newestDeadLetter(dead, key); j.DeadLetter != nil {
+		if id := j.DeadLetter.OriginalMessageID; id != "" {
+			if j.Attempts, err = in.cfg.Ledger.Attempts(ctx, id); err != nil {
+				return j, err
 			}
-			break
 		}
 	}
 	if j.Effects, err = in.effects(ctx, q, key, scan); err != nil {
 		return j, err
+	}
+	// The worker log of a key with no trace is not searched: a bare id is
+	// tried with every provider, and each search is a Logs Insights query.
+	if in.cfg.Runs != nil && (j.Claim != nil || j.DeadLetter != nil || len(j.Effects) > 0 || len(j.Deliveries) > 0) {
+		if err := in.runs(ctx, &j); err != nil {
+			return j, err
+		}
 	}
 	if in.cfg.Payloads != nil {
 		o, err := in.cfg.Payloads.Stat(ctx, depth.QueueURL, key)
@@ -470,6 +500,32 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 	}
 	in.judge(&j, q, now)
 	return j, nil
+}
+
+// runs reads the worker log lines of j's event, oldest first, and the
+// ledger's count of failed attempts of each message they name. A log that
+// cannot be read is a note: the stores still answer. It returns a wrapped
+// error of the ledger.
+func (in *Inspector) runs(ctx context.Context, j *Journey) error {
+	runs, err := in.cfg.Runs.Runs(ctx, j.Tenant, j.Key)
+	if err != nil {
+		j.Notes = append(j.Notes, "the worker log could not be searched: "+err.Error())
+		return nil
+	}
+	slices.SortStableFunc(runs, func(a, b Run) int { return a.Time.Compare(b.Time) })
+	j.Runs = runs
+	replayed := replays(runs)
+	for _, r := range runs {
+		if slices.ContainsFunc(j.Messages, func(m Message) bool { return m.ID == r.MessageID }) {
+			continue
+		}
+		n, err := in.cfg.Ledger.Attempts(ctx, r.MessageID)
+		if err != nil {
+			return err
+		}
+		j.Messages = append(j.Messages, Message{ID: r.MessageID, FailedAttempts: n, Replay: replayed[r.MessageID]})
+	}
+	return nil
 }
 
 // effects reads the forward's and q.Effects' records, and with q.Scan
@@ -502,89 +558,6 @@ func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func
 			Reason: r.Reason, IdempotencyKey: r.Key.IdempotencyKey()}
 	}
 	return out, nil
-}
-
-// judge sets j's state, the meaning of each effect record and the notes.
-func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
-	running, failed, done := 0, 0, 0
-	var dead *Effect
-	again := "when its message is received again"
-	if j.DeadLetter != nil {
-		again = "when its dead letter is replayed"
-	}
-	for i := range j.Effects {
-		e := &j.Effects[i]
-		live := e.LeaseExpires.After(now)
-		switch {
-		case e.Status == ledger.StatusCompleted:
-			e.Meaning, done = "completed", done+1
-		case e.Status == ledger.StatusFailed:
-			e.Meaning, failed = "failed; runs again "+again, failed+1
-		case e.Status == ledger.StatusDead:
-			e.Meaning, failed = "dead-lettered from message "+e.DeadMessage+" ("+e.Reason+"); runs again only through a replay", failed+1
-			dead = e
-		case e.Name == worker.ForwardEffect && (!live || j.Queue.InFlight == 0):
-			// Completion by deletion (docs/ledger.md): its claim was its only write.
-			e.Meaning, done = "forwarded (completed by its message's deletion)", done+1
-		case live:
-			e.Meaning, running = "running: a worker holds its lease until "+stamp(e.LeaseExpires), running+1
-		default:
-			e.Meaning, failed = "interrupted (its worker stopped while it ran); runs again "+again, failed+1
-		}
-	}
-	switch {
-	case j.DeadLetter != nil:
-		j.State = StateDeadLettered
-		j.Why = "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
-		conv := j.DeadLetter.GroupID
-		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
-			"(completed effects are skipped; the forward is sent again with the same webhook-id)", in.cfg.Deployment.replayCommand(q.Tenant, conv, j.Queue.QueueURL)))
-	case dead != nil:
-		j.State = StateDeadLettered
-		j.Why = "the worker dead-lettered it from message " + dead.DeadMessage + " (" + dead.Reason + "); its dead letter is no longer in the DLQ (replayed, or past the DLQ's retention)"
-	case j.Claim == nil && len(j.Effects) == 0:
-		j.State, j.Why = StateUnknown, "no claim, no effect record, no dead letter"
-		return
-	case failed > 0:
-		j.State, j.Why = StateRetrying, "an effect failed or was interrupted; its message is received again after its backoff"
-	case running > 0:
-		j.State, j.Why = StateInFlight, "a worker holds an effect's lease"
-	case len(j.Effects) == 0 && j.Claim.Status == idempotency.StatusInProgress:
-		j.State = StateReceiving
-		j.Why = "the ingest claimed the key and has not queued the event yet"
-		if !j.Claim.LeaseExpires.After(now) {
-			j.Why = "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
-		}
-	case len(j.Effects) == 0:
-		j.State = StateQueued
-		j.Why = fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
-			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)
-	default:
-		j.State, j.Why = StateDone, "every effect recorded is done"
-		for _, e := range j.Effects {
-			if e.Name == worker.ForwardEffect && e.Status == ledger.StatusInProgress && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
-				j.Notes = append(j.Notes, "the forward's completion is its message's deletion, which SQS does not show: "+
-					"had its worker crashed mid-forward, the message would wait for a retry in the queue, which holds messages now")
-			}
-		}
-	}
-	if j.Claim != nil {
-		if j.Claim.Expires.Before(now) {
-			j.Notes = append(j.Notes, "the claim expired: a delivery of this key now would be accepted and queued again")
-		} else if j.Claim.Status == idempotency.StatusCompleted {
-			j.Notes = append(j.Notes, "verified and queued once; a repeat delivery until "+stamp(j.Claim.Expires)+
-				" is answered duplicate (409 id reused when its payload digest differs)")
-		}
-	} else if len(j.Effects) > 0 {
-		j.Notes = append(j.Notes, "the idempotency claim has expired (kept "+days(in.cfg.Deployment.DedupRetention)+"); the ledger keeps effects longer")
-	}
-	if !q.Scan {
-		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
-	}
-	if j.DeadLetter == nil && j.State != StateDone {
-		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+
-			"(SQS has no peek); the worker's log line has messageId and attempt for idempotencyKey "+j.Key)
-	}
 }
 
 func effectList(names []string) string {

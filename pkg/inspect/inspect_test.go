@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -23,6 +25,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/provider/github"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
 	"github.com/hookpack/hookpack/pkg/provider/stripe"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -166,6 +170,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		reason      string // in the dead letter's reason
 		note        string // in a note
 		deliveries  int    // ingest log lines shown
+		history     string // in the history's text
 	}
 	run := func(tt check) {
 		t.Helper()
@@ -201,6 +206,16 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		if len(j.Deliveries) != tt.deliveries {
 			t.Errorf("%s: %d ingest log lines %+v, want %d", tt.name, len(j.Deliveries), j.Deliveries, tt.deliveries)
 		}
+		var steps []string
+		for _, st := range j.History {
+			steps = append(steps, st.What)
+		}
+		if len(j.Deliveries) > 0 && (len(steps) == 0 || !strings.HasPrefix(steps[0], "received: accepted")) {
+			t.Errorf("%s: history %q does not start with the delivery the ingest accepted", tt.name, steps)
+		}
+		if !strings.Contains(strings.Join(steps, "\n"), tt.history) {
+			t.Errorf("%s: history %q lacks %q", tt.name, steps, tt.history)
+		}
 		if tt.note != "" && !strings.Contains(strings.Join(j.Notes, "\n"), tt.note) {
 			t.Errorf("%s: notes %q lack %q", tt.name, j.Notes, tt.note)
 		}
@@ -212,11 +227,11 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	}
 	doneKey := ledger.Key{Tenant: "demo", Event: "demo#stripe#evt_done", Effect: worker.ForwardEffect}
 	for _, tt := range []check{
-		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2},
+		{name: "done, delivered twice (the repeat was a duplicate)", event: "evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, note: "answered duplicate", deliveries: 2, history: "attempt done: message"},
 		{name: "done, by X-GitHub-Delivery (only the ingest's log line pairs it with the key)", event: "delivery-done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 1},
-		{name: "done, by idempotency key", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
+		{name: "done, by idempotency key (the log is searched for its event id)", event: "demo#stripe#evt_done", state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress, deliveries: 2},
 		{name: "done, by the Idempotency-Key the receiver saw (a Scan)", event: doneKey.IdempotencyKey(), scan: true, state: inspect.StateDone, claim: "COMPLETED", forward: ledger.StatusInProgress},
-		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay", deliveries: 1},
+		{name: "dead-lettered, by X-GitHub-Delivery", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400", note: "scripts/replay", deliveries: 1, history: "dead-lettered: message"},
 	} {
 		run(tt)
 	}
@@ -228,6 +243,27 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(check{name: "dead-lettered, by webhook-id", event: js[0].WebhookID, state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400"})
+
+	// Replayed, and dead-lettered again (the target still refuses it): the
+	// newest dead letter is the replay's, and the history tells both.
+	first := js[0].DeadLetter.OriginalMessageID
+	client := sqs.NewFromConfig(s.AWS)
+	dlqURL, err := worker.DLQURL(js[0].Queue.QueueURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replay.New(client, queue.NewSQS(client), replay.Options{}).Redrive(ctx, dlqURL, js[0].Queue.QueueURL, replay.Filter{Event: "delivery-dead"}, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("delivery-dead to be dead-lettered again", func() bool {
+		js, err = in.Inspect(ctx, inspect.Query{Tenant: "demo", Event: "delivery-dead"})
+		return err == nil && js[0].DeadLetter != nil && js[0].DeadLetter.OriginalMessageID != first && idle()
+	})
+	run(check{name: "replayed, dead-lettered again", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400",
+		deliveries: 1, history: "replayed: its dead letter came back as message " + js[0].DeadLetter.OriginalMessageID})
+	if len(js[0].Messages) != 2 || !js[0].Messages[1].Replay {
+		t.Errorf("replayed, dead-lettered again: messages %+v, want the first and its replay", js[0].Messages)
+	}
 
 	// In flight: the target holds the forward; a later event of the same
 	// conversation waits behind it in the queue.

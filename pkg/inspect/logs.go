@@ -21,6 +21,9 @@ import (
 // arrived and what the ingest answered. It comes from the ingest's one line
 // per request (package ingest), so finding it costs the ingest nothing.
 type Delivery struct {
+	// Time is when the delivery arrived: the line's time, written when the
+	// ingest answered, less its durationMs. The worker may log the event's
+	// first attempt before the ingest's line is written.
 	Time     time.Time `json:"time"`
 	Provider string    `json:"provider"`
 	// EventID is the id the ingest answered with (the sender's id, signed
@@ -46,6 +49,7 @@ type ingestLine struct {
 	Provider string    `json:"provider"`
 	Outcome  string    `json:"outcome"`
 	Status   int       `json:"status"`
+	Duration float64   `json:"durationMs"`
 	EventID  string    `json:"eventId"`
 	DedupID  string    `json:"dedupId"`
 	EventIDs []string  `json:"eventIds"`
@@ -83,6 +87,7 @@ func MatchLine(line []byte, tenant, id string) []Delivery {
 		evs = append(evs, event{e[:i], dedup, e[i+1:]})
 	}
 	var out []Delivery
+	arrived := l.Time.Add(-time.Duration(l.Duration * float64(time.Millisecond)))
 	prefix := l.Tenant + "#" + l.Provider + "#"
 	for _, e := range evs {
 		key := prefix + e.id
@@ -90,35 +95,56 @@ func MatchLine(line []byte, tenant, id string) []Delivery {
 			key = prefix + e.dedup
 		}
 		if id == e.id || id == key || id == strings.TrimPrefix(key, prefix) || slices.Contains(strings.Split(e.id, ":"), id) {
-			out = append(out, Delivery{Time: l.Time, Provider: l.Provider, EventID: e.id, Key: key, Outcome: e.outcome, Status: l.Status})
+			out = append(out, Delivery{Time: arrived, Provider: l.Provider, EventID: e.id, Key: key, Outcome: e.outcome, Status: l.Status})
 		}
 	}
 	return out
 }
 
-// LogFile is a local stack's ingest log: the functions' JSON lines, as
-// CloudWatch would receive them, one per line (`make run` writes it).
+// LogFile is a local stack's functions' log: the ingest's and the
+// worker's JSON lines, as CloudWatch would receive them, one per line
+// (`make run` writes it, the worker's at DEBUG too).
 type LogFile struct{ Path string }
 
-var _ deliveryLog = LogFile{}
+var (
+	_ deliveryLog = LogFile{}
+	_ runLog      = LogFile{}
+)
 
 // Deliveries reads the whole file. A missing file is an error naming it.
 func (f LogFile) Deliveries(_ context.Context, tenant, id string) ([]Delivery, error) {
+	var out []Delivery
+	err := f.each(func(line []byte) { out = append(out, MatchLine(line, tenant, id)...) })
+	return out, err
+}
+
+// Runs reads the whole file. A missing file is an error naming it.
+func (f LogFile) Runs(_ context.Context, tenant, key string) ([]Run, error) {
+	var out []Run
+	err := f.each(func(line []byte) {
+		if r, ok := MatchRun(line, tenant, key); ok {
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
+
+// each calls fn with each line of the file.
+func (f LogFile) each(fn func(line []byte)) error {
 	file, err := os.Open(f.Path)
 	if err != nil {
-		return nil, fmt.Errorf("ingest log: %w", err)
+		return fmt.Errorf("functions' log: %w", err)
 	}
 	defer file.Close()
-	var out []Delivery
 	sc := bufio.NewScanner(file)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		out = append(out, MatchLine(sc.Bytes(), tenant, id)...)
+		fn(sc.Bytes())
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("ingest log %s: %w", f.Path, err)
+		return fmt.Errorf("functions' log %s: %w", f.Path, err)
 	}
-	return out, nil
+	return nil
 }
 
 // insightsAPI runs CloudWatch Logs Insights queries.
@@ -127,10 +153,10 @@ type insightsAPI interface {
 	GetQueryResults(ctx context.Context, in *cloudwatchlogs.GetQueryResultsInput, opts ...func(*cloudwatchlogs.Options)) (*cloudwatchlogs.GetQueryResultsOutput, error)
 }
 
-// Insights searches a deployed stack's ingest log group with CloudWatch
-// Logs Insights: one StartQuery, then GetQueryResults until it completes.
-// Logs Insights bills the bytes it scans ($0.005 per GB): Since bounds
-// them.
+// Insights searches a deployed stack's ingest log group (Deliveries) or
+// worker log group (Runs) with CloudWatch Logs Insights: one StartQuery,
+// then GetQueryResults until it completes. Logs Insights bills the bytes
+// it scans ($0.005 per GB): Since bounds them.
 type Insights struct {
 	Client   insightsAPI
 	LogGroup string
@@ -143,10 +169,16 @@ type Insights struct {
 	Now  func() time.Time
 }
 
-var _ deliveryLog = (*Insights)(nil)
+var (
+	_ deliveryLog = (*Insights)(nil)
+	_ runLog      = (*Insights)(nil)
+)
 
 // IngestLogGroup is the core stack's ingest log group (template.yaml).
 func IngestLogGroup(stack string) string { return "/hookpack/" + stack + "/ingest" }
+
+// WorkerLogGroup is the core stack's worker log group (template.yaml).
+func WorkerLogGroup(stack string) string { return "/hookpack/" + stack + "/worker" }
 
 // safeIDRE are the ids a query may quote without escaping.
 var safeIDRE = regexp.MustCompile(`^[A-Za-z0-9._:#/+=@-]{1,200}$`)
@@ -171,13 +203,46 @@ func (s *Insights) limit() int32 {
 	return s.Limit
 }
 
-// Deliveries runs the query and waits for it; it returns a wrapped AWS
-// error, ErrQueryFailed, or ctx's error.
+// RunQuery returns the Logs Insights query for the worker lines of the
+// event key of tenant, oldest first.
+func (s *Insights) RunQuery(tenant, key string) (string, error) {
+	if !safeIDRE.MatchString(key) {
+		return "", fmt.Errorf("%w key %q: it has characters a key never has", ErrMalformed, key)
+	}
+	return fmt.Sprintf("fields @timestamp, @message | filter msg = \"message\" and tenantId = \"%s\" and idempotencyKey = \"%s\" | sort @timestamp asc | limit %d",
+		tenant, key, s.limit()), nil
+}
+
+// Deliveries runs Query and waits for it; it returns a wrapped AWS error,
+// ErrQueryFailed, or ctx's error.
 func (s *Insights) Deliveries(ctx context.Context, tenant, id string) ([]Delivery, error) {
 	q, err := s.Query(tenant, id)
 	if err != nil {
 		return nil, err
 	}
+	var out []Delivery
+	err = s.run(ctx, q, func(m string) { out = append(out, MatchLine([]byte(m), tenant, id)...) })
+	return out, err
+}
+
+// Runs runs RunQuery and waits for it; it returns a wrapped AWS error,
+// ErrQueryFailed, or ctx's error.
+func (s *Insights) Runs(ctx context.Context, tenant, key string) ([]Run, error) {
+	q, err := s.RunQuery(tenant, key)
+	if err != nil {
+		return nil, err
+	}
+	var out []Run
+	err = s.run(ctx, q, func(m string) {
+		if r, ok := MatchRun([]byte(m), tenant, key); ok {
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
+
+// run runs query q and calls fn with the @message of each row.
+func (s *Insights) run(ctx context.Context, q string, fn func(message string)) error {
 	now, since, poll := time.Now, s.Since, s.Poll
 	if s.Now != nil {
 		now = s.Now
@@ -197,30 +262,29 @@ func (s *Insights) Deliveries(ctx context.Context, tenant, id string) ([]Deliver
 		Limit:        aws.Int32(s.limit()),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("logs insights on %s: %w", s.LogGroup, err)
+		return fmt.Errorf("logs insights on %s: %w", s.LogGroup, err)
 	}
 	for {
 		res, err := s.Client.GetQueryResults(ctx, &cloudwatchlogs.GetQueryResultsInput{QueryId: start.QueryId})
 		if err != nil {
-			return nil, fmt.Errorf("logs insights results: %w", err)
+			return fmt.Errorf("logs insights results: %w", err)
 		}
 		switch res.Status {
 		case cwltypes.QueryStatusComplete:
-			var out []Delivery
 			for _, row := range res.Results {
 				for _, f := range row {
 					if aws.ToString(f.Field) == "@message" {
-						out = append(out, MatchLine([]byte(aws.ToString(f.Value)), tenant, id)...)
+						fn(aws.ToString(f.Value))
 					}
 				}
 			}
-			return out, nil
+			return nil
 		case cwltypes.QueryStatusFailed, cwltypes.QueryStatusCancelled, cwltypes.QueryStatusTimeout:
-			return nil, fmt.Errorf("%w: %s on %s", ErrQueryFailed, res.Status, s.LogGroup)
+			return fmt.Errorf("%w: %s on %s", ErrQueryFailed, res.Status, s.LogGroup)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(poll):
 		}
 	}

@@ -57,6 +57,17 @@ func TestMatchLine(t *testing.T) {
 	}
 }
 
+// A delivery is dated when it arrived: its line is written when the ingest
+// answered, which may be after the worker's first attempt.
+func TestMatchLineArrival(t *testing.T) {
+	line := `{"time":"2026-11-27T04:43:53.5Z","msg":"webhook","tenantId":"demo","provider":"stripe","outcome":"accepted","status":200,"durationMs":250.5,"eventId":"evt_1"}`
+	got := inspect.MatchLine([]byte(line), "demo", "evt_1")
+	want := time.Date(2026, 11, 27, 4, 43, 53, 249500000, time.UTC)
+	if len(got) != 1 || !got[0].Time.Equal(want) {
+		t.Errorf("MatchLine(%s) = %+v, want one delivery arrived at %s", line, got, want)
+	}
+}
+
 func TestLogFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "functions.log")
 	lines := `{"msg":"webhook","tenantId":"demo","provider":"github","outcome":"accepted","status":200,"eventId":"d1","dedupId":"` + hash + `"}
@@ -139,15 +150,80 @@ func TestInsights(t *testing.T) {
 	}
 }
 
-// The ingest log group the inspector searches is the one template.yaml
-// gives the ingest.
-func TestIngestLogGroupIsTheTemplates(t *testing.T) {
+// The log groups the inspector searches are the ones template.yaml gives
+// the ingest and the worker.
+func TestLogGroupsAreTheTemplates(t *testing.T) {
 	tpl, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := strings.Replace(inspect.IngestLogGroup("STACK"), "STACK", "${AWS::StackName}", 1)
-	if !strings.Contains(string(tpl), "LogGroupName: !Sub "+want) {
-		t.Errorf("template.yaml names no log group %s", want)
+	for _, group := range []func(string) string{inspect.IngestLogGroup, inspect.WorkerLogGroup} {
+		want := strings.Replace(group("STACK"), "STACK", "${AWS::StackName}", 1)
+		if !strings.Contains(string(tpl), "LogGroupName: !Sub "+want) {
+			t.Errorf("template.yaml names no log group %s", want)
+		}
+	}
+}
+
+func TestMatchRun(t *testing.T) {
+	const key = "demo#stripe#evt_1"
+	line := `{"time":"2026-11-27T04:43:54Z","level":"WARN","msg":"message","messageId":"m1","outcome":"retried","receiveCount":2,"durationMs":12,` +
+		`"groupId":"cus_1","tenantId":"demo","provider":"stripe","eventId":"evt_1","idempotencyKey":"` + key + `","attempt":2,"error":"answered 503"}`
+	tests := []struct {
+		name, line, tenant, key string
+		want                    inspect.Run
+		ok                      bool
+	}{
+		{"a worker line", line, "demo", key, inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried",
+			ReceiveCount: 2, Attempt: 2, Error: "answered 503"}, true},
+		{"another event", line, "demo", key + "0", inspect.Run{}, false},
+		{"another tenant", line, "acme", key, inspect.Run{}, false},
+		{"the ingest's line", `{"msg":"webhook","tenantId":"demo","idempotencyKey":"` + key + `"}`, "demo", key, inspect.Run{}, false},
+		{"not JSON", key, "demo", key, inspect.Run{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := inspect.MatchRun([]byte(tt.line), tt.tenant, tt.key)
+			if ok != tt.ok || got != tt.want {
+				t.Errorf("MatchRun(%s, %q) = %+v, %v; want %+v, %v", tt.line, tt.key, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}
+
+// make run's log file holds the ingest's and the worker's lines: both are
+// found in it.
+func TestLogFileRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "functions.log")
+	lines := `{"msg":"webhook","tenantId":"demo","provider":"stripe","outcome":"accepted","status":200,"eventId":"evt_1"}
+{"msg":"message","tenantId":"demo","idempotencyKey":"demo#stripe#evt_1","messageId":"m1","outcome":"retried","receiveCount":1,"attempt":1}
+{"msg":"message","tenantId":"demo","idempotencyKey":"demo#stripe#evt_2","messageId":"m2","outcome":"processed","receiveCount":1,"attempt":1}
+{"msg":"message","tenantId":"demo","idempotencyKey":"demo#stripe#evt_1","messageId":"m1","outcome":"processed","receiveCount":2,"attempt":2}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := inspect.LogFile{Path: path}.Runs(context.Background(), "demo", "demo#stripe#evt_1")
+	if err != nil || len(got) != 2 || got[0].Outcome != "retried" || got[1].Outcome != "processed" {
+		t.Errorf("Runs() = %+v, %v; want evt_1's retried and processed lines", got, err)
+	}
+}
+
+func TestInsightsRuns(t *testing.T) {
+	const key = "acme#stripe#evt_1"
+	row := `{"msg":"message","tenantId":"acme","idempotencyKey":"` + key + `","messageId":"m1","outcome":"dead_lettered","receiveCount":1}`
+	f := &insights{status: cwltypes.QueryStatusComplete, rows: []string{row, strings.Replace(row, key, key+"0", 1)}}
+	s := &inspect.Insights{Client: f, LogGroup: inspect.WorkerLogGroup("hookpack"), Poll: time.Millisecond}
+	got, err := s.Runs(context.Background(), "acme", key)
+	if err != nil || len(got) != 1 || got[0].MessageID != "m1" {
+		t.Fatalf("Runs() = %+v, %v; want m1's line", got, err)
+	}
+	for _, want := range []string{`msg = "message"`, `tenantId = "acme"`, `idempotencyKey = "` + key + `"`} {
+		if !strings.Contains(f.query, want) {
+			t.Errorf("query %q lacks %s", f.query, want)
+		}
+	}
+	if _, err := s.Runs(context.Background(), "acme", `acme#stripe#x" or 1=1`); !errors.Is(err, inspect.ErrMalformed) {
+		t.Errorf("a key with quotes: %v, want ErrMalformed", err)
 	}
 }

@@ -36,7 +36,7 @@ func WriteJourney(w io.Writer, j Journey) error {
 	}
 	effects := make([]string, len(j.Effects))
 	for i, e := range j.Effects {
-		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, e.Status, e.Meaning, e.IdempotencyKey)
+		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, strings.ToUpper(string(e.State)), e.Meaning, e.IdempotencyKey)
 		if e.Reason != "" {
 			effects[i] += ", reason: " + e.Reason
 		}
@@ -47,11 +47,25 @@ func WriteJourney(w io.Writer, j Journey) error {
 	} else {
 		line("payload", "carried in the message (no offloaded object)")
 	}
-	seen := make([]string, len(j.Deliveries))
-	for i, d := range j.Deliveries {
-		seen[i] = fmt.Sprintf("%s %s %d, eventId %s", stamp(d.Time), d.Outcome, d.Status, d.EventID)
+	attempts := make([]string, len(j.Messages))
+	for i, m := range j.Messages {
+		attempts[i] = fmt.Sprintf("message %s: %d failed", m.ID, m.FailedAttempts)
+		if m.Replay {
+			attempts[i] = fmt.Sprintf("message %s (a replay): %d failed", m.ID, m.FailedAttempts)
+		}
 	}
-	list(line, "ingest log", "", seen)
+	if len(attempts) > 0 {
+		line("attempts", "%s (the ledger's count)", strings.Join(attempts, "; "))
+	}
+	steps := make([]string, len(j.History))
+	for i, st := range j.History {
+		at := strings.Repeat(" ", len(time.RFC3339)-5) // a UTC stamp's width
+		if !st.Time.IsZero() {
+			at = stamp(st.Time)
+		}
+		steps[i] = at + " " + st.What
+	}
+	list(line, "history", "", steps)
 	list(line, "notes", "- ", j.Notes)
 	return tw.Flush()
 }

@@ -1,6 +1,6 @@
 // Command inspect shows where a tenant's event is, read-only: its
 // idempotency claim, its queue and dead-letter queue, its effects in the
-// ledger, its offloaded body; or, with -summary, the tenant's queue depth,
+// ledger, its offloaded body, and its history from the functions' logs; or, with -summary, the tenant's queue depth,
 // in-flight and dead-letter counts and oldest ages. See package inspect.
 //
 //	go run ./scripts/inspect -local -tenant demo devstack-1         # make run
@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	name := fs.String("name", devstack.DefaultName, "-local: the local stack's name")
 	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
 	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, searched for an event id (env LOG_FILE)")
-	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the ingest log group for an event id")
+	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the ingest log group for an event id and the worker log group for its attempts")
 	ddbEndpoint := fs.String("dynamodb-endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("DYNAMODB_PORT", 8000)), "-local: DynamoDB Local's endpoint (env DYNAMODB_PORT; empty: moto's)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: inspect [-local | -stack NAME] -tenant ID (EVENT | -summary)")

@@ -1,0 +1,171 @@
+package inspect
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// EffectState is an effect's state as an operator reads it, which the
+// ledger's status alone does not say: the forward's INPROGRESS record of a
+// deleted message is done (docs/ledger.md), a COMPLETED record with a
+// DeadMessage is done while its event is dead-lettered.
+type EffectState string
+
+// Effect states.
+const (
+	EffectDone       EffectState = "done"
+	EffectDead       EffectState = "dead"
+	EffectInProgress EffectState = "in progress"
+	EffectRetrying   EffectState = "failed, retrying"
+)
+
+// readEffect decides e's state and the sentence that says why, from its
+// record, the tenant's queue (a forward's INPROGRESS record counts as done
+// once its lease has ended or nothing is in flight: its completion is its
+// message's deletion), whether the event's dead letter is in the DLQ, and
+// now, which ends leases.
+func readEffect(e Effect, q Depth, deadLetter bool, now time.Time) (EffectState, string) {
+	again := "when its message is received again"
+	if deadLetter {
+		again = "when its dead letter is replayed"
+	}
+	live := e.LeaseExpires.After(now)
+	switch {
+	case e.Status == ledger.StatusCompleted && e.DeadMessage != "":
+		return EffectDone, "done before its event was dead-lettered from message " + e.DeadMessage + " (" + e.Reason + "); a replay skips it"
+	case e.Status == ledger.StatusCompleted:
+		return EffectDone, "completed"
+	case e.Status == ledger.StatusDead:
+		return EffectDead, "dead-lettered from message " + e.DeadMessage + " (" + e.Reason + "); runs again only through a replay"
+	case e.Status == ledger.StatusFailed:
+		return EffectRetrying, "failed; runs again " + again
+	case e.Name == worker.ForwardEffect && (!live || q.InFlight == 0):
+		// Completion by deletion (docs/ledger.md): its claim was its only write.
+		return EffectDone, "forwarded (the ledger's record stays INPROGRESS: its completion is its message's deletion)"
+	case live:
+		return EffectInProgress, "a worker holds its lease until " + stamp(e.LeaseExpires)
+	default:
+		return EffectRetrying, "interrupted (its worker stopped while it ran); runs again " + again
+	}
+}
+
+// newestDeadLetter returns the newest dead letter of key among dead (the
+// one a replay dead-lettered again, when the older is still listed), or
+// nil.
+func newestDeadLetter(dead []replay.Item, key string) *replay.Item {
+	var newest *replay.Item
+	for i := range dead {
+		if dead[i].EventKey == key && (newest == nil || dead[i].SentAt.After(newest.SentAt)) {
+			newest = &dead[i]
+		}
+	}
+	return newest
+}
+
+// judge sets j's state, each effect's state and meaning, and the notes.
+func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
+	for i := range j.Effects {
+		e := &j.Effects[i]
+		e.State, e.Meaning = readEffect(*e, j.Queue, j.DeadLetter != nil, now)
+	}
+	j.State, j.Why = decide(*j, now)
+	if replayed := slices.ContainsFunc(j.Messages, func(m Message) bool { return m.Replay }); replayed &&
+		(j.State == StateInFlight || j.State == StateRetrying || j.State == StateQueued) {
+		j.Why += " (a replay of its dead letter, the worker log shows)"
+	}
+	j.History = history(*j)
+	if in.cfg.Runs != nil && j.State == StateDone && !slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "processed" || r.Outcome == "skipped_duplicate" }) {
+		j.Notes = append(j.Notes, "the worker log has no line of its last attempt: the worker logs a message done at DEBUG, "+
+			"which a deployed stack's log level (INFO) drops; done is the ledger's word")
+	}
+	if j.DeadLetter != nil {
+		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
+			"(completed effects are skipped; the forward is sent again with the same webhook-id)",
+			in.cfg.Deployment.replayCommand(q.Tenant, j.DeadLetter.GroupID, j.Queue.QueueURL)))
+	}
+	if j.State == StateUnknown {
+		return
+	}
+	if j.State == StateDone {
+		i := slices.IndexFunc(j.Effects, func(e Effect) bool {
+			return e.Name == worker.ForwardEffect && e.Status == ledger.StatusInProgress
+		})
+		if i >= 0 && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed > 0 {
+			j.Notes = append(j.Notes, "the forward's completion is its message's deletion, which SQS does not show: "+
+				"had its worker crashed mid-forward, the message would wait for a retry in the queue, which holds messages now")
+		}
+	}
+	if j.Claim != nil {
+		if j.Claim.Expires.Before(now) {
+			j.Notes = append(j.Notes, "the claim expired: a delivery of this key now would be accepted and queued again")
+		} else if j.Claim.Status == idempotency.StatusCompleted {
+			j.Notes = append(j.Notes, "verified and queued once; a repeat delivery until "+stamp(j.Claim.Expires)+
+				" is answered duplicate (409 id reused when its payload digest differs)")
+		}
+	} else if len(j.Effects) > 0 {
+		j.Notes = append(j.Notes, "the idempotency claim has expired (kept "+days(in.cfg.Deployment.DedupRetention)+"); the ledger keeps effects longer")
+	}
+	if !q.Scan {
+		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
+	}
+	if j.DeadLetter == nil && j.State != StateDone && j.State != StateDeadLettered && len(j.Runs) == 0 {
+		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+
+			"(SQS has no peek); the worker's log line has messageId and attempt for idempotencyKey "+j.Key)
+	}
+}
+
+// decide returns where the event of j is and why, from its dead letter (the
+// newest in the DLQ listing), its effects' states (readEffect), its claim
+// and its queues' counts. The why never contradicts the queue's counts: a
+// dead letter that is not listed is said to be hidden (a replay or a
+// listing holds it), moved to the queue, or gone, as the counts show.
+func decide(j Journey, now time.Time) (State, string) {
+	var dead *Effect
+	count := map[EffectState]int{}
+	for i, e := range j.Effects {
+		count[e.State]++
+		if dead == nil && (e.Status == ledger.StatusDead || e.Status == ledger.StatusCompleted && e.DeadMessage != "") {
+			dead = &j.Effects[i]
+		}
+	}
+	queued := j.Queue.Visible + j.Queue.InFlight + j.Queue.Delayed
+	switch {
+	case j.DeadLetter != nil:
+		return StateDeadLettered, "its message is in the tenant's DLQ: " + j.DeadLetter.Reason
+	case dead != nil:
+		from := "the worker dead-lettered it from message " + dead.DeadMessage + " (" + dead.Reason + "); "
+		switch {
+		case j.Queue.DeadLettersInFlight > 0:
+			return StateReplaying, from + fmt.Sprintf("its dead letter is not in the DLQ listing while the DLQ hides %d (a redrive moves them, or a listing holds them): "+
+				"being replayed, or listed by someone else", j.Queue.DeadLettersInFlight)
+		case j.Queue.DeadLetters > 0:
+			return StateDeadLettered, from + fmt.Sprintf("its dead letter is not among those listed of the DLQ's %d (the listing sees the first ten of each conversation)", j.Queue.DeadLetters)
+		case queued > 0:
+			return StateReplaying, from + fmt.Sprintf("its dead letter has left the DLQ and the queue holds %d messages: a replay moved it there, and it waits for a worker", queued)
+		default:
+			return StateDeadLettered, from + "its dead letter is no longer in the DLQ, which is empty, and the queue holds nothing: past the DLQ's retention, or deleted; no replay is under way"
+		}
+	case j.Claim == nil && len(j.Effects) == 0:
+		return StateUnknown, "no claim, no effect record, no dead letter"
+	case count[EffectRetrying] > 0:
+		return StateRetrying, "an effect failed or was interrupted; its message is received again after its backoff"
+	case count[EffectInProgress] > 0:
+		return StateInFlight, "a worker holds an effect's lease"
+	case len(j.Effects) == 0 && j.Claim.Status == idempotency.StatusInProgress:
+		if !j.Claim.LeaseExpires.After(now) {
+			return StateReceiving, "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
+		}
+		return StateReceiving, "the ingest claimed the key and has not queued the event yet"
+	case len(j.Effects) == 0:
+		return StateQueued, fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
+			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)
+	default:
+		return StateDone, "every effect recorded is done"
+	}
+}
