@@ -137,11 +137,11 @@ type Fence struct {
 	// once (a custom effect): an INPROGRESS record of it never counts as
 	// done, whoever claimed it.
 	Immediate bool
-	// Held marks a message dead-lettered while an earlier message of its
-	// conversation is still in the queue (it failed in the same batch): no
-	// claim of an earlier message shows its event done to Bury (see
-	// finished), since that message has not left the queue.
-	Held bool
+	// HeldFrom, for a message dead-lettered behind an earlier message of
+	// its conversation that failed in the same batch, is that message's
+	// SequenceNumber: it and the messages after it have not left the queue,
+	// so no claim of theirs shows the event done to Bury (see finished).
+	HeldFrom string
 }
 
 // NewFence returns the fence of a message from its SQS attributes. It
@@ -406,8 +406,7 @@ func revives(deadMessage, storedOrigin string, f Fence) bool {
 // dead-lettered (Bury reports ErrCompleted).
 func finished(r Record, series, origin string, byReplay bool, f Fence) bool {
 	f.Immediate = false
-	switch {
-	case f.Held:
+	if f.HeldFrom != "" && r.Fence >= pad(f.HeldFrom, 40)+pad("0", 10) {
 		return false
 	}
 	switch r.Status {

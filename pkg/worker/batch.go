@@ -118,7 +118,9 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		} else {
 			r = h.newResult(rec)
 			r = h.readNow(ctx, rec).with(r)
-			r.held = blocker != nil
+			if blocker != nil {
+				r.heldFrom = blocker.seq
+			}
 			r = h.act(ctx, t, i, rec, r, d)
 		}
 		if !t.publish(i, r) {

@@ -157,7 +157,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 		if fence.Sequence == "" {
 			fence = h.fenceOf(ctx, rec, id, group)
 		}
-		fence.Held = r.held
+		fence.HeldFrom = r.heldFrom
 	}
 	bctx, bcancel := h.finish(ctx)
 	if len(keys) > 0 {

@@ -206,10 +206,10 @@ type result struct {
 	effects, skips int
 	effectDur      time.Duration
 	groupID        string
-	// held: it is decided while an earlier message of its conversation
-	// failed in the same batch, so that message is still in the queue
-	// (ledger.Fence.Held).
-	held bool
+	// seq is its SequenceNumber; heldFrom, when it is decided behind an
+	// earlier message of its conversation that failed in the same batch,
+	// that message's (ledger.Fence.HeldFrom).
+	seq, heldFrom string
 	// fence and touched: the message's fence and the effects it claimed
 	// or found completed, which its dead letter buries.
 	fence   ledger.Fence
@@ -271,7 +271,7 @@ func receivesOf(rec *events.SQSMessage) int {
 }
 
 func (h *Handler) newResult(rec *events.SQSMessage) result {
-	return result{receives: receivesOf(rec), start: h.cfg.Now(), groupID: rec.Attributes["MessageGroupId"]}
+	return result{receives: receivesOf(rec), start: h.cfg.Now(), groupID: rec.Attributes["MessageGroupId"], seq: rec.Attributes["SequenceNumber"]}
 }
 
 // MinMaxReceiveCount is the smallest queue maxReceiveCount at which SQS's

@@ -529,10 +529,16 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		earlier.MessageID, earlier.Origin = "m10", "o1"
 		mustClaim(t, s, earlier, k)
 		clock.Advance(2 * Lease)
-		held := fence(t, conv, 11, 1)
-		held.MessageID, held.Origin, held.Held = "m11", "o2", true
+		held := fence(t, conv, 13, 1)
+		held.MessageID, held.Origin, held.HeldFrom = "m11", "o2", "12"
+		// Held behind message 12, which came after the claim's: message 10
+		// left the queue (done), so the event is done.
+		if err := s.Bury(ctx, held, []ledger.Key{k}, nil, "expiring"); !errors.Is(err, ledger.ErrCompleted) {
+			t.Fatalf("Bury() held behind an earlier message than the claim's = %v, want ErrCompleted", err)
+		}
+		held.HeldFrom = "10" // held behind the claim's own message: it has not left the queue
 		if err := s.Bury(ctx, held, []ledger.Key{k}, nil, "expiring"); err != nil {
-			t.Fatalf("Bury() by a held message = %v, want its event buried", err)
+			t.Fatalf("Bury() by a message held behind the claim's = %v, want its event buried", err)
 		}
 		if r, _ := s.Record(ctx, k); r.Status != ledger.StatusDead || r.DeadMessage != "m11" {
 			t.Errorf("Record() after the held message's dead letter = %+v, want DEAD from m11", r)
