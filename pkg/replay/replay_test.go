@@ -35,6 +35,10 @@ type fixture struct {
 	r      *replay.Replayer
 }
 
+// newFixture's replayer long-polls like the tools do (Wait 1 s): moto
+// makes a message released with ChangeMessageVisibility(0) visible only
+// after the millisecond of the release, so a receive without a wait in the
+// same millisecond finds the queue empty (CI failed on it once).
 func newFixture(t *testing.T) *fixture {
 	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)))
 	pair, err := provision.QueuePair(context.Background(), client, awstest.Name(t), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
@@ -42,7 +46,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	q := queue.NewSQS(client)
-	return &fixture{t: t, client: client, q: q, pair: pair, r: replay.New(client, q, replay.Options{Wait: -1})}
+	return &fixture{t: t, client: client, q: q, pair: pair, r: replay.New(client, q, replay.Options{Wait: time.Second})}
 }
 
 func envelopeOf(id, conv, typ string) *envelope.Envelope {
@@ -302,7 +306,7 @@ func TestPointerDeadLetterOnMoto(t *testing.T) {
 	if items, err := f.r.List(ctx, f.pair.DLQURL, replay.Filter{}); err != nil || len(items) != 1 || items[0].Type != "" || !strings.Contains(items[0].Note, "payload bucket") {
 		t.Fatalf("List() without the bucket = %+v, %v; want the item with a note that its body is in the bucket", items, err)
 	}
-	r := replay.New(f.client, queue.NewSQS(f.client), replay.Options{Wait: -1, Payloads: payloads})
+	r := replay.New(f.client, queue.NewSQS(f.client), replay.Options{Wait: time.Second, Payloads: payloads})
 	items, err := r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{Type: "order.updated", Conversation: "A"}, false)
 	if err != nil || len(items) != 1 || items[0].Status != replay.StatusMoved || items[0].EventKey != e.Key {
 		t.Fatalf("Redrive(type, conversation) = %+v, %v; want the pointer message moved", items, err)
@@ -363,7 +367,7 @@ func TestRedriveEndsWhenTheCopyIsDeadLetteredAgainOnMoto(t *testing.T) {
 	var err error
 	go func() {
 		defer close(done)
-		items, err = replay.New(f.client, src, replay.Options{Wait: -1}).Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false)
+		items, err = replay.New(f.client, src, replay.Options{Wait: time.Second}).Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false)
 	}()
 	select {
 	case <-done:
