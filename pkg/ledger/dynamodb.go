@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ const (
 	attrByReplay    = "by_replay"        // claimed by a replay (Fence.Replay)
 	attrDeadMsg     = "dead_message"     // the message a DEAD record's event was dead-lettered from
 	attrDeadSent    = "dead_sent"        // the DEAD record's dead letter is known sent (Buried)
+	attrDeadFrom    = "dead_from"        // string set: every message the event was dead-lettered from
 	attrVersion     = "version"          // entity version
 	attrData        = "data"             // entity state
 	attrUpdatedMs   = "updated_at"       // epoch milliseconds
@@ -78,8 +80,8 @@ const (
 	replayTakeOver = "(#status = :inprogress AND #lexp < :nowms AND (#series <> :series OR " +
 		"NOT (#fence < :first AND attribute_exists(#origin) AND (#origin <> :origin OR attribute_exists(#byreplay)))))"
 	immediateTakeOver = "(#status = :inprogress AND #lexp < :nowms)"
-	reviveReplay      = "(#status = :dead AND #deadmsg <> :msgid)"
-	reviveByHand      = "(#status = :dead AND #deadmsg <> :msgid AND #origin = :origin)"
+	reviveReplay      = "(#status = :dead AND #deadmsg <> :msgid AND NOT contains(#deadfrom, :msgid))"
+	reviveByHand      = "(#status = :dead AND #deadmsg <> :msgid AND NOT contains(#deadfrom, :msgid) AND #origin = :origin)"
 )
 
 // claimCondition returns the condition of f's claim.
@@ -129,7 +131,7 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		values[":origin"], names["#origin"] = str(f.Origin), attrOrigin
 	}
 	if f.Replay || f.Origin != "" {
-		values[":dead"], values[":msgid"], names["#deadmsg"] = str(string(StatusDead)), str(f.MessageID), attrDeadMsg
+		values[":dead"], values[":msgid"], names["#deadmsg"], names["#deadfrom"] = str(string(StatusDead)), str(f.MessageID), attrDeadMsg, attrDeadFrom
 	}
 	item := map[string]types.AttributeValue{
 		attrPK:      str(effectPK(k)),
@@ -173,12 +175,14 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 	case old == nil:
 		prev := out.Attributes
-		if !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence]))) {
-			// A copy of the dead letter's body re-sent by hand revived the
-			// event (or this is its retry): mark its claim a replay's, as
-			// scripts/replay's are (see done), so that another copy counts
-			// it done once it was deleted.
-			if err := d.markReplay(ctx, l); err != nil {
+		// A copy of the dead letter's body re-sent by hand revived the
+		// event (or this is its retry): mark its claim a replay's, as
+		// scripts/replay's are (see done), so that another copy counts it
+		// done once it was deleted. And the messages the event was
+		// dead-lettered from stay on the record (the put dropped them).
+		mark := !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence])))
+		if deadFrom := prev[attrDeadFrom]; mark || deadFrom != nil {
+			if err := d.afterClaim(ctx, l, mark, deadFrom); err != nil {
 				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 			}
 		}
@@ -197,7 +201,7 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return l, nil
 	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
 		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
-	case strAttr(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(strAttr(old[attrDeadMsg]), strAttr(old[attrOrigin]), f):
+	case strAttr(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(strAttr(old[attrDeadMsg]), setAttr(old[attrDeadFrom]), strAttr(old[attrOrigin]), f):
 		return Lease{}, d.revive(ctx, f, k, old)
 	default:
 		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f))
@@ -214,11 +218,12 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
 		UpdateExpression:    aws.String("SET #fence = :fence, #series = :series, #byreplay = :true REMOVE #deadmsg, #sent"),
-		ConditionExpression: aws.String("#status = :completed AND #deadmsg = :deadmsg"),
+		ConditionExpression: aws.String("#status = :completed AND #deadmsg = :deadmsg AND NOT contains(#deadfrom, :msgid)"),
 		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#series": attrSeries, "#byreplay": attrByReplay,
-			"#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#status": attrStatus},
+			"#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#status": attrStatus, "#deadfrom": attrDeadFrom},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": str(f.Token()), ":series": str(f.series()),
-			":true": &types.AttributeValueMemberBOOL{Value: true}, ":completed": str(string(StatusCompleted)), ":deadmsg": old[attrDeadMsg]},
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":completed": str(string(StatusCompleted)), ":deadmsg": old[attrDeadMsg],
+			":msgid": str(f.MessageID)},
 	})
 	if err != nil {
 		return fmt.Errorf("claim %s: revive: %w", k, err)
@@ -228,15 +233,28 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 	return conflict(r, true)
 }
 
-// markReplay marks l's claim as made by a replay: one UpdateItem, on the
-// path of a revived dead letter only.
-func (d *DynamoDB) markReplay(ctx context.Context, l Lease) error {
+// afterClaim marks l's claim as made by a replay (mark) and puts back the
+// set of messages the event was dead-lettered from (deadFrom, when not
+// nil), which the claim's put dropped: one UpdateItem, on the path of an
+// event dead-lettered before only.
+func (d *DynamoDB) afterClaim(ctx context.Context, l Lease, mark bool, deadFrom types.AttributeValue) error {
+	var set []string
+	names := map[string]string{"#token": attrToken}
+	values := map[string]types.AttributeValue{":token": str(l.Token)}
+	if mark {
+		set = append(set, "SET #byreplay = :true")
+		names["#byreplay"], values[":true"] = attrByReplay, &types.AttributeValueMemberBOOL{Value: true}
+	}
+	if deadFrom != nil {
+		set = append(set, "ADD #deadfrom :deadfrom")
+		names["#deadfrom"], values[":deadfrom"] = attrDeadFrom, deadFrom
+	}
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(d.table), Key: d.key(effectPK(l.Key)),
-		UpdateExpression:          aws.String("SET #byreplay = :true"),
+		UpdateExpression:          aws.String(strings.Join(set, " ")),
 		ConditionExpression:       aws.String("#token = :token"),
-		ExpressionAttributeNames:  map[string]string{"#byreplay": attrByReplay, "#token": attrToken},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":token": str(l.Token)},
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
 	})
 	return err
 }
@@ -366,18 +384,18 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 		case r.Status == StatusCompleted && r.DeadMessage == "":
 			// Completed before its event was dead-lettered: it stays
 			// completed and takes the dead mark, unless it changed since.
-			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent",
+			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent ADD #deadfrom :msgset",
 				"#status = :completed AND attribute_not_exists(#deadmsg) AND #fence = :was", map[string]types.AttributeValue{
 					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":completed": str(string(StatusCompleted)),
-					":was": str(r.Fence), ":origin": str(f.Origin)})
-		case r.Dead() && revives(r.DeadMessage, strAttr(old[attrOrigin]), f):
+					":was": str(r.Fence), ":origin": str(f.Origin), ":msgset": strSet(f.MessageID)})
+		case r.Dead() && revives(r.DeadMessage, r.DeadFrom, strAttr(old[attrOrigin]), f):
 			// Dead-lettered from another message that f could have revived
 			// (f is a replay of it): f's dead letter is now the event's, so
 			// that f's own copies cannot revive it.
-			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent",
+			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent ADD #deadfrom :msgset",
 				"#deadmsg = :deadmsg", map[string]types.AttributeValue{
 					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":origin": str(f.Origin),
-					":deadmsg": str(r.DeadMessage)})
+					":deadmsg": str(r.DeadMessage), ":msgset": strSet(f.MessageID)})
 		case r.Dead():
 			// Dead-lettered from another message, of which f is a stray
 			// copy: that dead letter stands; the record only starts its
@@ -413,14 +431,14 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 func (d *DynamoDB) bury(ctx context.Context, f Fence, k Key, reason, cond string, values map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	names := map[string]string{
 		"#pk": attrPK, "#exp": attrExp, "#status": attrStatus, "#series": attrSeries, "#fence": attrFence, "#lexp": attrLeaseMs,
-		"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent,
+		"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#deadfrom": attrDeadFrom,
 	}
 	v := maps.Clone(values)
-	v[":reason"] = str(reasonText(reason))
+	v[":reason"], v[":msgset"] = str(reasonText(reason)), strSet(f.MessageID)
 	if f.Origin != "" {
 		names["#origin"], v[":origin"] = attrOrigin, str(f.Origin)
 	}
-	update := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid" + originSet(f) + " REMOVE #lexp, #sent"
+	update := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid" + originSet(f) + " REMOVE #lexp, #sent ADD #deadfrom :msgset"
 	prune(update+" "+cond, names, v)
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
@@ -464,7 +482,7 @@ func prune(expr string, names map[string]string, values map[string]types.Attribu
 // failed condition is an error: the record changed since it was read.
 func (d *DynamoDB) update(ctx context.Context, k Key, update, cond string, values map[string]types.AttributeValue) error {
 	names := map[string]string{"#exp": attrExp, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#origin": attrOrigin,
-		"#sent": attrDeadSent, "#status": attrStatus, "#fence": attrFence}
+		"#sent": attrDeadSent, "#status": attrStatus, "#fence": attrFence, "#deadfrom": attrDeadFrom}
 	prune(update+" "+cond, names, values)
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
@@ -726,6 +744,7 @@ func record(k Key, item map[string]types.AttributeValue) Record {
 		r.Reason = v.Value
 	}
 	r.DeadMessage = strAttr(item[attrDeadMsg])
+	r.DeadFrom = setAttr(item[attrDeadFrom])
 	_, r.DeadSent = item[attrDeadSent]
 	if _, ok := item[attrExp]; ok {
 		r.Expires = epoch.FromSeconds(numAttr(item[attrExp]))
@@ -737,6 +756,18 @@ func record(k Key, item map[string]types.AttributeValue) Record {
 }
 
 func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
+
+// strSet is a string set of one element.
+func strSet(s string) types.AttributeValue { return &types.AttributeValueMemberSS{Value: []string{s}} }
+
+// setAttr returns a string set's elements, sorted, or nil.
+func setAttr(v types.AttributeValue) []string {
+	ss, ok := v.(*types.AttributeValueMemberSS)
+	if !ok || len(ss.Value) == 0 {
+		return nil
+	}
+	return slices.Sorted(slices.Values(ss.Value))
+}
 
 func num(n int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}

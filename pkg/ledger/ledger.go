@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -231,6 +232,11 @@ type Record struct {
 	// and its event refuses every claim but a replay's (ErrDead).
 	DeadMessage string
 	DeadSent    bool
+	// DeadFrom is every message the record's event was dead-lettered from
+	// (a set, sorted), kept when a replay revives the event: none of them
+	// revives it again (see revives). Empty for an event never
+	// dead-lettered.
+	DeadFrom []string
 }
 
 // ConflictError reports why a claim failed and the record in the way. It
@@ -391,11 +397,15 @@ func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) boo
 }
 
 // revives reports whether f may claim a DEAD record buried by message
-// deadMessage of origin storedOrigin: a different message that is a replay
-// (marked, or moved back with its dead letter's attributes), or a copy of
-// the dead letter's body re-sent by hand (the same origin).
-func revives(deadMessage, storedOrigin string, f Fence) bool {
-	return f.MessageID != deadMessage && (f.Replay || storedOrigin != "" && storedOrigin == f.Origin)
+// deadMessage of origin storedOrigin, whose event was dead-lettered from
+// the messages deadFrom: a message it was never dead-lettered from that is
+// a replay (marked, or moved back with its dead letter's attributes), or a
+// copy of the dead letter's body re-sent by hand (the same origin). A copy
+// of any earlier dead-lettered message (a duplicate invocation, a lost
+// deletion) never revives it, even after a later replay took the mark.
+func revives(deadMessage string, deadFrom []string, storedOrigin string, f Fence) bool {
+	return f.MessageID != deadMessage && !slices.Contains(deadFrom, f.MessageID) &&
+		(f.Replay || storedOrigin != "" && storedOrigin == f.Origin)
 }
 
 // finished reports whether the event record r (EventEffect), stored under

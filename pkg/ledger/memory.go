@@ -63,12 +63,13 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 	pk := effectPK(k)
 	var taken *Record
 	revivedBy, repeat := false, false
+	var deadFrom []string
 	// Compare in the stored units, exactly as the DynamoDB condition does.
 	if r, ok := m.effects[pk]; ok && epoch.Seconds(r.Expires) >= epoch.Seconds(now) {
 		if newer(r.series, r.Fence, f) {
 			return Lease{}, &ConflictError{Record: r.Record, err: ErrFenced}
 		}
-		if r.Status == StatusCompleted && r.DeadMessage != "" && revives(r.DeadMessage, r.origin, f) {
+		if r.Status == StatusCompleted && r.DeadMessage != "" && revives(r.DeadMessage, r.DeadFrom, r.origin, f) {
 			// A replay of an event dead-lettered after this effect
 			// completed: the effect stays done, the event lives again.
 			r.DeadMessage, r.DeadSent, r.Fence, r.series, r.byReplay = "", false, f.Token(), f.series(), true
@@ -77,13 +78,14 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		}
 		isDone := done(r.series, r.Fence, r.origin, r.byReplay, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
-		revived := r.Status == StatusDead && revives(r.DeadMessage, r.origin, f)
+		revived := r.Status == StatusDead && revives(r.DeadMessage, r.DeadFrom, r.origin, f)
 		if !takeOver && !revived && r.Status != StatusFailed {
 			return Lease{}, conflict(r.Record, isDone)
 		}
 		if takeOver {
 			taken = &r.Record
 		}
+		deadFrom = r.DeadFrom // the claim keeps them (DynamoDB: carry)
 		repeat = true
 		// A revival, or a retry of one, is a replay's claim (see done).
 		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence)
@@ -95,6 +97,7 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 			// Stored in DynamoDB's units, so records read back alike.
 			LeaseExpires: epoch.FromMillis(epoch.Millis(l.Expires)),
 			Expires:      epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention))),
+			DeadFrom:     deadFrom,
 		},
 		token:    l.Token,
 		series:   f.series(),
@@ -174,16 +177,18 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 			// Completed before its event was dead-lettered: it stays done,
 			// and its event refuses all but a replay.
 			r.DeadMessage, r.DeadSent, r.Reason, r.Expires = f.MessageID, false, reasonText(reason), exp
+			r.DeadFrom = deadFromAdd(r.DeadFrom, f.MessageID)
 			if f.Origin != "" {
 				r.origin = f.Origin
 			}
 			m.effects[effectPK(k)] = r
 			continue
-		case r.Dead() && revives(r.DeadMessage, r.origin, f):
+		case r.Dead() && revives(r.DeadMessage, r.DeadFrom, r.origin, f):
 			// Dead-lettered from another message that f could have revived
 			// (f is a replay of it): f's dead letter is now the event's, so
 			// that f's own copies cannot revive it.
 			r.DeadMessage, r.DeadSent, r.Reason, r.Expires = f.MessageID, false, reasonText(reason), exp
+			r.DeadFrom = deadFromAdd(r.DeadFrom, f.MessageID)
 			if f.Origin != "" {
 				r.origin = f.Origin
 			}
@@ -201,6 +206,7 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 		}
 		r.Expires = exp
 		r.Status, r.Reason, r.DeadMessage, r.DeadSent, r.LeaseExpires = StatusDead, reasonText(reason), f.MessageID, false, time.Time{}
+		r.DeadFrom = deadFromAdd(r.DeadFrom, f.MessageID)
 		if f.Origin != "" {
 			r.origin = f.Origin
 		}
@@ -312,4 +318,15 @@ func (m *Memory) FailedAttempt(_ context.Context, messageID string, receive int)
 	m.last[messageID] = receive
 	m.attempts[messageID]++
 	return m.attempts[messageID], nil
+}
+
+// deadFromAdd returns the set ids with id added, sorted (as Record reads
+// DynamoDB's string set back), in a new slice: records are copied by value.
+func deadFromAdd(ids []string, id string) []string {
+	if slices.Contains(ids, id) {
+		return ids
+	}
+	out := append(slices.Clone(ids), id)
+	slices.Sort(out)
+	return out
 }

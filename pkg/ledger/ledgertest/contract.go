@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -515,6 +516,82 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		next.MessageID, next.Origin = "m30", "o1"
 		if _, err := s.Claim(ctx, next, k, 0); err != nil {
 			t.Errorf("Claim() by a later replay = %v, want it revived", err)
+		}
+	})
+
+	t.Run("NoCopyOfAnEarlierDeadLetterRevivesTheEvent", func(t *testing.T) {
+		// Two replays of one event dead-lettered in turn (the second takes
+		// the mark): a copy of the first (a duplicate invocation of their
+		// batch) must not revive the event, on a completed record or a
+		// DEAD one, nor after a later replay revived it and was
+		// dead-lettered in its turn (SEED=12 of make simulate).
+		copyOf := func(f ledger.Fence) ledger.Fence { f.Attempt++; return f }
+		msg := func(f ledger.Fence, id string) ledger.Fence { f.MessageID, f.Origin = id, "o1"; return f }
+		for _, completed := range []bool{true, false} {
+			t.Run(fmt.Sprintf("completed=%v", completed), func(t *testing.T) {
+				clock := lease.NewClock()
+				s := newStore(t, clock)
+				conv := "conv-" + uniq(t)
+				k := key(t, ledger.EventEffect)
+				m5, m6 := msg(replay(t, conv, 5), "m5"), msg(replay(t, conv, 6), "m6")
+				deadFrom := []string{"m5", "m6"}
+				if completed {
+					// Its message completed the event record, failed later
+					// and was dead-lettered; m5 replays it (the record
+					// stays completed and loses the mark).
+					m1 := msg(fence(t, conv, 1, 1), "m1")
+					mustComplete(t, s, mustClaim(t, s, m1, k))
+					if err := s.Bury(ctx, copyOf(m1), []ledger.Key{k}, nil, "422"); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.Claim(ctx, m5, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+						t.Fatalf("Claim() by replay m5 = %v, want ErrCompleted (revived)", err)
+					}
+					deadFrom = []string{"m1", "m5", "m6"}
+				}
+				for _, f := range []ledger.Fence{m5, m6} {
+					if err := s.Bury(ctx, f, []ledger.Key{k}, nil, "expiring"); err != nil {
+						t.Fatalf("Bury(%s) = %v", f.MessageID, err)
+					}
+				}
+				if r, _ := s.Record(ctx, k); r.DeadMessage != "m6" || !slices.Equal(r.DeadFrom, deadFrom) {
+					t.Errorf("Record() = %+v, want dead-lettered from m6, DeadFrom %v", r, deadFrom)
+				}
+				for _, f := range []ledger.Fence{copyOf(m5), copyOf(m6)} {
+					if _, err := s.Claim(ctx, f, k, 0); !errors.Is(err, ledger.ErrDead) {
+						t.Errorf("Claim() by a copy of %s = %v, want ErrDead", f.MessageID, err)
+					}
+				}
+				// A later replay revives it; it fails once and claims again
+				// (the claim's put must keep the set), then is dead-lettered.
+				m7 := msg(replay(t, conv, 7), "m7")
+				if completed {
+					if _, err := s.Claim(ctx, m7, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+						t.Fatalf("Claim() by a later replay of a completed event = %v, want it revived as completed", err)
+					}
+				} else {
+					l := mustClaim(t, s, m7, k)
+					if err := s.Fail(ctx, l, "503"); err != nil {
+						t.Fatal(err)
+					}
+					mustClaim(t, s, copyOf(m7), k)
+					clock.Advance(time.Hour) // its lease ends: interrupted
+				}
+				if err := s.Bury(ctx, copyOf(m7), []ledger.Key{k}, nil, "422"); err != nil {
+					t.Fatalf("Bury(m7) = %v", err)
+				}
+				deadFrom = append(deadFrom, "m7")
+				if r, _ := s.Record(ctx, k); r.DeadMessage != "m7" || !slices.Equal(r.DeadFrom, deadFrom) {
+					t.Errorf("Record() after m7's dead letter = %+v, want dead-lettered from m7, DeadFrom %v", r, deadFrom)
+				}
+				// Refused: dead (or fenced, once m7 wrote its token).
+				if _, err := s.Claim(ctx, copyOf(copyOf(m6)), k, 0); !errors.Is(err, ledger.ErrDead) && !errors.Is(err, ledger.ErrFenced) {
+					t.Errorf("Claim() by a copy of m6 after m7's dead letter = %v, want ErrDead or ErrFenced", err)
+				}
+				if _, err := s.Claim(ctx, msg(replay(t, conv, 8), "m8"), k, 0); errors.Is(err, ledger.ErrDead) {
+					t.Errorf("Claim() by a new replay = %v, want it revived", err)
+				}
+			})
 		}
 	})
 
