@@ -24,6 +24,12 @@ type Run struct {
 	// e.g. it waited behind an earlier message of its conversation).
 	Attempt int    `json:"attempt,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// ReplayedBy names the tool that moved the message back from the DLQ
+	// ("scripts/replay", or "dlq-redrive": SQS's move task or a re-send
+	// keeping the dead letter's attributes), and ReplayOf the dead letter
+	// it moved (scripts/replay only); empty for a message the ingest sent.
+	ReplayedBy string `json:"replayedBy,omitempty"`
+	ReplayOf   string `json:"replayOf,omitempty"`
 }
 
 // runLog finds the worker log lines of an event's key.
@@ -43,6 +49,8 @@ type workerLine struct {
 	ReceiveCount int       `json:"receiveCount"`
 	Attempt      int       `json:"attempt"`
 	Error        string    `json:"error"`
+	ReplayedBy   string    `json:"replayedBy"`
+	ReplayOf     string    `json:"replayOf"`
 }
 
 // MatchRun returns the run a worker log line records for the event key of
@@ -53,7 +61,8 @@ func MatchRun(line []byte, tenant, key string) (Run, bool) {
 	if key == "" || json.Unmarshal(line, &l) != nil || l.Msg != "message" || l.Tenant != tenant || l.Key != key {
 		return Run{}, false
 	}
-	return Run{Time: l.Time, MessageID: l.MessageID, Outcome: l.Outcome, ReceiveCount: l.ReceiveCount, Attempt: l.Attempt, Error: l.Error}, true
+	return Run{Time: l.Time, MessageID: l.MessageID, Outcome: l.Outcome, ReceiveCount: l.ReceiveCount, Attempt: l.Attempt, Error: l.Error,
+		ReplayedBy: l.ReplayedBy, ReplayOf: l.ReplayOf}, true
 }
 
 // Message is one SQS message of the event the worker's log names, and the
@@ -107,6 +116,21 @@ func replays(runs []Run) map[string]bool {
 	return out
 }
 
+// replayStep says how r's message came back from the DLQ: by which tool
+// when the worker's line names it, else as the log shows it.
+func replayStep(r Run) string {
+	switch {
+	case r.ReplayedBy == "scripts/replay" && r.ReplayOf != "":
+		return "replayed by scripts/replay: dead letter " + r.ReplayOf + " came back as message " + r.MessageID
+	case r.ReplayedBy == "dlq-redrive":
+		return "replayed by a DLQ redrive (SQS's move task, or a re-send keeping the dead letter's attributes): it came back as message " + r.MessageID
+	case r.ReplayedBy != "":
+		return "replayed by " + r.ReplayedBy + ": it came back as message " + r.MessageID
+	}
+	return "replayed: its dead letter came back as message " + r.MessageID +
+		" (the ledger runs a dead-lettered event again only for a replay)"
+}
+
 // history returns what happened to the event of j in time order: each
 // delivery and the ingest's answer (or the claim, when the log has none),
 // each worker attempt, its dead-lettering, replays, and last the state it
@@ -134,9 +158,8 @@ func history(j Journey) []Step {
 	deadFrom := map[string]bool{}
 	var done time.Time
 	for _, r := range runs {
-		if replayed[r.MessageID] && !seen[r.MessageID] {
-			steps = append(steps, Step{r.Time, "replayed: its dead letter came back as message " + r.MessageID +
-				" (the ledger runs a dead-lettered event again only for a replay)"})
+		if (replayed[r.MessageID] || r.ReplayedBy != "") && !seen[r.MessageID] {
+			steps = append(steps, Step{r.Time, replayStep(r)})
 		}
 		seen[r.MessageID] = true
 		what, ok := outcomes[r.Outcome]

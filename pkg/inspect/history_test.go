@@ -51,6 +51,17 @@ func TestHistory(t *testing.T) {
 				{Time: at(60), MessageID: "m2", Outcome: "processed", ReceiveCount: 1, Attempt: 1},
 			}},
 			[]string{"received and verified", "02Z dead-lettered: message m1", "01:00Z replayed: its dead letter came back as message m2", "01:00Z attempt done: message m2", "01:00Z done"}},
+		{"replayed by scripts/replay, named by the worker's line",
+			Journey{State: StateDone, Claim: claim, Runs: []Run{
+				{Time: at(2), MessageID: "m1", Outcome: "dead_lettered", ReceiveCount: 1, Error: "answered 400"},
+				{Time: at(60), MessageID: "m2", Outcome: "processed", ReceiveCount: 1, ReplayedBy: "scripts/replay", ReplayOf: "d1"},
+			}},
+			[]string{"received and verified", "dead-lettered: message m1", "01:00Z replayed by scripts/replay: dead letter d1 came back as message m2", "01:00Z attempt done: message m2", "01:00Z done"}},
+		{"replayed by a DLQ redrive, its line the first of the event",
+			Journey{State: StateDone, Claim: claim, Runs: []Run{
+				{Time: at(60), MessageID: "m2", Outcome: "processed", ReceiveCount: 1, ReplayedBy: "dlq-redrive"},
+			}},
+			[]string{"received and verified", "01:00Z replayed by a DLQ redrive (SQS's move task", "01:00Z attempt done: message m2", "01:00Z done"}},
 		{"a copy of a dead-lettered event is no replay",
 			Journey{State: StateDeadLettered, Claim: claim, Runs: []Run{
 				{Time: at(2), MessageID: "m1", Outcome: "dead_lettered", ReceiveCount: 1},

@@ -247,6 +247,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	// Replayed, and dead-lettered again (the target still refuses it): the
 	// newest dead letter is the replay's, and the history tells both.
 	first := js[0].DeadLetter.OriginalMessageID
+	firstDeadLetter := js[0].DeadLetter.MessageID
 	client := sqs.NewFromConfig(s.AWS)
 	dlqURL, err := worker.DLQURL(js[0].Queue.QueueURL)
 	if err != nil {
@@ -260,7 +261,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 		return err == nil && js[0].DeadLetter != nil && js[0].DeadLetter.OriginalMessageID != first && idle()
 	})
 	run(check{name: "replayed, dead-lettered again", event: "delivery-dead", state: inspect.StateDeadLettered, claim: "COMPLETED", forward: ledger.StatusDead, reason: "400",
-		deliveries: 1, history: "replayed: its dead letter came back as message " + js[0].DeadLetter.OriginalMessageID})
+		deliveries: 1, history: "replayed by scripts/replay: dead letter " + firstDeadLetter + " came back as message " + js[0].DeadLetter.OriginalMessageID})
 	if len(js[0].Messages) != 2 || !js[0].Messages[1].Replay {
 		t.Errorf("replayed, dead-lettered again: messages %+v, want the first and its replay", js[0].Messages)
 	}

@@ -22,7 +22,7 @@ const hash = "sha256:05d522eee04d26df544e1dd26acf78b44d07ee7df30ab952d7bc8951627
 
 func TestMatchLine(t *testing.T) {
 	github := `{"time":"2026-11-27T04:43:53Z","msg":"webhook","tenantId":"demo","provider":"github","outcome":"accepted","status":200,"eventId":"4f2c1a60-0001","dedupId":"` + hash + `"}`
-	shopify := `{"msg":"webhook","tenantId":"demo","provider":"shopify","outcome":"duplicate","status":200,"eventId":"orders/create:98880550-7158-44d4","dedupId":"` + hash + `"}`
+	shopify := `{"msg":"webhook","tenantId":"demo","provider":"shopify","outcome":"duplicate","status":200,"eventId":"orders/create:98880550-7158-44d4:b54557e4-bdd9","dedupId":"` + hash + `"}`
 	twilio := `{"msg":"webhook","tenantId":"demo","provider":"twilio","outcome":"accepted","status":200,"eventId":"SM5f3c:delivered"}`
 	stripe := `{"msg":"webhook","tenantId":"demo","provider":"stripe","outcome":"accepted","status":200,"eventId":"evt_1"}`
 	batch := `{"msg":"webhook","tenantId":"demo","provider":"hmac","outcome":"accepted","status":200,"eventId":"a","events":2,"eventIds":["a=accepted","tr:1=duplicate=` + hash + `"]}`
@@ -36,7 +36,8 @@ func TestMatchLine(t *testing.T) {
 		{"another tenant", github, "acme", "4f2c1a60-0001", nil},
 		{"a part of an id", github, "demo", "4f2c1a60", nil},
 		{"shopify event id", shopify, "demo", "98880550-7158-44d4", []string{"demo#shopify#" + hash}},
-		{"shopify eventId", shopify, "demo", "orders/create:98880550-7158-44d4", []string{"demo#shopify#" + hash}},
+		{"shopify webhook id", shopify, "demo", "b54557e4-bdd9", []string{"demo#shopify#" + hash}},
+		{"shopify eventId", shopify, "demo", "orders/create:98880550-7158-44d4:b54557e4-bdd9", []string{"demo#shopify#" + hash}},
 		{"twilio MessageSid", twilio, "demo", "SM5f3c", []string{"demo#twilio#SM5f3c:delivered"}},
 		{"stripe evt_", stripe, "demo", "evt_1", []string{"demo#stripe#evt_1"}},
 		{"batch, signed id", batch, "demo", "a", []string{"demo#hmac#a"}},
@@ -176,6 +177,10 @@ func TestMatchRun(t *testing.T) {
 	}{
 		{"a worker line", line, "demo", key, inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried",
 			ReceiveCount: 2, Attempt: 2, Error: "answered 503"}, true},
+		{"a replay's line", `{"time":"2026-11-27T04:43:54Z","level":"INFO","msg":"message","messageId":"m2","outcome":"processed","receiveCount":1,` +
+			`"tenantId":"demo","idempotencyKey":"` + key + `","replayedBy":"scripts/replay","replayOf":"d1"}`, "demo", key,
+			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m2", Outcome: "processed", ReceiveCount: 1,
+				ReplayedBy: "scripts/replay", ReplayOf: "d1"}, true},
 		{"another event", line, "demo", key + "0", inspect.Run{}, false},
 		{"another tenant", line, "acme", key, inspect.Run{}, false},
 		{"the ingest's line", `{"msg":"webhook","tenantId":"demo","idempotencyKey":"` + key + `"}`, "demo", key, inspect.Run{}, false},

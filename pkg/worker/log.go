@@ -23,6 +23,10 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 	case outRetried, outBlocked, outDeadline, outFenced:
 		level = slog.LevelWarn
 	}
+	replayAttrs := replayedBy(rec)
+	if replayAttrs != nil && level < slog.LevelInfo {
+		level = slog.LevelInfo // a replay's run is kept, done or not: it is rare
+	}
 	if !h.cfg.Logger.Enabled(ctx, level) {
 		return
 	}
@@ -45,6 +49,7 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 			attrs = append(attrs, slog.Float64("ageMs", ms(h.cfg.Now().Sub(r.env.ReceivedAt))))
 		}
 	}
+	attrs = append(attrs, replayAttrs...)
 	if r.attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", r.attempt))
 	}
@@ -98,6 +103,25 @@ func (h *Handler) logBatch(ctx context.Context, results []result) {
 		attrs := append([]any{slog.String("outcome", string(o))}, metrics.Attrs(h.cfg.Now(), []string{"outcome"}, mets...)...)
 		h.cfg.Logger.Log(ctx, slog.LevelInfo, "batch", attrs...)
 	}
+}
+
+// replayedBy returns the log attributes naming how rec came back from the
+// DLQ, or nil for a message the ingest sent: scripts/replay marks its moves
+// with the dead letter's message id (AttrReplayOf); a move task (the
+// console's "Start DLQ redrive") or a re-send that kept the dead letter's
+// attributes carries AttrReason.
+func replayedBy(rec *events.SQSMessage) []any {
+	if a, ok := rec.MessageAttributes[AttrReplayOf]; ok {
+		of := ""
+		if a.StringValue != nil {
+			of = *a.StringValue
+		}
+		return []any{slog.String("replayedBy", "scripts/replay"), slog.String("replayOf", of)}
+	}
+	if _, ok := rec.MessageAttributes[AttrReason]; ok {
+		return []any{slog.String("replayedBy", "dlq-redrive")}
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -761,6 +761,48 @@ func TestLogLine(t *testing.T) {
 	}
 }
 
+// A replay's line names the tool that moved it back (inspect's history
+// prints it) and is kept at INFO even when the replay succeeds.
+func TestLogLineNamesTheReplayTool(t *testing.T) {
+	str := func(v string) events.SQSMessageAttribute {
+		return events.SQSMessageAttribute{DataType: "String", StringValue: &v}
+	}
+	tests := []struct {
+		name  string
+		attrs map[string]events.SQSMessageAttribute
+		want  map[string]any // "" value: absent
+	}{
+		{"scripts/replay", map[string]events.SQSMessageAttribute{worker.AttrReplayOf: str("d-1")},
+			map[string]any{"level": "INFO", "replayedBy": "scripts/replay", "replayOf": "d-1"}},
+		{"a move task keeps the dead letter's attributes", map[string]events.SQSMessageAttribute{worker.AttrReason: str("answered 400")},
+			map[string]any{"level": "INFO", "replayedBy": "dlq-redrive", "replayOf": nil}},
+		{"the ingest's message", nil, map[string]any{"level": "DEBUG", "replayedBy": nil, "replayOf": nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.reg.Handle(worker.Any, worker.Any, func(context.Context, *worker.Event) error { return nil })
+			r := rec(t, env("1", "A"), 1)
+			r.MessageAttributes = tt.attrs
+			f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			var msg map[string]any
+			for _, l := range f.logs.Lines(t) {
+				if l["msg"] == "message" {
+					msg = l
+				}
+			}
+			if msg == nil || msg["outcome"] != "processed" {
+				t.Fatalf("no processed message line:\n%s", f.logs)
+			}
+			for k, v := range tt.want {
+				if msg[k] != v {
+					t.Errorf("%s = %v, want %v", k, msg[k], v)
+				}
+			}
+		})
+	}
+}
+
 func TestDLQURL(t *testing.T) {
 	tests := []struct {
 		in, want string

@@ -55,9 +55,15 @@ func (Provider) Events(req *webhook.Request, _ webhook.Config) ([]webhook.Event,
 	if topic == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Topic header is required")
 	}
+	// Shopify's dashboard and support name a delivery by either id: the
+	// trace id carries both ("<topic>:<event id>:<webhook id>"), so that
+	// scripts/inspect finds the event by each (it matches every
+	// ':'-separated part of the eventId the ingest logs).
 	id := header(req, "Event-Id")
-	if id == "" {
-		id = header(req, "Webhook-Id")
+	if w := header(req, "Webhook-Id"); id == "" {
+		id = w
+	} else if w != "" && w != id {
+		id += ":" + w
 	}
 	if id == "" {
 		return nil, webhook.Errorf(webhook.ErrMalformed, "X-Shopify-Event-Id or X-Shopify-Webhook-Id header is required")

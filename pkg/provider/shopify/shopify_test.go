@@ -95,7 +95,7 @@ func TestEvents(t *testing.T) {
 		wantType string
 		wantConv string
 	}{
-		{"order by event id", map[string]string{"X-Shopify-Topic": "orders/create", "X-Shopify-Event-Id": "98880550-7158-44d4-b7cd-2c97c8a091b5", "X-Shopify-Webhook-Id": "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"}, orderBody, "orders/create:98880550-7158-44d4-b7cd-2c97c8a091b5", "orders/create", "acme.myshopify.com/Order/820982911946154508"},
+		{"order by event id", map[string]string{"X-Shopify-Topic": "orders/create", "X-Shopify-Event-Id": "98880550-7158-44d4-b7cd-2c97c8a091b5", "X-Shopify-Webhook-Id": "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"}, orderBody, "orders/create:98880550-7158-44d4-b7cd-2c97c8a091b5:b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", "orders/create", "acme.myshopify.com/Order/820982911946154508"},
 		{"refund joins its order", map[string]string{"X-Shopify-Topic": "refunds/create", "X-Shopify-Webhook-Id": "w2"}, refundBody, "refunds/create:w2", "refunds/create", "acme.myshopify.com/Order/820982911946154508"},
 		{"fulfillment joins its order", map[string]string{"X-Shopify-Topic": "fulfillments/create", "X-Shopify-Webhook-Id": "w3"}, `{"id":255858046,"order_id":820982911946154508,"status":"success"}`, "fulfillments/create:w3", "fulfillments/create", "acme.myshopify.com/Order/820982911946154508"},
 		{"product without gid", map[string]string{"X-Shopify-Topic": "products/update", "X-Shopify-Webhook-Id": "w4"}, `{"id":788032119674292922,"title":"Shirt"}`, "products/update:w4", "products/update", "acme.myshopify.com/products/788032119674292922"},
