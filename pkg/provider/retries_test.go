@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/provider/catalog"
 	"github.com/hookpack/hookpack/pkg/provider/discord"
 	"github.com/hookpack/hookpack/pkg/provider/hubspot"
+	"github.com/hookpack/hookpack/pkg/provider/mailgun"
 	"github.com/hookpack/hookpack/pkg/provider/sendgrid"
 	"github.com/hookpack/hookpack/pkg/provider/slack"
 	"github.com/hookpack/hookpack/pkg/provider/standardwebhooks"
@@ -21,10 +23,11 @@ import (
 )
 
 // retries are the senders' retry rules by page: each provider's Retries,
-// the one place its window is set.
+// the one place its window is set, and each catalog row's (init).
 var retries = map[string]*webhook.Retries{
 	"discord":          &discord.Retries,
 	"hubspot":          &hubspot.Retries,
+	"mailgun":          &mailgun.Retries,
 	"sendgrid":         &sendgrid.Retries,
 	"slack":            &slack.Retries,
 	"standardwebhooks": &standardwebhooks.Retries,
@@ -33,11 +36,22 @@ var retries = map[string]*webhook.Retries{
 	"zoom":             &zoom.Retries,
 }
 
+func init() {
+	for i := range catalog.Rows {
+		if r := catalog.Rows[i].Retries; r != nil {
+			retries[catalog.Rows[i].Name] = r
+		}
+	}
+}
+
 // TestRetries holds each sender's window to the idempotency table's
 // retention (a retry accepted after its first delivery's claim expired
 // would run twice) and to its page: docs/providers/<name>.md carries the
 // line RetriesLine writes from the code, word for word.
 func TestRetries(t *testing.T) {
+	if webhook.MaxTolerance > idempotency.DefaultRetention {
+		t.Errorf("webhook.MaxTolerance %s lets a tenant's tolerance outlast the dedup retention %s", webhook.MaxTolerance, idempotency.DefaultRetention)
+	}
 	for name, r := range retries {
 		t.Run(name, func(t *testing.T) {
 			if r.Window.Past >= idempotency.DefaultRetention {

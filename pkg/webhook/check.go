@@ -10,7 +10,7 @@ import (
 // when c has no secret or an empty one, lacks one of the required settings,
 // sets one that is neither required nor optional (a misspelt key would
 // otherwise be ignored silently), or sets a "tolerance" that is not a
-// positive duration. Errors name fields, never their values.
+// positive duration below MaxTolerance. Errors name fields, never their values.
 func (c Config) CheckSettings(name string, required, optional []string) error {
 	if err := c.CheckSecrets(name); err != nil {
 		return err
@@ -44,7 +44,7 @@ func (c Config) CheckSettings(name string, required, optional []string) error {
 	}
 	if v, ok := c.Settings["tolerance"]; ok {
 		if _, err := ParseTolerance(v, 0); err != nil {
-			return errorf(ErrMisconfigured, "%s: setting tolerance is not a positive duration", name)
+			return errorf(ErrMisconfigured, "%s: setting tolerance is not a positive duration below the dedup retention (%s)", name, MaxTolerance)
 		}
 	}
 	return nil

@@ -143,23 +143,37 @@ func CheckTime(ts, now time.Time, tolerance time.Duration) error {
 	return Symmetric(tolerance).Check(ts, now)
 }
 
+// MaxTolerance bounds a "tolerance" setting: the dedup retention
+// (idempotency.DefaultRetention, which a test holds it to). A signed
+// timestamp accepted after its first delivery's claim expired would be
+// worked twice.
+const MaxTolerance = 7 * 24 * time.Hour
+
 // ParseTolerance parses a duration setting ("300s", "5m", or plain seconds).
+// It returns an error wrapping ErrMisconfigured when raw is not a positive
+// duration below MaxTolerance.
 func ParseTolerance(raw string, def time.Duration) (time.Duration, error) {
 	if raw == "" {
 		return def, nil
 	}
 	// Plain seconds; anything with a unit skips Atoi, whose error allocates.
+	d := time.Duration(-1)
 	if c := raw[len(raw)-1]; '0' <= c && c <= '9' {
 		if sec, err := strconv.Atoi(raw); err == nil {
-			if sec <= 0 {
-				return 0, errorf(ErrMisconfigured, "tolerance %q is not a positive duration", raw)
-			}
-			return time.Duration(sec) * time.Second, nil
+			d = time.Duration(sec) * time.Second
 		}
 	}
-	d, err := time.ParseDuration(raw)
-	if err != nil || d <= 0 {
+	if d < 0 {
+		var err error
+		if d, err = time.ParseDuration(raw); err != nil {
+			d = 0
+		}
+	}
+	switch {
+	case d <= 0:
 		return 0, errorf(ErrMisconfigured, "tolerance %q is not a positive duration", raw)
+	case d >= MaxTolerance:
+		return 0, errorf(ErrMisconfigured, "tolerance %q reaches the dedup retention %s", raw, MaxTolerance)
 	}
 	return d, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/provider/catalog"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
@@ -98,6 +99,9 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/providers/github.md", `for the (\d+)-day$`, dedup, dedupSrc},
 		{"docs/providers/*.md", `(\d+)-day (?:dedup|window)`, dedup, dedupSrc},
 		{"docs/operations.md", "`DedupRetentionHours` \\((\\d+)\\)", dedupHours, dedupSrc + ", template.yaml DedupRetentionHours"},
+		// Senders' retry horizons, as their rows state them.
+		{"docs/providers/paddle.md", `up to 60 times over (\d+) days`, horizon("paddle", 24*time.Hour), "catalog row paddle, Retries.Horizon"},
+		{"docs/providers/calendly.md", `not answered 2xx for (\d+) hours`, horizon("calendly", time.Hour), "catalog row calendly, Retries.Horizon"},
 
 		// The ledger's retention, and what follows from it.
 		{"docs/ledger.md docs/reliability.md", `\((\d+) days(?:,| less)|^\| (\d+) days \| effect records`, ledgerDays, ledgerSrc},
@@ -276,6 +280,16 @@ func retrySpan(attempts int, jitter float64) string {
 	return strconv.Itoa(int(total.Round(time.Hour) / time.Hour))
 }
 
+// horizon returns the retry horizon of catalog row name in units.
+func horizon(name string, unit time.Duration) string {
+	for _, r := range catalog.Rows {
+		if r.Name == name && r.Retries != nil {
+			return strconv.Itoa(int(r.Retries.Horizon / unit))
+		}
+	}
+	return "no catalog row " + name + " with Retries"
+}
+
 // allowances are the swept numbers that state nothing the code decides.
 var allowances = []allowed{
 	{"docs/providers/github.md", `\(for up to 3 days\)|^3 days\)`, "GitHub's own redelivery horizon"},
@@ -287,4 +301,5 @@ var allowances = []allowed{
 	{"docs/reliability.md", `of up to 13 days`, "the simulation's clock jumps (pkg/worker's simulation, not product code)"},
 	{"docs/reliability.md", `ledger 7 days \+ 10 h 30 min`, "the simulation's compressed ledger retention (pkg/worker's simulation, not product code)"},
 	{"docs/providers/square.md", `retried for up to 24 hours`, "Square's own retry horizon, quoted from its docs"},
+	{"docs/providers/linear.md", `after 1 minute, 1 hour and 6 hours`, "Linear's own retry schedule, quoted from its docs (their sum is the row's Retries.Horizon, on the page's Retries line, which TestRetries checks)"},
 }

@@ -24,15 +24,21 @@ const (
 
 // Row is one named sender as data. Its fields are the generic provider's
 // settings of the same names (docs/providers/hmac.md); StandardWebhooks
-// rows use only Type, Conversation and Tolerance.
+// rows use only Type and Conversation.
 type Row struct {
 	// Name is the {provider} path segment and the inbound.json key.
 	Name   string
 	Scheme Scheme
 
 	Header, Algorithm, Encoding, Prefix, Param, Separator, Signed string
-	TimestampHeader, TimestampParam, TimestampJSON, Tolerance     string
+	TimestampHeader, TimestampParam, TimestampJSON                string
 	ID, Type, Conversation, Defining                              string
+
+	// Retries, on an HMAC row that signs a timestamp, is what the sender
+	// documents of its retries; its Window is the one rule for the
+	// timestamp (a tenant's "tolerance" replaces Window.Past). Standard
+	// Webhooks rows follow standardwebhooks.Retries.
+	Retries *webhook.Retries
 
 	// Required are the settings the tenant must give (the public URL the
 	// sender signs); the tenant may also give "tolerance" when the row
@@ -45,8 +51,7 @@ func (r *Row) settings() map[string]string {
 	all := map[string]string{
 		"header": r.Header, "algorithm": r.Algorithm, "encoding": r.Encoding, "prefix": r.Prefix,
 		"param": r.Param, "separator": r.Separator, "signed": r.Signed,
-		"timestamp_header": r.TimestampHeader, "timestamp_param": r.TimestampParam,
-		"timestamp_json": r.TimestampJSON, "tolerance": r.Tolerance,
+		"timestamp_header": r.TimestampHeader, "timestamp_param": r.TimestampParam, "timestamp_json": r.TimestampJSON,
 		"id": r.ID, "type": r.Type, "conversation": r.Conversation, "defining": r.Defining,
 	}
 	for k, v := range all {
@@ -99,8 +104,11 @@ var (
 // only the senders a tenant configured pay for their settings.
 func New(r *Row) *Sender {
 	s := &Sender{row: r, engine: generic.Provider{}}
-	if r.Scheme == StandardWebhooks {
+	switch {
+	case r.Scheme == StandardWebhooks:
 		s.engine = standardwebhooks.Provider{}
+	case r.Retries != nil:
+		s.engine = generic.Provider{Window: &r.Retries.Window}
 	}
 	return s
 }

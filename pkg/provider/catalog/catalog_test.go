@@ -265,14 +265,9 @@ func TestContract(t *testing.T) {
 					tc.Signature = "Svix-Signature"
 				}
 			}
+			tc.Retries = row.Retries
 			if row.Scheme == StandardWebhooks {
 				tc.Retries = &standardwebhooks.Retries
-			} else if row.Tolerance != "" {
-				tol, err := webhook.ParseTolerance(row.Tolerance, 300e9)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tc.Tolerance = tol
 			}
 			providertest.Run(t, tc)
 		})
@@ -346,6 +341,55 @@ func TestCheck(t *testing.T) {
 		if err := s.Check(cfg); err != nil {
 			t.Errorf("%s: Check(its secrets and required settings) = %v", name, err)
 		}
+	}
+}
+
+// TestRowRetries: a row that signs a timestamp states its sender's retries
+// (Retries, the one place its window is set), and a row that signs none
+// states none; the tenant's "tolerance" replaces the window's Past, up to
+// the dedup retention, and leaves the sender's rule ahead.
+func TestRowRetries(t *testing.T) {
+	for _, s := range Senders() {
+		row := s.Row()
+		if hmac := row.Scheme == HMAC; (row.Retries != nil) != (hmac && row.timestamped()) {
+			t.Errorf("%s: Retries %v on a row that signs a timestamp: %v", row.Name, row.Retries != nil, hmac && row.timestamped())
+		}
+	}
+	all := Senders()
+	tests := []struct {
+		sender, tolerance string
+		age               time.Duration // how old the signed timestamp is
+		want              error
+	}{
+		{"paddle", "", 5 * time.Second, nil},
+		{"paddle", "", 6 * time.Second, webhook.ErrStale},
+		{"paddle", "", -24 * time.Hour, nil}, // Paddle's SDK accepts any ts ahead
+		{"paddle", "90s", 90 * time.Second, nil},
+		{"paddle", "90s", -24 * time.Hour, nil},
+		{"calendly", "", 24*time.Hour + 5*time.Minute, nil},
+		{"calendly", "", -5*time.Minute - time.Second, webhook.ErrStale},
+		{"calendly", "1h", time.Hour + time.Second, webhook.ErrStale},
+		{"calendly", "1h", -5 * time.Minute, nil},
+		{"zendesk", "10m", 10 * time.Minute, nil},
+		{"zendesk", "10m", -5*time.Minute - time.Second, webhook.ErrStale},
+		{"zendesk", "168h", 0, webhook.ErrMisconfigured},
+		{"calendly", "200h", 0, webhook.ErrMisconfigured},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sender+"/"+tt.tolerance+"/"+tt.age.String(), func(t *testing.T) {
+			s := all[tt.sender]
+			cfg := webhook.Config{Secrets: []string{"suite-secret"}}
+			if tt.tolerance != "" {
+				cfg.Settings = map[string]string{"tolerance": tt.tolerance}
+			}
+			req := deliveryOf(s.Row(), senders[tt.sender])
+			if err := s.Sign(req, webhook.Config{Secrets: cfg.Secrets}, providertest.Now.Add(-tt.age)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Verify(req, cfg, providertest.Now); !errors.Is(err, tt.want) || tt.want == nil && err != nil {
+				t.Errorf("Verify(signed %s ago, tolerance %q) = %v, want %v", tt.age, tt.tolerance, err, tt.want)
+			}
+		})
 	}
 }
 

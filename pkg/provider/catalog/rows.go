@@ -1,5 +1,11 @@
 package catalog
 
+import (
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/webhook"
+)
+
 // Rows are the named senders whose schemes are data. Each one's page,
 // docs/providers/<name>.md, cites the sender's documentation for its
 // scheme and its retries; catalog_test.go runs each through the provider
@@ -14,17 +20,34 @@ package catalog
 var Rows = []Row{
 	// The worked examples of docs/providers/hmac.md, promoted.
 	{
-		Name: "paddle", Header: "Paddle-Signature", Separator: ";", Param: "h1", TimestampParam: "ts",
-		Signed: "{timestamp}:{body}", Tolerance: "60s",
+		Name: "paddle", Header: "Paddle-Signature", Separator: ";", Param: "h1", TimestampParam: "ts", Signed: "{timestamp}:{body}",
 		ID: "json:event_id", Type: "json:event_type", Conversation: "json:data.customer_id|json:data.id",
 		// A replay from the dashboard is a new notification_id for the same event.
 		Defining: "event_id,event_type,occurred_at,data",
+		// A live notification is retried up to 60 times over 3 days; Paddle's
+		// SDK refuses a ts more than 5 s old (none ahead), and its page tells
+		// a manual check to do the same, so every attempt is signed when sent.
+		Retries: &webhook.Retries{
+			Signing: webhook.ByRule,
+			Horizon: 72 * time.Hour,
+			Source:  "https://developer.paddle.com/webhooks/about/respond-to-webhooks, https://developer.paddle.com/webhooks/about/signature-verification, @paddle/paddle-node-sdk src/notifications/helpers/webhooks-validator.ts",
+			Window:  webhook.Window{Past: 5 * time.Second, Future: webhook.AnyFuture},
+		},
 	},
 	{
-		Name: "linear", Header: "Linear-Signature", TimestampJSON: "webhookTimestamp", Tolerance: "60s",
+		Name: "linear", Header: "Linear-Signature", TimestampJSON: "webhookTimestamp",
 		ID: "header:Linear-Delivery", Type: "json:type", Conversation: "json:data.issueId|json:data.id",
 		// Linear re-stamps webhookTimestamp on every attempt.
 		Defining: "action,type,createdAt,data,updatedFrom",
+		// Three retries, after 1 minute, 1 hour and 6 hours; @linear/sdk's
+		// verify refuses a webhookTimestamp more than a minute from now
+		// either way, so every attempt is stamped when sent.
+		Retries: &webhook.Retries{
+			Signing: webhook.ByRule,
+			Horizon: 7*time.Hour + time.Minute,
+			Source:  "https://linear.app/developers/webhooks, @linear/sdk packages/sdk/src/webhooks/client.ts",
+			Window:  webhook.Symmetric(time.Minute),
+		},
 	},
 	{
 		Name: "square", Header: "X-Square-Hmacsha256-Signature", Encoding: "base64", Signed: "{url}{body}",
@@ -39,8 +62,16 @@ var Rows = []Row{
 	},
 	{
 		Name: "zendesk", Header: "X-Zendesk-Webhook-Signature", Encoding: "base64",
-		TimestampHeader: "X-Zendesk-Webhook-Signature-Timestamp", Signed: "{timestamp}{body}", Tolerance: "300s",
+		TimestampHeader: "X-Zendesk-Webhook-Signature-Timestamp", Signed: "{timestamp}{body}",
 		ID: "json:id", Type: "json:type", Conversation: "json:subject",
+		// Zendesk names the responses it retries but no schedule, and not
+		// whether a retry is signed again: the clock allowance is all the
+		// window can be sure of.
+		Retries: &webhook.Retries{
+			Signing: webhook.Unsaid,
+			Source:  "https://developer.zendesk.com/api-reference/webhooks/introduction/#webhook-retries",
+			Window:  webhook.Covering(0),
+		},
 	},
 
 	// Standard Webhooks senders.
@@ -63,9 +94,16 @@ var Rows = []Row{
 		ID: "json:event_id", Type: "json:event_type", Conversation: "json:form_response.form_id",
 	},
 	{
-		Name: "calendly", Header: "Calendly-Webhook-Signature", Param: "v1", TimestampParam: "t",
-		Signed: "{timestamp}.{body}", Tolerance: "180s",
+		Name: "calendly", Header: "Calendly-Webhook-Signature", Param: "v1", TimestampParam: "t", Signed: "{timestamp}.{body}",
 		Type: "json:event", Conversation: "json:payload.scheduled_event.uri|json:payload.event|json:payload.uri",
+		// Calendly retries for 24 hours with exponential back-off and does
+		// not say a retry is signed again: the window covers the 24 hours.
+		Retries: &webhook.Retries{
+			Signing: webhook.Unsaid,
+			Horizon: 24 * time.Hour,
+			Source:  "https://developer.calendly.com/api-docs/overview/webhooks/webhook-errors",
+			Window:  webhook.Covering(24 * time.Hour),
+		},
 	},
 	{
 		Name: "sentry", Header: "Sentry-Hook-Signature",

@@ -21,14 +21,20 @@ import (
 const DefaultTolerance = 300 * time.Second
 
 // Provider implements webhook.Provider for configurable HMAC schemes.
-type Provider struct{}
+type Provider struct {
+	// Window, when set, is a named sender's rule for its signed timestamp
+	// (the catalog row's Retries.Window): a "tolerance" setting replaces
+	// its Past only. Unset, "tolerance" (DefaultTolerance when not given)
+	// applies in either direction.
+	Window *webhook.Window
+}
 
 // Verify checks the configured signature header against every secret. It
 // returns an error wrapping webhook.ErrMissingSignature (header, signature or
 // timestamp absent), webhook.ErrInvalidSignature (nothing decodes or no secret
 // matches), webhook.ErrStale (signed timestamp outside the tolerance) or
 // webhook.ErrMisconfigured (settings unusable, no secrets).
-func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
+func (p Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) error {
 	name, h, enc, err := scheme(cfg)
 	if err != nil {
 		return err
@@ -83,13 +89,25 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 		ts = v
 	}
 	if ts != "" {
-		tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+		w, err := p.window(cfg)
 		if err != nil {
 			return err
 		}
-		return checkTime(ts, now, tol)
+		return checkTime(ts, now, w)
 	}
 	return nil
+}
+
+// window returns the rule for a signed timestamp under cfg: the sender's
+// Window with the tenant's "tolerance" as its Past, or that tolerance
+// either way. It returns an error wrapping webhook.ErrMisconfigured when
+// the setting is not a positive duration below webhook.MaxTolerance.
+func (p Provider) window(cfg webhook.Config) (webhook.Window, error) {
+	if p.Window != nil {
+		return p.Window.Tenant(cfg)
+	}
+	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	return webhook.Symmetric(tol), err
 }
 
 // scheme reads the settings Verify and Sign share: the signature header,
@@ -156,25 +174,24 @@ func timestamp(req *webhook.Request, cfg webhook.Config, params map[string][]str
 	return "", nil
 }
 
-// checkTime accepts Unix seconds, Unix milliseconds or RFC 3339.
-func checkTime(ts string, now time.Time, tol time.Duration) error {
+// checkTime checks ts against w; it accepts Unix seconds, Unix
+// milliseconds or RFC 3339.
+func checkTime(ts string, now time.Time, w webhook.Window) error {
 	if n, err := strconv.ParseInt(ts, 10, 64); err == nil {
 		if n > 1e12 || n < -1e12 { // milliseconds
 			n /= 1000
 		}
-		_, err := webhook.CheckTimestamp(strconv.FormatInt(n, 10), now, tol)
-		return err
+		return w.Check(time.Unix(n, 0), now)
 	}
 	if f, err := strconv.ParseFloat(ts, 64); err == nil && strings.ContainsAny(ts, ".eE") {
 		// JSON numbers such as 1.714478400e12 from timestamp_json.
-		return checkTime(strconv.FormatFloat(f, 'f', 0, 64), now, tol)
+		return checkTime(strconv.FormatFloat(f, 'f', 0, 64), now, w)
 	}
 	t, err := time.Parse(time.RFC3339, ts)
 	if err != nil {
 		return webhook.Errorf(webhook.ErrMissingSignature, "timestamp is neither Unix time nor RFC 3339")
 	}
-	_, err = webhook.CheckTimestamp(strconv.FormatInt(t.Unix(), 10), now, tol)
-	return err
+	return w.Check(t.Truncate(time.Second), now)
 }
 
 // content returns the signed content for timestamp ts: the "signed"

@@ -300,7 +300,7 @@ func TestCheckTime(t *testing.T) {
 		{"yesterday", webhook.ErrMissingSignature},
 	}
 	for _, tt := range tests {
-		err := checkTime(tt.ts, now, 300*time.Second)
+		err := checkTime(tt.ts, now, webhook.Symmetric(300*time.Second))
 		if !errors.Is(err, tt.want) {
 			t.Errorf("checkTime(%q) = %v, want %v", tt.ts, err, tt.want)
 		}

@@ -18,9 +18,17 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// DefaultTolerance bounds the signed timestamp's age: Mailgun advises
-// checking it, and signs each attempt when it sends it.
-const DefaultTolerance = 300 * time.Second
+// Retries is what Mailgun documents: a webhook not answered 200 (nor 406)
+// is retried during 8 hours, and nothing says a retry carries a new
+// timestamp and token. The window covers the whole horizon, so a retry that
+// carries the first attempt's signature still verifies; the token, not the
+// timestamp, is what Mailgun offers against replays.
+var Retries = webhook.Retries{
+	Signing: webhook.Unsaid,
+	Horizon: 8 * time.Hour,
+	Source:  "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-retries, https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
+	Window:  webhook.Covering(8 * time.Hour),
+}
 
 // Provider implements webhook.Provider, webhook.Signer and webhook.Checker
 // for Mailgun.
@@ -53,7 +61,8 @@ func (Provider) Check(cfg webhook.Config) error {
 
 // Verify checks signature.signature, the hex HMAC-SHA256 of
 // signature.timestamp + signature.token, against every signing key, then
-// the timestamp against the tolerance. It returns an error wrapping
+// the timestamp against Retries.Window (its Past replaced by a "tolerance"
+// setting). It returns an error wrapping
 // webhook.ErrMissingSignature (the body holds no signature object, or its
 // timestamp or token is missing), webhook.ErrInvalidSignature,
 // webhook.ErrStale or webhook.ErrMisconfigured.
@@ -73,7 +82,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if err != nil || len(got) == 0 {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "signature.signature is not hex")
 	}
-	tol, err := webhook.ParseTolerance(cfg.Settings["tolerance"], DefaultTolerance)
+	win, err := Retries.Window.Tenant(cfg)
 	if err != nil {
 		return err
 	}
@@ -83,8 +92,7 @@ func (Provider) Verify(req *webhook.Request, cfg webhook.Config, now time.Time) 
 	if !webhook.MatchMAC(sha256.New, cfg.Secrets, [][]byte{got}, []byte(sig.Timestamp), []byte(sig.Token)) {
 		return webhook.Errorf(webhook.ErrInvalidSignature, "no configured signing key matches the signature")
 	}
-	_, err = webhook.CheckTimestamp(sig.Timestamp, now, tol)
-	return err
+	return win.CheckUnix(sig.Timestamp, now)
 }
 
 // Sign rewrites the body's signature object: timestamp now, the token it
