@@ -27,11 +27,14 @@ var Rows = []Row{
 		// A live notification is retried up to 60 times over 3 days; Paddle's
 		// SDK refuses a ts more than 5 s old (none ahead), and its page tells
 		// a manual check to do the same, so every attempt is signed when sent.
+		// hookpack follows the rule's shape (only too old) with a minute
+		// back, not 5 s: a cold start or a drifting clock must not refuse a
+		// fresh delivery, and the dedup window catches a replayed capture.
 		Retries: &webhook.Retries{
 			Signing: webhook.ByRule,
 			Horizon: 72 * time.Hour,
 			Source:  "https://developer.paddle.com/webhooks/about/respond-to-webhooks, https://developer.paddle.com/webhooks/about/signature-verification, @paddle/paddle-node-sdk src/notifications/helpers/webhooks-validator.ts",
-			Window:  webhook.Window{Past: 5 * time.Second, Future: webhook.AnyFuture},
+			Window:  webhook.Window{Past: time.Minute, Future: webhook.AnyFuture},
 		},
 	},
 	{
