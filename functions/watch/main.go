@@ -24,5 +24,5 @@ func main() {
 		DeadLetterExpiry: env.Duration("DEAD_LETTER_EXPIRY"),
 	}
 	prefix := env.Required("TENANT_PARAMETER_PREFIX")
-	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return watch.NewAWS(cfg, s, prefix, logger).Handle })
+	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return watch.NewAWS(cfg, s, prefix, nil, logger).Handle })
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
@@ -16,12 +17,13 @@ import (
 )
 
 // NewAWS returns a Watcher on the AWS clients of cfg, listing the tenants
-// onboarded under parameterPrefix ("/<stack>": its tenant-ids parameters).
+// onboarded under parameterPrefix ("/<stack>": its tenant-ids parameters),
+// on clock now (nil: time.Now).
 // CloudWatch is spoken in its AWS JSON 1.0 protocol, which CloudWatch
 // serves alongside the SDK's default (CBOR) and which moto also speaks, so
 // the same binary runs against AWS and the emulators.
-func NewAWS(cfg aws.Config, s Settings, parameterPrefix string, logger *slog.Logger) *Watcher {
+func NewAWS(cfg aws.Config, s Settings, parameterPrefix string, now func() time.Time, logger *slog.Logger) *Watcher {
 	cw := cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) { o.Protocol = awsjson.New10(schemas.GraniteServiceVersion20100801) })
 	ids := tenant.NewSSM(ssm.NewFromConfig(cfg), parameterPrefix).IDs
-	return New(ids, sqs.NewFromConfig(cfg), cw, dynamodb.NewFromConfig(cfg), sns.NewFromConfig(cfg), s, nil, logger)
+	return New(ids, sqs.NewFromConfig(cfg), cw, dynamodb.NewFromConfig(cfg), sns.NewFromConfig(cfg), s, now, logger)
 }

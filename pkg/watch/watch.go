@@ -67,7 +67,7 @@ type Settings struct {
 	// StateTable holds the breaches' State (items "_watch#<tenant>#<rule>").
 	StateTable string
 	// TopicARN is where notifications go.
-	TopicARN                              string
+	TopicARN                             string
 	OldestMessage, DeadLetterExpiry, Gap time.Duration
 	// Repeat per rule; a missing rule takes DefaultRepeat's.
 	Repeat map[Rule]time.Duration
