@@ -399,11 +399,19 @@ func Message(stack string, b Breach, since time.Time, repeat time.Duration) stri
 		b.Tenant, stack, b.Describe(), b.Rule, since.UTC().Format(time.RFC3339), do, repeat)
 }
 
+// ScheduledEvent is the detail-type of the EventBridge schedule's events.
+const ScheduledEvent = "Scheduled Event"
+
 // Handle is the Lambda handler of the scheduled run: one log line per
 // breach and per tenant the run could not judge, and one for the run. It
 // returns an error (Lambda retries the scheduled invocation) only when the
-// tenant list cannot be read.
-func (w *Watcher) Handle(ctx context.Context, _ events.EventBridgeEvent) error {
+// tenant list cannot be read. An event that is not the schedule's is
+// answered without a run or an AWS call.
+func (w *Watcher) Handle(ctx context.Context, ev events.EventBridgeEvent) error {
+	if ev.DetailType != ScheduledEvent {
+		w.logger.LogAttrs(ctx, slog.LevelInfo, "watch", slog.String("outcome", "ignored"), slog.String("detailType", ev.DetailType))
+		return nil
+	}
 	start := w.now()
 	rep, err := w.Run(ctx)
 	notified := 0

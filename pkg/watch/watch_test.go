@@ -161,6 +161,7 @@ func TestWatchOnMoto(t *testing.T) {
 	// The runs skip the ones between 5 and 65 minutes: a gap longer than
 	// that keeps the breaches going (TestNext holds the gap's rule).
 	f.setting.Gap = 90 * time.Minute
+	scheduled := events.EventBridgeEvent{DetailType: watch.ScheduledEvent, Source: "aws.events"}
 	now := t0
 	counter := awscount.New()
 	var logs bytes.Buffer
@@ -183,7 +184,7 @@ func TestWatchOnMoto(t *testing.T) {
 	}
 	for i, run := range runs {
 		now = run
-		if err := w.Handle(f.ctx, events.EventBridgeEvent{}); err != nil {
+		if err := w.Handle(f.ctx, scheduled); err != nil {
 			t.Fatalf("run %d: Handle() = %v", i, err)
 		}
 		if got := f.notifications(); !slices.Equal(got, want[i].notified) {
@@ -209,7 +210,7 @@ func TestWatchOnMoto(t *testing.T) {
 		f.drain(f.queues[id].URL)
 	}
 	f.drain(f.queues["dead"].DLQURL)
-	if err := w.Handle(f.ctx, events.EventBridgeEvent{}); err != nil {
+	if err := w.Handle(f.ctx, scheduled); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.notifications(); len(got) != 0 {
