@@ -32,6 +32,9 @@ const (
 	// a new breach, notified at once. Three runs of the 5-minute schedule,
 	// so one failed run does not end a breach.
 	DefaultGap = 15 * time.Minute
+	// DefaultStateRetention is how long a breach's state outlives its last
+	// sighting (DynamoDB TTL), well past DefaultGap.
+	DefaultStateRetention = 48 * time.Hour
 	// DeadLetterRetention is template-tenant.yaml's DLQ MessageRetentionPeriod.
 	DeadLetterRetention = 14 * 24 * time.Hour
 )

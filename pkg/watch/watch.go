@@ -74,7 +74,7 @@ type Settings struct {
 	// Concurrency bounds the tenants read at once (default 16).
 	Concurrency int
 	// StateRetention is how long a State outlives its last sighting
-	// (default 2 days; DynamoDB TTL).
+	// (DynamoDB TTL).
 	StateRetention time.Duration
 }
 
@@ -115,7 +115,7 @@ func New(tenants func(ctx context.Context) ([]string, error), q queueAPI, m metr
 		s.Concurrency = 16
 	}
 	if s.StateRetention <= 0 {
-		s.StateRetention = 48 * time.Hour
+		s.StateRetention = DefaultStateRetention
 	}
 	if now == nil {
 		now = time.Now

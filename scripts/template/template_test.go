@@ -412,6 +412,9 @@ func TestTenantGuarantees(t *testing.T) {
 		if !found {
 			t.Errorf("Queue Tags = %v, want %s from OldestMessageAlarmSeconds", rs["Queue"].Properties["Tags"], watch.ThresholdTag)
 		}
+		if d := num(t, tn.Parameters["OldestMessageAlarmSeconds"]["Default"]); d != watch.DefaultOldestMessage.Seconds() {
+			t.Errorf("OldestMessageAlarmSeconds defaults to %v, the watch (for a queue without the tag) to %v", d, watch.DefaultOldestMessage.Seconds())
+		}
 	})
 
 	t.Run("dead letters live as long as SQS allows and the watch alerts days before they expire", func(t *testing.T) {

@@ -115,6 +115,8 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/operations.md docs/reliability.md docs/scale.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "pkg/watch DefaultDeadLetterExpiry"},
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
+		{"docs/operations.md", `expiring (\d+) days after its last`, days(watch.DefaultStateRetention), "pkg/watch DefaultStateRetention"},
+		{"docs/operations.md", `not seen for (\d+) minutes`, strconv.Itoa(int(watch.DefaultGap / time.Minute)), "pkg/watch DefaultGap"},
 		{"docs/operations.md", `events waiting > (\d+) min`, strconv.Itoa(int(oldest / time.Minute)), "template-tenant.yaml OldestMessageAlarmSeconds"},
 		{"docs/operations.md", `within (\d+) minutes`, strconv.Itoa(int(tenant.DefaultTTL / time.Minute)), "tenant.DefaultTTL"},
 
