@@ -2,7 +2,8 @@
 # Onboard, update or remove a tenant of a deployed hookpack core stack, as
 # infrastructure as code. Each tenant is its own small CloudFormation stack,
 # "<core>-tenant-<tenant>", from template-tenant.yaml (FIFO queue, FIFO DLQ,
-# event source mapping to the core worker, three alarms), importing the core
+# event source mapping to the core worker; the core stack's watch alerts on
+# its queues, reading OLDEST_MESSAGE_ALARM_SECONDS from the queue's tag), importing the core
 # stack's exports; its credentials are KMS-encrypted SecureString parameters
 # /<core>/tenants/<tenant>/{inbound,outbound}. The set of tenant stacks is
 # the tenant list: `sam deploy` of the core stack never touches a tenant, and

@@ -5,9 +5,8 @@
 // moto's SQS and SSM hold the queues and credentials. What moto cannot run
 // is covered elsewhere: it has no SAM transform, so the core stack here is
 // testdata/core-exports.yaml (the exports template.yaml provides, kept in
-// step by scripts/template's tests), and it creates no CloudWatch alarms
-// ("No Moto CloudFormation support for AWS::CloudWatch::Alarm"), so the
-// tenant alarms are checked in the rendered template only.
+// step by scripts/template's tests). The tenant stack has no alarms: the
+// core stack's watch (pkg/watch) alerts for every tenant.
 package tenant
 
 import (

@@ -177,7 +177,9 @@ var batchAction = map[string]string{
 // parse returns the (action, resource) pairs of one request: the action
 // from X-Amz-Target (JSON protocols) or the Action form field (query
 // protocol) or, for S3, the method and path; the resource from the
-// request's TableName, QueueUrl, Name/Names/Path, or S3 bucket and key.
+// request's TableName, QueueUrl, Name/Names/Path, TopicArn, or S3 bucket
+// and key ("*" for actions without resource-level permissions, such as
+// cloudwatch:GetMetricData).
 func parse(req *http.Request, body []byte) []Call {
 	service := ""
 	if m := scope.FindStringSubmatch(req.Header.Get("Authorization")); m != nil {
@@ -185,6 +187,9 @@ func parse(req *http.Request, body []byte) []Call {
 	}
 	if service == "s3" {
 		return []Call{s3Call(req)}
+	}
+	if service == "monitoring" { // CloudWatch signs as "monitoring", IAM says "cloudwatch"
+		service = "cloudwatch"
 	}
 	op := ""
 	if t := req.Header.Get("X-Amz-Target"); t != "" {
@@ -216,6 +221,8 @@ func parse(req *http.Request, body []byte) []Call {
 		c.Resource = ParameterARN(str("Name"))
 	case service == "ssm" && str("Path") != "":
 		c.Resource = ParameterARN(str("Path"))
+	case service == "sns" && str("TopicArn") != "":
+		c.Resource = str("TopicArn")
 	case service == "ssm" && in["Names"] != nil:
 		names, _ := in["Names"].([]any)
 		out := make([]Call, 0, len(names))

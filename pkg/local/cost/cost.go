@@ -21,9 +21,9 @@ type Prices struct {
 	DynamoReadPerMillion      float64 // DynamoDB on-demand, per million read request units
 	DynamoStorageGBMonth      float64 // DynamoDB standard storage + PITR, per GB-month
 	SQSFIFOPerMillion         float64 // SQS FIFO, per million requests (64 KB chunks)
+	SQSStandardPerMillion     float64 // SQS requests FIFO rates do not cover (GetQueueAttributes …), per million
 	LogsIngestGB              float64 // CloudWatch Logs ingestion (standard), per GB
 	KMSPerTenThousand         float64 // KMS requests (SecureString decryption), per 10,000
-	AlarmMonth                float64 // CloudWatch standard-resolution alarm, per month
 	CustomMetricMonth         float64 // CloudWatch custom metric (EMF), per metric-month
 	SSMStandardParameterMonth float64 // SSM Parameter Store standard parameter, per month
 }
@@ -37,9 +37,9 @@ var USEast1 = Prices{
 	DynamoReadPerMillion:      0.125,
 	DynamoStorageGBMonth:      0.25 + 0.20,
 	SQSFIFOPerMillion:         0.50,
+	SQSStandardPerMillion:     0.40,
 	LogsIngestGB:              0.50,
 	KMSPerTenThousand:         0.03,
-	AlarmMonth:                0.10,
 	CustomMetricMonth:         0.30,
 	SSMStandardParameterMonth: 0,
 }
@@ -112,24 +112,33 @@ func Total(lines []Line) float64 {
 
 // Tenant is the fixed monthly cost of one idle tenant.
 type Tenant struct {
-	// Alarms per tenant (DLQ depth, oldest message age, oldest dead letter age).
-	Alarms int
 	// IdlePollRequestsMonth are the event source mapping's empty long
 	// polls on the tenant queue per month.
 	IdlePollRequestsMonth float64
+	// WatchRunsMonth are the core stack's watch runs per month (every 5
+	// minutes); WatchRequestsPerRun the SQS requests each makes for an
+	// idle tenant (GetQueueAttributes on its queue and DLQ; pkg/watch's
+	// TestWatchOnMoto holds the count); WatchMsPerRun the compute one
+	// tenant adds to a run at WatchMemoryMB.
+	WatchRunsMonth, WatchRequestsPerRun, WatchMsPerRun, WatchMemoryMB float64
 	// Parameters are the tenant's SSM parameters (inbound, outbound).
 	Parameters int
 }
 
 // DefaultTenant assumes Lambda's SQS poller keeps a handful of 20 s long
-// polls open on an idle queue: 5 pollers × 3 per minute × 43,200 minutes.
-var DefaultTenant = Tenant{Alarms: 3, IdlePollRequestsMonth: 5 * 3 * 43200, Parameters: 2}
+// polls open on an idle queue: 5 pollers × 3 per minute × 43,200 minutes;
+// and prices the watch's two requests per tenant every 5 minutes, each
+// tenant adding 2 ms to a 128 MB run (an assumption: two requests of about
+// 10 ms each, 16 tenants at a time, rounded up).
+var DefaultTenant = Tenant{IdlePollRequestsMonth: 5 * 3 * 43200, WatchRunsMonth: 43200 / 5, WatchRequestsPerRun: 2, WatchMsPerRun: 2, WatchMemoryMB: 128, Parameters: 2}
 
 // PerTenantMonth prices t.
 func PerTenantMonth(p Prices, t Tenant) []Line {
+	reads := t.WatchRunsMonth * t.WatchRequestsPerRun
 	return []Line{
 		{"SQS idle polling", fmt.Sprintf("%.0f empty receives", t.IdlePollRequestsMonth), t.IdlePollRequestsMonth / 1e6 * p.SQSFIFOPerMillion},
-		{"CloudWatch alarms", fmt.Sprintf("%d alarms", t.Alarms), float64(t.Alarms) * p.AlarmMonth},
+		{"Watch queue reads", fmt.Sprintf("%.0f GetQueueAttributes (%.0f per run, %.0f runs)", reads, t.WatchRequestsPerRun, t.WatchRunsMonth), reads / 1e6 * p.SQSStandardPerMillion},
+		{"Watch compute", fmt.Sprintf("%.0f MB × %.0f ms per run", t.WatchMemoryMB, t.WatchMsPerRun), t.WatchRunsMonth * t.WatchMsPerRun / 1000 * t.WatchMemoryMB / 1024 * p.LambdaArmGBSecond},
 		{"SSM parameters", fmt.Sprintf("%d standard SecureStrings", t.Parameters), float64(t.Parameters) * p.SSMStandardParameterMonth},
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
+	"github.com/hookpack/hookpack/pkg/watch"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -73,7 +74,7 @@ func statements(t *testing.T, root string) []statement {
 	apiPort, targetPort := port(t, local.Addr), port(t, devstack.DefaultTargetAddr)
 	stackName := strings.TrimSuffix(strings.TrimPrefix(tenantTpl("Parameters", "CoreStack", "AllowedPattern"), "^[A-Za-z][A-Za-z0-9-]{0,"), "}$")
 	stackMax := strconv.Itoa(number(t, stackName, "CoreStack AllowedPattern's repeat") + 1)
-	expiryAlarm := time.Duration(number(t, tenantTpl("Resources", "DeadLetterExpiryAlarm", "Properties", "Threshold"), "expiry alarm threshold")) * time.Second
+	expiryAlarm := watch.DefaultDeadLetterExpiry
 	oldest := time.Duration(number(t, tenantTpl("Parameters", "OldestMessageAlarmSeconds", "Default"), "OldestMessageAlarmSeconds")) * time.Second
 
 	const (
@@ -115,9 +116,11 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `\((\d+)-day queue and DLQ retention`, queueDays, queueSrc},
 		{"docs/reliability.md", `, (\d+)-day ledger\)`, ledgerDays, ledgerSrc},
 		{"docs/inspect.md", `(\d+) days back`, sinceDays(t, root), "scripts/inspect's -since default"},
-		{"docs/operations.md docs/reliability.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "template-tenant.yaml DeadLetterExpiryAlarm Threshold"},
+		{"docs/operations.md docs/reliability.md docs/scale.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "pkg/watch DefaultDeadLetterExpiry"},
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
+		{"docs/operations.md", `expiring (\d+) days after its last`, days(watch.DefaultStateRetention), "pkg/watch DefaultStateRetention"},
+		{"docs/operations.md", `not seen for (\d+) minutes`, strconv.Itoa(int(watch.DefaultGap / time.Minute)), "pkg/watch DefaultGap"},
 		{"docs/operations.md", `events waiting > (\d+) min`, strconv.Itoa(int(oldest / time.Minute)), "template-tenant.yaml OldestMessageAlarmSeconds"},
 		{"docs/operations.md", `within (\d+) minutes`, strconv.Itoa(int(tenant.DefaultTTL / time.Minute)), "tenant.DefaultTTL"},
 

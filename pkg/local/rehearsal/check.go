@@ -38,6 +38,11 @@ func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []capt
 			{Action: "sqs:SendMessage", Resource: qARN, Why: "the worker never enqueues to a tenant queue; it only dead-letters"},
 		},
 	}
+	forbidden[watchFunction] = []Probe{
+		{Action: "sqs:ReceiveMessage", Resource: qARN, Why: "the watch only reads queue attributes; a receive would hide a message from the worker"},
+		{Action: "sqs:ReceiveMessage", Resource: dlqARN, Why: "the watch only reads queue attributes; a receive would hide a dead letter from a replay"},
+		{Action: "ssm:GetParameter", Resource: param("inbound"), Why: "the watch never reads credentials"},
+	}
 	var req IAMRequest
 	var s3calls []Probe
 	for _, f := range rep.Functions {
@@ -45,7 +50,7 @@ func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []capt
 		if fc.Declared, err = declaredPolicies(declared, f.LogicalID, res); err != nil {
 			return err
 		}
-		fc.Calls = group(calls, f.LogicalID)
+		fc.Calls = append(group(calls, f.LogicalID), topicKeyCalls(rep, calls, f.LogicalID)...)
 		for _, c := range fc.Calls {
 			if strings.HasPrefix(c.Action, "s3:") {
 				s3calls = append(s3calls, c)
@@ -127,6 +132,27 @@ func checkIAM(ctx context.Context, client *ssm.Client, rep *Report, calls []capt
 		}
 	}
 	return nil
+}
+
+// topicKeyCalls are the KMS requests SNS makes with a publisher's
+// credentials for each of its publishes to the encrypted alarm topic
+// (AWS's "KMS permissions for publishers to encrypted topics"), which no
+// recorder sees: one probe per action on the topic's key.
+func topicKeyCalls(rep *Report, calls []capture.Call, function string) []Probe {
+	n := 0
+	for _, c := range calls {
+		if c.Function == function && c.Action == "sns:Publish" {
+			n++
+		}
+	}
+	key, err := arnOf(rep.Core.Resources["AlarmTopicKey"])
+	if n == 0 || err != nil {
+		return nil
+	}
+	return []Probe{
+		{Action: "kms:GenerateDataKey", Resource: key, Count: n, Operations: "Publish (by SNS)"},
+		{Action: "kms:Decrypt", Resource: key, Count: n, Operations: "Publish (by SNS)"},
+	}
 }
 
 func missing(c Verdict) string {

@@ -224,6 +224,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 
+	o.Logf("run the watch once, as its schedule does, on the dead letter the poison event left")
+	if err := watchOnce(ctx, o, rep, rec, binaries); err != nil {
+		return nil, err
+	}
+
 	o.Logf("evaluate %d recorded AWS requests against the roles the stack created (moto.iam.access_control)", len(rec.Calls()))
 	if err := checkIAM(ctx, ssm.NewFromConfig(cfg), rep, rec.Calls(), declared, o); err != nil {
 		return nil, err
@@ -416,6 +421,43 @@ func pipeline(ctx context.Context, o Options, cfg aws.Config, rep *Report, rec *
 	rep.Deliveries, accepted = send(ctx, rep, plan)
 	o.Logf("wait for every effect at the target and the poison event in the DLQ")
 	settle(ctx, o, sqs.NewFromConfig(cfg), rep, accepted, target, queueURL, rep.TenantStack.Resources["DeadLetterQueue"].Physical)
+	return nil
+}
+
+// watchFunction is the logical id of the scheduled alerting function.
+const watchFunction = "WatchFunction"
+
+// watchOnce invokes the watch as its schedule does (events/watch/
+// scheduled.json), with the environment and the recording endpoint of the
+// function the stack created, after the pipeline left the poison event in
+// the tenant's DLQ: it must publish a notification for that tenant.
+func watchOnce(ctx context.Context, o Options, rep *Report, rec *capture.Recorder, binaries map[string]string) error {
+	i := slices.IndexFunc(rep.Functions, func(f Function) bool { return f.LogicalID == watchFunction })
+	if i < 0 {
+		rep.failf("the core stack created no %s", watchFunction)
+		return nil
+	}
+	f := rep.Functions[i]
+	endpoint, err := rec.Endpoint(f.LogicalID)
+	if err != nil {
+		return err
+	}
+	ev, err := os.ReadFile(filepath.Join(o.Root, "events", "watch", "scheduled.json"))
+	if err != nil {
+		return err
+	}
+	res, err := runtimeapi.Invoke(ctx, runtimeapi.Options{Binary: binaries[f.LogicalID], Env: lambdaEnv(f, endpoint), Event: ev, Timeout: f.Timeout,
+		FunctionName: f.Name, FunctionARN: f.ARN, Stdout: o.Logs, Stderr: o.Logs})
+	if err != nil {
+		return fmt.Errorf("invoke %s: %w", f.LogicalID, err)
+	}
+	if res.Error != nil {
+		rep.failf("%s: the scheduled run failed: %v", f.LogicalID, res.Error)
+		return nil
+	}
+	if !slices.ContainsFunc(rec.Calls(), func(c capture.Call) bool { return c.Function == f.LogicalID && c.Action == "sns:Publish" }) {
+		rep.failf("%s: no notification published for tenant %s, whose DLQ holds the poison event", f.LogicalID, o.Tenant)
+	}
 	return nil
 }
 
