@@ -1396,6 +1396,14 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode["cus_A/forward"] = ""
 			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
+		// Issue 34's hole 9: the redrive took each copy the worker
+		// dead-lettered again during its run for a new dead letter.
+		{"hole 9: a redrive while the target still refuses the event moves it once and ends", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.mode["cus_A/forward"] = "permanent"
+			w.advance(time.Hour)
+			w.redrive("none", -1, false, func(string) { w.invoke("none", -1) })
+		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
 			w.mode["cus_A/forward"] = "transient"
