@@ -579,9 +579,12 @@ func (r *simRedrive) landed(dl *simMsg, of string, sent *simMsg) {
 		return
 	}
 	// The tool knows a message's event by its body (when it can read it)
-	// or by the dead letter's hookpack.eventKey.
-	named := dl.attrs[worker.AttrEventKey] != "" || w.readable(dl.body) == "" && (!queue.IsPointer(dl.body) || r.payloads)
-	if first, ok := r.events[e]; ok && named {
+	// or by the dead letter's hookpack.eventKey; one it cannot name may
+	// be any event's.
+	if named := dl.attrs[worker.AttrEventKey] != "" || w.readable(dl.body) == "" && (!queue.IsPointer(dl.body) || r.payloads); !named {
+		return
+	}
+	if first, ok := r.events[e]; ok {
 		w.violate("the redrive moved %s twice in one run (from %s and %s)", e.id, first, of)
 	}
 	r.events[e] = of
