@@ -16,6 +16,8 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 // This file holds the simulation's twins: an SQS FIFO queue pair with AWS's
@@ -162,6 +164,12 @@ func (q *fifo) expire(now time.Time) {
 // message received maxReceiveCount times already moves to the DLQ instead,
 // keeping its id; the DLQ's retention counts from the move (FIFO).
 func (q *fifo) receive(now time.Time, n int) []*simMsg {
+	return q.receiveFor(now, n, q.visibility)
+}
+
+// receiveFor is receive hiding what it returns for vis (a ReceiveMessage
+// call's VisibilityTimeout).
+func (q *fifo) receiveFor(now time.Time, n int, vis time.Duration) []*simMsg {
 	q.expire(now)
 	inflight := map[string]bool{}
 	for _, m := range q.msgs {
@@ -187,7 +195,7 @@ func (q *fifo) receive(now time.Time, n int) []*simMsg {
 		group = m.group
 		m.receives++
 		m.receipt = fmt.Sprintf("%s-r%d", m.id, m.receives)
-		m.visibleAt = now.Add(q.visibility)
+		m.visibleAt = now.Add(vis)
 		out = append(out, m)
 	}
 	return out
@@ -289,20 +297,28 @@ func (c simSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMe
 	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
-	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
+	return c.w.changeVisibility(in), nil
+}
+
+// changeVisibility is ChangeMessageVisibilityBatch on the queue in names:
+// an entry whose receipt handle is not its message's latest one in flight
+// fails.
+func (w *world) changeVisibility(in *sqs.ChangeMessageVisibilityBatchInput) *sqs.ChangeMessageVisibilityBatchOutput {
+	q := w.queueByURL(aws.ToString(in.QueueUrl))
 	out := &sqs.ChangeMessageVisibilityBatchOutput{}
 	for _, e := range in.Entries {
 		m := (*simMsg)(nil)
 		if q != nil {
-			m = q.byReceipt(c.w.now, aws.ToString(e.ReceiptHandle))
+			m = q.byReceipt(w.now, aws.ToString(e.ReceiptHandle))
 		}
 		if m == nil {
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("ReceiptHandleIsInvalid")})
 			continue
 		}
-		m.visibleAt = c.w.now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+		m.visibleAt = w.now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: e.Id})
 	}
-	return out, nil
+	return out
 }
 
 func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
@@ -413,4 +429,173 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 		return 0, errLost
 	}
 	return n, err
+}
+
+// simRedrive is the AWS of one run of scripts/replay's redrive (the real
+// replay.Replayer): its receives, deletions and visibility changes on the
+// DLQ twin and its sends to the source queue, each through the run's own
+// session (the tool crashing, or an answer lost), with the world's actions
+// interleaved before each receive after the first and before each
+// deletion (between). It checks the redrive's promises as the calls land:
+// only messages dead-lettered before the run started are moved, each DLQ
+// message and each event at most once.
+type simRedrive struct {
+	w    *world
+	sess *session
+	// start is the run's start; before counts the DLQ's messages
+	// dead-lettered before it.
+	start    time.Time
+	before   int
+	receives int
+	// payloads: the tool reads offloaded bodies (its -bucket flag).
+	payloads bool
+	// moved maps each DLQ message whose send landed to its copy, and
+	// events each event moved to the DLQ message it was moved for.
+	moved   map[string]*simMsg
+	events  map[*simEvent]string
+	between func(where string)
+}
+
+// redriveReceives bounds a run's receives in the twin: past it receives
+// fail, so a run that would not end cannot hang the simulation (world.redrive
+// reports it).
+const redriveReceives = 500
+
+// errRunaway is the twin's answer to a receive past redriveReceives.
+var errRunaway = errors.New("simulated receive refused: the redrive does not end")
+
+func (r *simRedrive) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if r.receives > 0 {
+		r.between("receive")
+	}
+	if r.receives++; r.receives > redriveReceives {
+		return nil, errRunaway
+	}
+	if !r.sess.call() {
+		return nil, errCrashed
+	}
+	q := r.w.queueByURL(aws.ToString(in.QueueUrl))
+	if q == nil {
+		return nil, fmt.Errorf("AWS.SimpleQueueService.NonExistentQueue: %s", aws.ToString(in.QueueUrl))
+	}
+	vis := time.Duration(in.VisibilityTimeout) * time.Second
+	msgs := q.receiveFor(r.w.now, int(in.MaxNumberOfMessages), vis)
+	if wait := time.Duration(in.WaitTimeSeconds) * time.Second; len(msgs) == 0 && wait > 0 {
+		// A long poll: the worker runs meanwhile.
+		r.w.advance(wait)
+		msgs = q.receiveFor(r.w.now, int(in.MaxNumberOfMessages), vis)
+	}
+	if r.sess.lost() {
+		return nil, errLost // received (hidden for vis), never seen by the tool
+	}
+	out := &sqs.ReceiveMessageOutput{}
+	for _, m := range msgs {
+		attrs := map[string]types.MessageAttributeValue{}
+		for k, v := range m.attrs {
+			attrs[k] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(v)}
+		}
+		out.Messages = append(out.Messages, types.Message{
+			MessageId: aws.String(m.id), ReceiptHandle: aws.String(m.receipt), Body: aws.String(m.body),
+			Attributes: map[string]string{
+				string(types.MessageSystemAttributeNameSentTimestamp):  strconv.FormatInt(m.sent.UnixMilli(), 10),
+				string(types.MessageSystemAttributeNameMessageGroupId): m.group,
+			},
+			MessageAttributes: attrs,
+		})
+	}
+	return out, nil
+}
+
+func (r *simRedrive) DeleteMessage(_ context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
+	r.between("delete")
+	if !r.sess.call() {
+		return nil, errCrashed
+	}
+	q := r.w.queueByURL(aws.ToString(in.QueueUrl))
+	m := (*simMsg)(nil)
+	if q != nil {
+		m = q.byReceipt(r.w.now, aws.ToString(in.ReceiptHandle))
+	}
+	if m == nil {
+		return nil, &types.ReceiptHandleIsInvalid{Message: aws.String("stale receipt handle " + aws.ToString(in.ReceiptHandle))}
+	}
+	q.remove(m)
+	if r.sess.lost() {
+		return nil, errLost
+	}
+	return &sqs.DeleteMessageOutput{}, nil
+}
+
+func (r *simRedrive) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if !r.sess.call() {
+		return nil, errCrashed
+	}
+	out := r.w.changeVisibility(in)
+	if r.sess.lost() {
+		return nil, errLost
+	}
+	return out, nil
+}
+
+// Send is the tool's send to the source queue (queue.SQS). A copy that
+// lands is checked against the run's promises.
+func (r *simRedrive) Send(_ context.Context, url string, m queue.Message) (string, error) {
+	if !r.sess.call() {
+		return "", errCrashed
+	}
+	q := r.w.queueByURL(url)
+	if q == nil {
+		return "", fmt.Errorf("AWS.SimpleQueueService.NonExistentQueue: %s", url)
+	}
+	of := m.Attributes[replay.AttrReplayOf]
+	dl := r.w.dlqMessage(of)
+	msg := &simMsg{body: string(m.Body), group: m.GroupID, dedup: m.DeduplicationID, attrs: m.Attributes, from: byReplay}
+	msg.event = r.w.eventOfBody(msg.body)
+	sent, ok := r.w.sendBack(q, msg, of)
+	if ok {
+		r.landed(dl, of, sent)
+	}
+	if r.sess.lost() {
+		return "", errLost
+	}
+	return sent.id, nil
+}
+
+// landed checks a copy of DLQ message of that SQS accepted.
+func (r *simRedrive) landed(dl *simMsg, of string, sent *simMsg) {
+	w := r.w
+	switch {
+	case dl == nil:
+		w.violate("the redrive moved %s, which is no message of the DLQ", of)
+		return
+	case !dl.sent.Before(r.start):
+		w.violate("the redrive moved %s, dead-lettered at %s, after the run started (%s)", of, dl.sent.Format(time.RFC3339Nano), r.start.Format(time.RFC3339Nano))
+	case r.moved[of] != nil:
+		w.violate("the redrive moved %s twice in one run (as %s and %s)", of, r.moved[of].id, sent.id)
+	}
+	r.moved[of] = sent
+	e := sent.event
+	if e == nil {
+		return
+	}
+	// The tool knows a message's event by its body (when it can read it)
+	// or by the dead letter's hookpack.eventKey; one it cannot name may
+	// be any event's.
+	if named := dl.attrs[worker.AttrEventKey] != "" || w.readable(dl.body) == "" && (!queue.IsPointer(dl.body) || r.payloads); !named {
+		return
+	}
+	if first, ok := r.events[e]; ok {
+		w.violate("the redrive moved %s twice in one run (from %s and %s)", e.id, first, of)
+	}
+	r.events[e] = of
+}
+
+// dlqMessage is the DLQ's message id, or nil.
+func (w *world) dlqMessage(id string) *simMsg {
+	for _, m := range w.src.dlq.msgs {
+		if m.id == id {
+			return m
+		}
+	}
+	return nil
 }

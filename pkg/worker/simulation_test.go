@@ -24,6 +24,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -520,15 +521,17 @@ func (w *world) deadLettered(m *simMsg) {
 			w.violate("dead letter %s of %s refuses the body ingest sent (%s, attributes %v): %s", m.id, m.event.id, from(src), attrNames(src), reason)
 		}
 	}
-	if e := m.event; e.done != "" {
-		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
-	}
 	if !named {
 		// Nothing named its event to the worker (a body it could not read,
 		// re-sent without attributes): it could mark no record, so the
-		// event is not held dead-lettered; its copies may run it.
+		// event is not held dead-lettered; its copies may run it. Nor
+		// could it know the event done: the dead letter is no outcome of
+		// the event's.
 		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
 		return
+	}
+	if e := m.event; e.done != "" {
+		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
 	if src != nil && src.from != byIngest && !src.claimed && m.event.dead {
 		m.event.buriedReplay = src
@@ -900,12 +903,16 @@ func (w *world) noteExpired() {
 	w.src.expired = nil
 }
 
-// replay moves every dead letter back to the source queue as tool does:
-// scripts/replay (marked with AttrReplayOf, the pointer's size and the
-// event's identity kept), AWS's move task (attributes kept, new message
-// ids), or a hand re-send of the body alone, with the pointer's size, or
-// with the event's attributes (the size, when a pointer, and its identity).
+// replay moves the dead letters back to the source queue as tool does:
+// scripts/replay (the real redrive, world.redrive), AWS's move task (every
+// dead letter, attributes kept, new message ids), or a hand re-send of
+// every dead letter's body alone, with the pointer's size, or with the
+// event's attributes (the size, when a pointer, and its identity).
 func (w *world) replay(tool provenance) {
+	if tool == byReplay {
+		w.redrive("none", -1, true, nil)
+		return
+	}
 	dlq := w.src.dlq
 	dlq.expire(w.now)
 	if len(dlq.msgs) == 0 {
@@ -914,12 +921,7 @@ func (w *world) replay(tool provenance) {
 	w.logf("operator replays %d dead letters with %s", len(dlq.msgs), tool)
 	for _, m := range slices.Clone(dlq.msgs) {
 		attrs := map[string]string{}
-		dedup := m.id + "-" + string(tool)
 		switch tool {
-		case byReplay:
-			attrs[worker.AttrReplayOf] = m.id
-			keep(attrs, m.attrs, eventAttrs...)
-			dedup = webhook.DeduplicationID("replay#" + m.id)
 		case byMove:
 			maps.Copy(attrs, m.attrs)
 		case byHandSize:
@@ -931,24 +933,93 @@ func (w *world) replay(tool provenance) {
 		if g := m.attrs[worker.AttrGroupID]; g != "" {
 			group = g
 		}
-		nm := &simMsg{body: m.body, group: group, dedup: dedup, attrs: attrs, event: m.event, from: tool}
-		if sent, ok := w.src.send(w.now, nm); ok {
-			w.logf("    %s → %s", m.id, sent.id)
-			// An event never applied takes the next place in the send
-			// order, even where a re-created queue cleared its old one,
-			// unless a copy sent before (another replay of it) is still
-			// queued: that one may apply it first. An applied event keeps
-			// its first place.
-			if e := m.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
-				w.place(e)
-			} else if e != nil {
-				e.lostByOwner = false
-			}
-		}
+		w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: m.id + "-" + string(tool), attrs: attrs, event: m.event, from: tool}, m.id)
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
 		dlq.remove(m)
 	}
+}
+
+// sendBack sends nm, a copy of dead letter of, to the source queue q.
+func (w *world) sendBack(q *fifo, nm *simMsg, of string) (*simMsg, bool) {
+	sent, ok := q.send(w.now, nm)
+	if !ok {
+		w.logf("    %s → deduplicated by SQS", of)
+		return nm, false
+	}
+	w.logf("    %s → %s", of, sent.id)
+	// An event never applied takes the next place in the send order, even
+	// where a re-created queue cleared its old one, unless a copy sent
+	// before (another replay of it) is still queued: that one may apply it
+	// first. An applied event keeps its first place.
+	if e := sent.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
+		w.place(e)
+	} else if e != nil {
+		e.lostByOwner = false
+	}
+	return sent, true
+}
+
+// redriveBudget is the redrive's Options.Budget: far more than a run
+// takes, so ErrBudget means a run that would not end.
+const redriveBudget = 24 * time.Hour
+
+// redrive runs scripts/replay's redrive, the real replay.Replayer, over the
+// twins (simRedrive): a second after the operator decides, it moves what
+// was dead-lettered before it started. Its own calls may fail as fault
+// says ("crash" after k calls, "lose" the answer to call k+1); payloads
+// gives it the payload bucket; between, when set, runs the world's actions
+// before each receive after the first and each deletion, so the worker
+// runs and dead-letters again while the redrive runs. Every run must end
+// (no ErrBudget), in at most two receives per message dead-lettered before
+// it started, plus two.
+func (w *world) redrive(fault string, k int, payloads bool, between func(where string)) {
+	w.now = w.now.Add(time.Second)
+	w.src.expire(w.now)
+	w.src.dlq.expire(w.now)
+	w.noteExpired()
+	r := &simRedrive{w: w, sess: &session{crashAfter: -1}, start: w.now, payloads: payloads,
+		moved: map[string]*simMsg{}, events: map[*simEvent]string{}, between: between}
+	switch fault {
+	case "crash":
+		r.sess.crashAfter = k
+	case "lose":
+		r.sess.loseAt = k + 1
+	}
+	if r.between == nil {
+		r.between = func(string) {}
+	}
+	for _, m := range w.src.dlq.msgs {
+		if m.sent.Before(r.start) {
+			r.before++
+		}
+	}
+	w.logf("operator redrives with scripts/replay: %d dead letters before it (fault=%s%s, bucket %v)", r.before, fault, crashSuffix(fault, k), payloads)
+	items, err := replay.New(r, r, replay.Options{Now: w.clock, Wait: time.Second, Budget: redriveBudget, Payloads: payloadsOf(w, payloads)}).
+		Redrive(context.Background(), w.src.dlq.url(), w.src.url(), replay.Filter{}, false)
+	held := 0
+	for _, it := range items {
+		if it.Status == replay.StatusHeld {
+			held++
+		}
+	}
+	w.logf("    the redrive ends after %d receives: %d moved, %d held, error %v", r.receives, len(r.moved), held, err)
+	switch {
+	case errors.Is(err, replay.ErrBudget) || errors.Is(err, errRunaway):
+		w.fail("the redrive does not end: %d receives (%v)", r.receives, err)
+	case r.receives > 2*r.before+2:
+		w.fail("the redrive took %d receives for %d dead letters from before its start", r.receives, r.before)
+	}
+}
+
+// payloadsOf is the payload bucket as the redrive reads it, when given.
+func payloadsOf(w *world, given bool) interface {
+	Get(ctx context.Context, pointerBody string) ([]byte, error)
+} {
+	if !given {
+		return nil
+	}
+	return simPayloads{w}
 }
 
 // keep copies the attributes names of from that it has into to.
@@ -1145,8 +1216,13 @@ func simulate(tally *simTally) func(*rapid.T) {
 			return rapid.SampledFrom([]string{"", "", "", "before", "after"}).Draw(rt, name)
 		}
 		// While time passes, one invocation in about twenty has a fault too.
+		// A run draws how often its drained invocations fail: one in
+		// twenty, or, in one run of three, one in five (a run of bad
+		// luck: the uncounted receives and duplicate invocations that the
+		// attempt limit and the dead marks must absorb).
+		drainOdds := rapid.SampledFrom([]int{20, 20, 5}).Draw(rt, "drain fault odds")
 		w.drainFault = func() (string, int) {
-			if rapid.IntRange(0, 19).Draw(rt, "drain fault?") != 0 {
+			if rapid.IntRange(1, drainOdds).Draw(rt, "drain fault?") != 1 {
 				return "none", -1
 			}
 			return rapid.SampledFrom([]string{"crash", "lose", "lostdelete", "duplicate"}).Draw(rt, "drain fault"), rapid.IntRange(0, 12).Draw(rt, "drain crash after")
@@ -1154,7 +1230,15 @@ func simulate(tally *simTally) func(*rapid.T) {
 		rt.Repeat(map[string]func(*rapid.T){
 			"new event": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
-				w.deliver(newEvent(conv), fault("ingest fault"))
+				// One in eight is a burst: up to a full batch of one
+				// conversation, so a failing head holds back nine.
+				n := 1
+				if rapid.IntRange(0, 7).Draw(rt, "burst?") == 0 {
+					n = rapid.IntRange(2, 10).Draw(rt, "burst")
+				}
+				for range n {
+					w.deliver(newEvent(conv), fault("ingest fault"))
+				}
 			},
 			"provider retry": func(rt *rapid.T) {
 				if len(w.events) == 0 {
@@ -1216,7 +1300,29 @@ func simulate(tally *simTally) func(*rapid.T) {
 				w.logf("payload of %s now %q", e.id, mode)
 			},
 			"replay": func(rt *rapid.T) {
-				w.replay(rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool"))
+				tool := rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool")
+				if tool != byReplay {
+					w.replay(tool)
+					return
+				}
+				f := rapid.SampledFrom([]string{"none", "none", "crash", "lose"}).Draw(rt, "redrive fault")
+				k := rapid.IntRange(0, 8).Draw(rt, "redrive crash after")
+				w.redrive(f, k, rapid.Bool().Draw(rt, "redrive reads the bucket"), func(where string) {
+					// While the redrive runs, the worker takes what it moved,
+					// the target changes its mind, time passes.
+					switch rapid.IntRange(0, 5).Draw(rt, "during the redrive, before its "+where) {
+					case 0, 1:
+						f, k := w.drainFault()
+						w.invoke(f, k)
+					case 2:
+						conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
+						mode := rapid.SampledFrom([]string{"", "permanent", "transient"}).Draw(rt, "mode")
+						w.mode[conv+"/"+worker.ForwardEffect], w.mode[conv+"/"+charge] = mode, mode
+						w.logf("    target of %s now %q", conv, mode)
+					case 3:
+						w.advance(rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second}).Draw(rt, "by"))
+					}
+				})
 			},
 			"recreate queue": func(rt *rapid.T) {
 				if rapid.IntRange(0, 9).Draw(rt, "rarely") != 0 {
@@ -1304,6 +1410,14 @@ func TestSimulationRegressions(t *testing.T) {
 			w.replay(byReplay)          // a third copy, behind evt_A_1
 			w.mode["cus_A/forward"] = ""
 			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
+		}},
+		// Issue 34's hole 9: the redrive took each copy the worker
+		// dead-lettered again during its run for a new dead letter.
+		{"hole 9: a redrive while the target still refuses the event moves it once and ends", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.mode["cus_A/forward"] = "permanent"
+			w.advance(time.Hour)
+			w.redrive("none", -1, false, func(string) { w.invoke("none", -1) })
 		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
