@@ -110,7 +110,7 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		f.pending, f.earlierExpiring = true, expiring
 		f.noTime = b.limited() && !f.now.Before(b.work)
 		if blocker != nil {
-			f.blocked, f.blockedDelay, f.blockedSet = true, blocker.visibility, blocker.setVisibility
+			f.blocked, f.blockedDelay, f.blockedSet, f.blockedByCopy = true, blocker.visibility, blocker.setVisibility, blocker.heldByCopy
 		}
 		var r result
 		if d := decide(f); d.verdict == vRun {
@@ -174,7 +174,7 @@ func (h *Handler) leftBehind(ctx context.Context, recs []events.SQSMessage, grou
 		wait := func(blocker *result) {
 			for _, i := range waiting {
 				f := h.facts(&recs[i], nil, nil)
-				f.pending, f.blocked, f.blockedDelay, f.blockedSet = true, true, blocker.visibility, blocker.setVisibility
+				f.pending, f.blocked, f.blockedDelay, f.blockedSet, f.blockedByCopy = true, true, blocker.visibility, blocker.setVisibility, blocker.heldByCopy
 				results[i] = h.settled(bctx, &recs[i], f)
 			}
 		}

@@ -48,6 +48,10 @@ type facts struct {
 	// the cut-off, and leaseLeft is how long its effects' leases last.
 	pending, blocked, blockedSet, earlierExpiring, noTime, timedOut bool
 	blockedDelay, leaseLeft                                         time.Duration
+	// blockedByCopy: the failure it waits behind is a concurrent copy of
+	// that message holding it (a batch invoked twice), which runs this
+	// message too: it is never dead-lettered under that copy.
+	blockedByCopy bool
 
 	err          error
 	ran, skipped int
@@ -92,6 +96,10 @@ type fate struct {
 	err error
 }
 
+// minCopyWait is how long before its retention's end a message waiting
+// behind a concurrent copy of its batch comes back.
+const minCopyWait = time.Minute
+
 // decide is the worker's one rule book: a message's fate from its facts.
 // It is pure: the questions whose answers cost an AWS call (vCount,
 // vAskQueue) are asked only on the paths that need them, and every rule is
@@ -109,6 +117,10 @@ func decide(f facts) fate {
 	// takes it at once.
 	case f.pending && f.earlierExpiring && !f.blocked && f.nearEnd(f.now):
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(errEarlierExpiring)}
+	case f.pending && f.blocked && f.blockedByCopy && f.nearEnd(f.now.Add(f.blockedDelay)) && f.retentionEnd.Sub(f.now) > minCopyWait:
+		// The copy decides this message's fate (done: SQS deleted it, and
+		// it never comes back); it comes back before SQS would delete it.
+		return fate{verdict: vRetry, outcome: outBlocked, delay: min(f.blockedDelay, f.retentionEnd.Sub(f.now)-minCopyWait)}
 	case f.pending && f.blocked && f.nearEnd(f.now.Add(f.blockedDelay)):
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(nil)}
 	case f.pending && f.blocked && f.blockedSet:

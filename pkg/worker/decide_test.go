@@ -39,6 +39,14 @@ func TestDecide(t *testing.T) {
 			f.blocked, f.blockedSet, f.blockedDelay = true, true, 12*time.Hour
 			f.retentionEnd = now.Add(60 * time.Hour)
 		}), vDeadLetter, outDeadLettered, 0, "near the end of its queue retention"},
+		{"behind a concurrent copy of its batch, the wait past its retention's end: waits for the copy, back before SQS deletes it", pending(func(f *facts) {
+			f.blocked, f.blockedSet, f.blockedDelay, f.blockedByCopy = true, true, 12*time.Hour, true
+			f.retentionEnd = now.Add(10 * time.Hour)
+		}), vRetry, outBlocked, 10*time.Hour - time.Minute, ""},
+		{"behind a concurrent copy, its retention ending now: dead-lettered", pending(func(f *facts) {
+			f.blocked, f.blockedSet, f.blockedDelay, f.blockedByCopy = true, true, 12*time.Hour, true
+			f.retentionEnd = now.Add(30 * time.Second)
+		}), vDeadLetter, outDeadLettered, 0, "near the end of its queue retention"},
 		{"behind one dead-lettered near its end, as near: dead-lettered without an attempt", pending(func(f *facts) {
 			f.earlierExpiring, f.retentionEnd = true, now.Add(47*time.Hour)
 		}), vDeadLetter, outDeadLettered, 0, "an earlier message of its conversation failed"},

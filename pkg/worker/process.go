@@ -135,6 +135,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
+		r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
 	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
 }

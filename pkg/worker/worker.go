@@ -210,6 +210,9 @@ type result struct {
 	// earlier message of its conversation that failed in the same batch,
 	// that message's (ledger.Fence.HeldFrom).
 	seq, heldFrom string
+	// heldByCopy: it failed because a concurrent copy of it (a batch
+	// invoked twice) holds its event or an effect under a live lease.
+	heldByCopy bool
 	// fence and touched: the message's fence and the effects it claimed
 	// or found completed, which its dead letter buries.
 	fence   ledger.Fence
