@@ -1,7 +1,6 @@
 package route
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -61,10 +60,15 @@ func (v Value) MarshalJSON() ([]byte, error) {
 // scalar decodes v: a string, json.Number, bool or nil, and false for an
 // object, an array or malformed JSON.
 func (v Value) scalar() (any, bool) {
+	if len(v) > 0 && (v[0] == '-' || '0' <= v[0] && v[0] <= '9') {
+		var n json.Number
+		if err := json.Unmarshal(v, &n); err != nil {
+			return nil, false
+		}
+		return n, true
+	}
 	var x any
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	if err := dec.Decode(&x); err != nil {
+	if err := json.Unmarshal(v, &x); err != nil {
 		return nil, false
 	}
 	switch x.(type) {
