@@ -19,11 +19,11 @@ import (
 // attribute (template.yaml's LedgerTable).
 const (
 	attrPK      = "pk"
-	attrExp     = "expiration"  // epoch seconds
-	attrTAT     = "tat_us"      // theoretical arrival time, epoch µs
-	attrFactor  = "factor_ppm"  // effective-rate factor set by the last counted 429
-	attrPenalty = "penalty_us"  // end of the last 429's pause, epoch µs
-	attrStrikes = "strikes"     // consecutive 429s
+	attrExp     = "expiration" // epoch seconds
+	attrTAT     = "tat_us"     // theoretical arrival time, epoch µs
+	attrFactor  = "factor_ppm" // effective-rate factor set by the last counted 429
+	attrPenalty = "penalty_us" // end of the last 429's pause, epoch µs
+	attrStrikes = "strikes"    // consecutive 429s
 )
 
 // dynamoAPI is the subset of the DynamoDB client the limiter uses.
