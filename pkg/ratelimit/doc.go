@@ -43,9 +43,10 @@
 // conditional write (1 WRU, the item comes back with the failure), at most
 // 10 in all (then ErrContention). A reservation's condition is a range of
 // TATs, so concurrent reservations that all fit do not invalidate each
-// other. No call at all for an unlimited limit, or when the remembered
-// item shows nothing fits. Slow costs one or two writes per counted 429,
-// none during a pause.
+// other. When the remembered item shows nothing fits, one strongly
+// consistent GetItem (1 RRU, $0.25 per million) gives the exact Retry. No
+// call at all for an unlimited limit. Slow costs one or two writes per
+// counted 429, one GetItem per 429 during a pause.
 //
 // # Limits of the guarantee
 //

@@ -65,8 +65,10 @@ func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
 // until Retry. It costs one conditional UpdateItem when at least one slot
 // fits (1 WRU), more only when another invocation changed the item since
 // this value last saw it (one more failed write each, at most maxAttempts
-// in all), and no call when the remembered item shows none fits or l is
-// unlimited. It returns an error wrapping ErrInvalidKey, ErrContention, or
+// calls in all); one strongly consistent GetItem (1 RRU) when the
+// remembered item shows none fits, for the exact Retry; none when l is
+// unlimited or n ≤ 0. The answer is always the one Memory gives on the
+// stored item. It returns an error wrapping ErrInvalidKey, ErrContention, or
 // the AWS error, with the key.
 func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait time.Duration, now time.Time) (Reservation, error) {
 	if err := check(k); err != nil {
@@ -76,17 +78,26 @@ func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait t
 		return unlimited(max(n, 0), now), nil
 	}
 	pk, nowUs, wait := k.pk(), epoch.Micros(now), max(maxWait, 0).Microseconds()
-	for range maxAttempts {
+	for calls, fresh := 0, false; ; calls++ {
 		s := d.guess(pk)
 		p := planReserve(s, l, d.opts, n, nowUs, wait)
-		if p.k == 0 {
-			// The remembered tat is a lower bound of the stored one
-			// (it only grows), so none fits there either.
+		switch {
+		case p.k == 0 && fresh:
 			return p.reservation(p.base), nil
+		case calls == maxAttempts:
+			return Reservation{}, fmt.Errorf("reserve %s: %w", k, ErrContention)
+		case p.k == 0:
+			// None fits on the remembered item, nor on the stored one (its
+			// tat only grows): read it for the exact Retry.
+			if err := d.refresh(ctx, pk); err != nil {
+				return Reservation{}, fmt.Errorf("reserve %s: %w", k, err)
+			}
+			fresh = true
+			continue
 		}
-		in := d.update(pk, reserveWrite(s, p))
-		out, err := d.client.UpdateItem(ctx, in)
+		out, err := d.client.UpdateItem(ctx, d.update(pk, reserveWrite(s, p)))
 		if err = d.settle(ctx, pk, out, err); errors.Is(err, errStale) {
+			fresh = true
 			continue
 		} else if err != nil {
 			return Reservation{}, fmt.Errorf("reserve %s: %w", k, err)
@@ -97,7 +108,6 @@ func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait t
 		}
 		return p.reservation(base), nil
 	}
-	return Reservation{}, fmt.Errorf("reserve %s: %w", k, ErrContention)
 }
 
 // Slow reports a 429 (or 503) from k's target with its Retry-After (0
@@ -106,10 +116,10 @@ func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait t
 // strike, halves the effective rate (down to MinFactor) and pauses
 // Retry-After, or Penalty doubled per consecutive strike, capped at
 // MaxPenalty; during a pause it only extends it to a later Retry-After.
-// Slots reserved before the call are not taken back. It costs no call when
-// l is unlimited or the remembered item shows the pause covers it, else
-// one conditional UpdateItem, plus one per concurrent change (at most
-// maxAttempts). It returns an error wrapping ErrInvalidKey, ErrContention,
+// Slots reserved before the call are not taken back. It costs one
+// conditional UpdateItem, plus one per concurrent change (at most
+// maxAttempts calls); one GetItem when the remembered item shows the pause
+// covers the 429 already; none when l is unlimited. It returns an error wrapping ErrInvalidKey, ErrContention,
 // or the AWS error, with the key.
 func (d *DynamoDB) Slow(ctx context.Context, k Key, l Limit, retryAfter time.Duration, now time.Time) (time.Time, error) {
 	if err := check(k); err != nil {
@@ -119,22 +129,32 @@ func (d *DynamoDB) Slow(ctx context.Context, k Key, l Limit, retryAfter time.Dur
 		return unlimitedPause(d.opts, retryAfter, now), nil
 	}
 	pk, nowUs := k.pk(), epoch.Micros(now)
-	for range maxAttempts {
+	for calls, fresh := 0, false; ; calls++ {
 		s := d.guess(pk)
 		next, end, write := planSlow(s, l, d.opts, retryAfter.Microseconds(), nowUs)
-		if !write {
-			// The remembered pause is a lower bound of the stored one.
+		switch {
+		case !write && fresh:
 			return epoch.FromMicros(end), nil
+		case calls == maxAttempts:
+			return time.Time{}, fmt.Errorf("slow %s: %w", k, ErrContention)
+		case !write:
+			// The remembered pause covers the 429, and so does the stored
+			// one (it only grows): read it for its exact end.
+			if err := d.refresh(ctx, pk); err != nil {
+				return time.Time{}, fmt.Errorf("slow %s: %w", k, err)
+			}
+			fresh = true
+			continue
 		}
 		out, err := d.client.UpdateItem(ctx, d.update(pk, slowWrite(s, next)))
 		if err = d.settle(ctx, pk, out, err); errors.Is(err, errStale) {
+			fresh = true
 			continue
 		} else if err != nil {
 			return time.Time{}, fmt.Errorf("slow %s: %w", k, err)
 		}
 		return epoch.FromMicros(end), nil
 	}
-	return time.Time{}, fmt.Errorf("slow %s: %w", k, ErrContention)
 }
 
 // State returns k's stored state at now (a strongly consistent read), or
@@ -249,12 +269,19 @@ func (d *DynamoDB) settle(ctx context.Context, pk string, out *dynamodb.UpdateIt
 	}
 	// No item came back: there is none, or the endpoint does not return
 	// it. Read it (1 RRU) rather than guess absent forever.
-	s, err := d.read(ctx, pk)
-	if err != nil {
+	if err := d.refresh(ctx, pk); err != nil {
 		return err
 	}
-	d.remember(pk, s)
 	return errStale
+}
+
+// refresh reads pk's item and remembers it.
+func (d *DynamoDB) refresh(ctx context.Context, pk string) error {
+	s, err := d.read(ctx, pk)
+	if err == nil {
+		d.remember(pk, s)
+	}
+	return err
 }
 
 // read returns pk's stored state (strongly consistent).

@@ -3,6 +3,8 @@ package ratelimit_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -211,6 +213,52 @@ func BenchmarkBareUpdateItem(b *testing.B) {
 		})
 		if err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDynamoDBAgreesWithMemory drives the memory twin and DynamoDB Local
+// (through three stores: three containers, each with its own, often
+// stale, memory of the item) with one random sequence of reservations,
+// 429s and reads at skewed clocks and changing rates: every answer must be
+// the same.
+func TestDynamoDBAgreesWithMemory(t *testing.T) {
+	client := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
+	table := ledgerTable(t, client)
+	m := ratelimit.NewMemory(ratelimittest.Options)
+	var ds []*ratelimit.DynamoDB
+	for range 3 {
+		ds = append(ds, ratelimit.NewDynamoDB(client, table, ratelimittest.Options))
+	}
+	ctx, rnd := context.Background(), rand.New(rand.NewPCG(7, 7))
+	keys := []ratelimit.Key{{Tenant: "acme", Name: "dest:a"}, {Tenant: "acme", Name: "orders"}}
+	limits := []ratelimit.Limit{{Rate: 20, Burst: 3}, {Rate: 5, Burst: 1}, {Rate: 0.5, Burst: 2}}
+	now := lease.NewClock().Now()
+	for i := range 300 {
+		now = now.Add(time.Duration(rnd.IntN(400)) * time.Millisecond)
+		at := now.Add(-time.Duration(rnd.IntN(5)) * time.Millisecond) // another Lambda's clock
+		k, l, d := keys[rnd.IntN(len(keys))], limits[rnd.IntN(len(limits))], ds[rnd.IntN(len(ds))]
+		switch op := rnd.IntN(10); {
+		case op < 7:
+			n, wait := 1+rnd.IntN(10), time.Duration(rnd.IntN(3000))*time.Millisecond
+			want, errM := m.Reserve(ctx, k, l, n, wait, at)
+			got, errD := d.Reserve(ctx, k, l, n, wait, at)
+			if errM != nil || errD != nil || !slices.EqualFunc(got.Slots, want.Slots, time.Time.Equal) || !got.Retry.Equal(want.Retry) {
+				t.Fatalf("op %d: Reserve(%s, %+v, %d, %v) = %+v, %v; memory %+v, %v", i, k, l, n, wait, got, errD, want, errM)
+			}
+		case op < 9:
+			retry := time.Duration(rnd.IntN(3)) * 700 * time.Millisecond
+			want, errM := m.Slow(ctx, k, l, retry, at)
+			got, errD := d.Slow(ctx, k, l, retry, at)
+			if errM != nil || errD != nil || !got.Equal(want) {
+				t.Fatalf("op %d: Slow(%s, %v) = %v, %v; memory %v, %v", i, k, retry, got, errD, want, errM)
+			}
+		default:
+			want, errM := m.State(ctx, k, at)
+			got, errD := d.State(ctx, k, at)
+			if got != want || (errM == nil) != (errD == nil) {
+				t.Fatalf("op %d: State(%s) = %+v, %v; memory %+v, %v", i, k, got, errD, want, errM)
+			}
 		}
 	}
 }
