@@ -43,7 +43,10 @@
 // conditional write (1 WRU, the item comes back with the failure), at most
 // 10 in all (then ErrContention). A reservation's condition is a range of
 // TATs, so concurrent reservations that all fit do not invalidate each
-// other. When the remembered item shows nothing fits, one strongly
+// other: BenchmarkReserveDynamoDB measures 1.00 call per reservation from
+// one container, 1.01 from four taking turns at half the rate, 1.96 at
+// twice the rate (a full horizon leaves a one-step range of TATs, so a
+// stale memory misses). When the remembered item shows nothing fits, one strongly
 // consistent GetItem (1 RRU, $0.25 per million) gives the exact Retry. No
 // call at all for an unlimited limit. Slow costs one or two writes per
 // counted 429, one GetItem per 429 during a pause.

@@ -169,25 +169,35 @@ func BenchmarkReserveMemory(b *testing.B) {
 	}
 }
 
-// BenchmarkReserveDynamoDB reserves a 10-message batch from several
-// containers (each its own store: its own memory of the item) taking turns
-// on one limit, and reports the DynamoDB calls per reservation: 1 is the
-// floor; a container whose memory went stale pays one failed write.
+// BenchmarkReserveDynamoDB reserves a 10-message batch from containers
+// (each its own store: its own memory of the item) taking turns on one
+// limit of 100/s, at half the rate and at twice the rate (the horizon
+// full: fewer slots than asked), and reports the DynamoDB calls and write
+// units per reservation: 1 is the floor; a container whose memory went
+// stale pays one failed write, a full horizon one read.
 func BenchmarkReserveDynamoDB(b *testing.B) {
 	client := dynamodb.NewFromConfig(awstest.Config(b, awstest.DynamoDBLocal(b)))
-	for _, containers := range []int{1, 4} {
-		b.Run(map[int]string{1: "one-container", 4: "four-containers"}[containers], func(b *testing.B) {
+	for _, bb := range []struct {
+		name       string
+		containers int
+		every      time.Duration // between two batches: 100 ms is the rate
+	}{
+		{"one-container/half-rate", 1, 200 * time.Millisecond},
+		{"four-containers/half-rate", 4, 200 * time.Millisecond},
+		{"four-containers/twice-rate", 4, 50 * time.Millisecond},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
 			table := ledgerTable(b, client)
 			c := &counting{next: client}
-			stores := make([]*ratelimit.DynamoDB, containers)
+			stores := make([]*ratelimit.DynamoDB, bb.containers)
 			for i := range stores {
 				stores[i] = ratelimit.NewDynamoDB(c, table, ratelimit.Options{})
 			}
 			k, now := ratelimit.Key{Tenant: "acme", Name: "dest:example.com"}, lease.NewClock().Now()
 			i := 0
 			for b.Loop() {
-				now = now.Add(50 * time.Millisecond) // half the batch's time: the schedule stays ahead
-				if _, err := stores[i%containers].Reserve(context.Background(), k, limit, 10, time.Second, now); err != nil {
+				now = now.Add(bb.every)
+				if _, err := stores[i%bb.containers].Reserve(context.Background(), k, limit, 10, time.Second, now); err != nil {
 					b.Fatal(err)
 				}
 				i++
