@@ -11,17 +11,7 @@ import (
 // named in one run, not only the first; a valid pair passes.
 func TestRunNamesEveryProblem(t *testing.T) {
 	dir := t.TempDir()
-	file := func(body string) string {
-		f, err := os.CreateTemp(dir, "*.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString(body); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return f.Name()
-	}
+	file := func(body string) string { return tempJSON(t, dir, body) }
 	in := file(`{"providers":{"github":{"secrets":["s"]}}}`)
 	out := file(`{"targetUrl":"https://target.example/events","secrets":["whsec_dGVzdA=="],"timeout":"10s"}`)
 	dests := file(`{"destinations":[{"name":"ci","url":"https://ci.example/github","secrets":["whsec_dGVzdA=="],"rate":"600/m",
@@ -87,19 +77,26 @@ func TestRunNamesEveryProblem(t *testing.T) {
 // sender as not enabled.
 func TestRunHoldsFiltersAgainstAParsedInboundOnly(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	out := write("out.json", `{"destinations":[{"name":"ci","url":"https://ci.example","secrets":["whsec_dGVzdA=="],"filter":{"events":["github:*"]}}]}`)
+	out := tempJSON(t, dir, `{"destinations":[{"name":"ci","url":"https://ci.example","secrets":["whsec_dGVzdA=="],"filter":{"events":["github:*"]}}]}`)
 	const notEnabled = `sender "github" is not enabled`
-	if err := run([]string{"acme", write("broken.json", `{"providers":`), out}); err == nil || strings.Contains(err.Error(), notEnabled) {
+	if err := run([]string{"acme", tempJSON(t, dir, `{"providers":`), out}); err == nil || strings.Contains(err.Error(), notEnabled) {
 		t.Errorf("check with an inbound file that does not parse = %v, want its syntax error only", err)
 	}
-	if err := run([]string{"acme", write("stripe.json", `{"providers":{"stripe":{"secrets":["x"]}},"extra":1}`), out}); err == nil || !strings.Contains(err.Error(), notEnabled) {
+	if err := run([]string{"acme", tempJSON(t, dir, `{"providers":{"stripe":{"secrets":["x"]}},"extra":1}`), out}); err == nil || !strings.Contains(err.Error(), notEnabled) {
 		t.Errorf("check with an inbound file enabling stripe only = %v, want %q", err, notEnabled)
 	}
+}
+
+// tempJSON writes body to a new file in dir and returns its path.
+func tempJSON(t *testing.T, dir, body string) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(body); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return f.Name()
 }
