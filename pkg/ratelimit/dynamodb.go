@@ -77,37 +77,22 @@ func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait t
 	if l.Unlimited() || n <= 0 {
 		return unlimited(max(n, 0), now), nil
 	}
-	pk, nowUs, wait := k.pk(), epoch.Micros(now), max(maxWait, 0).Microseconds()
-	for calls, fresh := 0, false; ; calls++ {
-		s := d.guess(pk)
-		p := planReserve(s, l, d.opts, n, nowUs, wait)
-		switch {
-		case p.k == 0 && fresh:
-			return p.reservation(p.base), nil
-		case calls == maxAttempts:
-			return Reservation{}, fmt.Errorf("reserve %s: %w", k, ErrContention)
-		case p.k == 0:
-			// None fits on the remembered item, nor on the stored one (its
-			// tat only grows): read it for the exact Retry.
-			if err := d.refresh(ctx, pk); err != nil {
-				return Reservation{}, fmt.Errorf("reserve %s: %w", k, err)
-			}
-			fresh = true
-			continue
+	nowUs, wait := epoch.Micros(now), max(maxWait, 0).Microseconds()
+	var p plan
+	out, err := d.change(ctx, k.pk(), func(s state) *write {
+		if p = planReserve(s, l, d.opts, n, nowUs, wait); p.k == 0 {
+			return nil
 		}
-		out, err := d.client.UpdateItem(ctx, d.update(pk, reserveWrite(s, p)))
-		if err = d.settle(ctx, pk, out, err); errors.Is(err, errStale) {
-			fresh = true
-			continue
-		} else if err != nil {
-			return Reservation{}, fmt.Errorf("reserve %s: %w", k, err)
-		}
-		base := p.base
-		if p.fromTAT { // the stored tat was somewhere in [lo, hi]
-			base = decode(out.Attributes).tat - int64(p.k)*p.step
-		}
-		return p.reservation(base), nil
+		return reserveWrite(s, p)
+	})
+	if err != nil {
+		return Reservation{}, fmt.Errorf("reserve %s: %w", k, err)
 	}
+	base := p.base
+	if out != nil && p.fromTAT { // the stored tat was somewhere in [lo, hi]
+		base = decode(out.Attributes).tat - int64(p.k)*p.step
+	}
+	return p.reservation(base), nil
 }
 
 // Slow reports a 429 (or 503) from k's target with its Retry-After (0
@@ -128,32 +113,47 @@ func (d *DynamoDB) Slow(ctx context.Context, k Key, l Limit, retryAfter time.Dur
 	if l.Unlimited() {
 		return unlimitedPause(d.opts, retryAfter, now), nil
 	}
-	pk, nowUs := k.pk(), epoch.Micros(now)
+	var end int64
+	_, err := d.change(ctx, k.pk(), func(s state) *write {
+		next, x, e, changed := planSlow(s, l, d.opts, retryAfter.Microseconds(), epoch.Micros(now))
+		if end = next.penalty; !changed {
+			return nil
+		}
+		return slowWrite(s, next, x, e)
+	})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("slow %s: %w", k, err)
+	}
+	return epoch.FromMicros(end), nil
+}
+
+// change decides a write on the item pk as last seen and makes it: one
+// conditional UpdateItem, again on the current item while the one decided
+// on has changed, at most maxAttempts calls (then ErrContention). A
+// decision of no write (nil) on a remembered item is checked on the stored
+// one (a GetItem), so that the answer is the one the stored item gives.
+// It returns the successful write's output, nil when none was needed.
+func (d *DynamoDB) change(ctx context.Context, pk string, decide func(state) *write) (*dynamodb.UpdateItemOutput, error) {
 	for calls, fresh := 0, false; ; calls++ {
 		s := d.guess(pk)
-		next, end, write := planSlow(s, l, d.opts, retryAfter.Microseconds(), nowUs)
+		w := decide(s)
 		switch {
-		case !write && fresh:
-			return epoch.FromMicros(end), nil
+		case w == nil && fresh:
+			return nil, nil
 		case calls == maxAttempts:
-			return time.Time{}, fmt.Errorf("slow %s: %w", k, ErrContention)
-		case !write:
-			// The remembered pause covers the 429, and so does the stored
-			// one (it only grows): read it for its exact end.
+			return nil, ErrContention
+		case w == nil:
 			if err := d.refresh(ctx, pk); err != nil {
-				return time.Time{}, fmt.Errorf("slow %s: %w", k, err)
+				return nil, err
 			}
 			fresh = true
 			continue
 		}
-		out, err := d.client.UpdateItem(ctx, d.update(pk, slowWrite(s, next)))
-		if err = d.settle(ctx, pk, out, err); errors.Is(err, errStale) {
-			fresh = true
-			continue
-		} else if err != nil {
-			return time.Time{}, fmt.Errorf("slow %s: %w", k, err)
+		out, err := d.client.UpdateItem(ctx, d.update(pk, w))
+		if err = d.settle(ctx, pk, out, err); !errors.Is(err, errStale) {
+			return out, err
 		}
-		return epoch.FromMicros(end), nil
+		fresh = true
 	}
 }
 
@@ -182,10 +182,11 @@ type write struct {
 
 // reserveWrite is p's write on s: on a tat in [lo, hi] (the schedule
 // grows by k steps, whatever other reservations did meanwhile), or below
-// now (the schedule restarts at now), with s's factor and pause; or on
-// no item.
-func reserveWrite(s state, p plan) write {
-	w := write{values: map[string]types.AttributeValue{":exp": num(p.expires)}}
+// now (the schedule restarts at now), with s's pause; or on no item. The
+// pause's end stands for the factor too: every 429 that changes the factor
+// moves the end later.
+func reserveWrite(s state, p plan) *write {
+	w := &write{values: map[string]types.AttributeValue{":exp": num(p.expires)}}
 	switch {
 	case !s.exists:
 		w.cond = "attribute_not_exists(#pk)"
@@ -193,31 +194,44 @@ func reserveWrite(s state, p plan) write {
 		fresh := p.after(s, p.base)
 		nums(w.values, ":tat", fresh.tat, ":factor", fresh.factor, ":penalty", fresh.penalty, ":strikes", fresh.strikes)
 	case p.fromTAT:
-		w.cond = "#tat BETWEEN :lo AND :hi AND #factor = :factor AND #penalty = :penalty"
+		w.cond = "#tat BETWEEN :lo AND :hi AND #penalty = :penalty"
 		w.set = "#tat = #tat + :inc, #exp = :exp"
-		nums(w.values, ":lo", p.lo, ":hi", p.hi, ":inc", int64(p.k)*p.step, ":factor", s.factor, ":penalty", s.penalty)
+		nums(w.values, ":lo", p.lo, ":hi", p.hi, ":inc", int64(p.k)*p.step, ":penalty", s.penalty)
 	default:
-		w.cond = "#tat < :now AND #factor = :factor AND #penalty = :penalty"
+		w.cond = "#tat < :now AND #penalty = :penalty"
 		w.set = "#tat = :tat, #exp = :exp"
-		nums(w.values, ":now", p.now, ":tat", p.after(s, p.base).tat, ":factor", s.factor, ":penalty", s.penalty)
+		nums(w.values, ":now", p.now, ":tat", p.after(s, p.base).tat, ":penalty", s.penalty)
 	}
 	return w
 }
 
-// slowWrite replaces the state s with next (Slow's decisions depend on
-// every field).
-func slowWrite(s, next state) write {
-	w := write{
-		set:    "#tat = :tat, #factor = :factor, #penalty = :penalty, #strikes = :strikes, #exp = :exp",
+// slowWrite is the write of next, decided on s by planSlow with the floors
+// x of the tat and e of the TTL: on s's pause (which stands for the factor
+// and the strikes too: every 429 that changes them moves its end later),
+// and on which side of its floor each of the tat and the TTL is, so that
+// reservations meanwhile rarely void it.
+func slowWrite(s, next state, x, e int64) *write {
+	w := &write{
+		set:    "#factor = :factor, #penalty = :penalty, #strikes = :strikes",
 		values: map[string]types.AttributeValue{},
 	}
-	nums(w.values, ":tat", next.tat, ":factor", next.factor, ":penalty", next.penalty, ":strikes", next.strikes, ":exp", next.expires)
+	nums(w.values, ":factor", next.factor, ":penalty", next.penalty, ":strikes", next.strikes, ":x", x, ":e", e)
 	if !s.exists {
-		w.cond = "attribute_not_exists(#pk)"
+		w.cond, w.set = "attribute_not_exists(#pk)", w.set+", #tat = :x, #exp = :e"
 		return w
 	}
-	w.cond = "#tat = :otat AND #factor = :ofactor AND #penalty = :openalty AND #strikes = :ostrikes"
-	nums(w.values, ":otat", s.tat, ":ofactor", s.factor, ":openalty", s.penalty, ":ostrikes", s.strikes)
+	w.cond = "#penalty = :openalty"
+	nums(w.values, ":openalty", s.penalty)
+	if s.tat < x {
+		w.cond, w.set = w.cond+" AND #tat < :x", w.set+", #tat = :x"
+	} else {
+		w.cond += " AND #tat >= :x"
+	}
+	if s.expires < e {
+		w.cond, w.set = w.cond+" AND #exp < :e", w.set+", #exp = :e"
+	} else {
+		w.cond += " AND #exp >= :e"
+	}
 	return w
 }
 
@@ -229,10 +243,10 @@ func nums(m map[string]types.AttributeValue, kv ...any) {
 
 // update returns w as an UpdateItem on pk that returns the item: the new
 // one to remember, or the current one when the condition fails.
-func (d *DynamoDB) update(pk string, w write) *dynamodb.UpdateItemInput {
-	names := map[string]string{"#tat": attrTAT, "#factor": attrFactor, "#penalty": attrPenalty, "#exp": attrExp}
-	if w.values[":strikes"] != nil || w.values[":ostrikes"] != nil {
-		names["#strikes"] = attrStrikes
+func (d *DynamoDB) update(pk string, w *write) *dynamodb.UpdateItemInput {
+	names := map[string]string{"#tat": attrTAT, "#penalty": attrPenalty, "#exp": attrExp}
+	if w.values[":factor"] != nil {
+		names["#factor"], names["#strikes"] = attrFactor, attrStrikes
 	}
 	if w.cond == "attribute_not_exists(#pk)" {
 		names["#pk"] = attrPK

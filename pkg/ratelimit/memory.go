@@ -54,11 +54,11 @@ func (m *Memory) Slow(_ context.Context, k Key, l Limit, retryAfter time.Duratio
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	next, end, write := planSlow(m.get(k), l, m.opts, retryAfter.Microseconds(), epoch.Micros(now))
+	next, _, _, write := planSlow(m.get(k), l, m.opts, retryAfter.Microseconds(), epoch.Micros(now))
 	if write {
 		m.limits[k.pk()] = next
 	}
-	return epoch.FromMicros(end), nil
+	return epoch.FromMicros(next.penalty), nil
 }
 
 // State behaves like (*DynamoDB).State.

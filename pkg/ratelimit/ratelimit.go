@@ -286,13 +286,14 @@ func (p plan) reservation(base int64) Reservation {
 }
 
 // planSlow decides the state after a 429 at now with the given
-// Retry-After (µs, ≤ 0 when absent), and the end of the pause. write is
+// Retry-After (µs, ≤ 0 when absent); its pause ends at next.penalty. It
+// raises the tat to at least x and the TTL to at least e. write is
 // false when the state does not change: a 429 during the pause (the storm
 // of the requests already under way) neither halves the factor again nor
 // counts a strike, and extends the pause only to a later Retry-After.
 // Pauses end on whole seconds, so that concurrent reports of one 429
 // storm compute the same end and write at most once.
-func planSlow(s state, l Limit, o Options, retryAfter, now int64) (next state, end int64, write bool) {
+func planSlow(s state, l Limit, o Options, retryAfter, now int64) (next state, x, e int64, write bool) {
 	next = s
 	if !next.exists {
 		next = absent
@@ -302,7 +303,7 @@ func planSlow(s state, l Limit, o Options, retryAfter, now int64) (next state, e
 	ceil := func(t int64) int64 { return (t + second - 1) / second * second }
 	if now < s.penalty {
 		if retryAfter <= 0 || ceil(now+min(retryAfter, maxPenalty)) <= s.penalty {
-			return s, s.penalty, false
+			return s, 0, 0, false
 		}
 		next.penalty = ceil(now + min(retryAfter, maxPenalty))
 	} else {
@@ -316,9 +317,11 @@ func planSlow(s state, l Limit, o Options, retryAfter, now int64) (next state, e
 	}
 	// The schedule resumes at the pause's end, one slot at a time: no
 	// burst follows it.
-	next.tat = max(s.tat, next.penalty+tolerance(l))
-	next.expires = expiry(max(next.tat, next.penalty+o.Recovery.Microseconds()), o)
-	return next, next.penalty, true
+	// The TTL only grows here: the stored one covers the stored schedule.
+	x = next.penalty + tolerance(l)
+	e = expiry(max(x, next.penalty+o.Recovery.Microseconds()), o)
+	next.tat, next.expires = max(s.tat, x), max(s.expires, e)
+	return next, x, e, true
 }
 
 // expiry is the TTL (epoch seconds) of an item whose schedule and recovery

@@ -297,9 +297,6 @@ func equal(v any, w Value) bool {
 		if !ok {
 			return false
 		}
-		if x == y {
-			return true
-		}
 		a, okA := new(big.Rat).SetString(string(x))
 		b, okB := new(big.Rat).SetString(string(y))
 		return okA && okB && a.Cmp(b) == 0

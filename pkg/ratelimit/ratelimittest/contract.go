@@ -244,6 +244,30 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 		}
 	})
 
+	t.Run("SlowReachesInvocationsThatSawTheLimitBefore", func(t *testing.T) {
+		clock, stores, k := lease.NewClock(), newStores(t), key(t)
+		a, b := stores(), stores()
+		t0 := clock.Now()
+		l := ratelimit.Limit{Rate: 10, Burst: 1}
+		reserve(t, a, k, l, 1, time.Second, t0)
+		slow(t, b, k, l, 0, t0)
+		// After the pause: the schedule is behind, the factor recovering
+		// (0.5 + 1s/20s = 0.55 of 10/s).
+		t2 := t0.Add(2 * time.Second)
+		r := reserve(t, a, k, l, 2, time.Second, t2)
+		if want := []time.Time{t2, t2.Add(181819 * time.Microsecond)}; !slices.EqualFunc(r.Slots, want, time.Time.Equal) {
+			t.Errorf("Reserve(2) after another invocation's Slow = %v, want %v: at 0.55 of the rate", r.Slots, want)
+		}
+		// During the pause: the schedule is ahead, at half the rate.
+		k2 := key(t)
+		reserve(t, a, k2, l, 1, time.Second, t0)
+		slow(t, b, k2, l, 0, t0)
+		r = reserve(t, a, k2, l, 2, 10*time.Second, t0)
+		if want := []time.Time{t0.Add(time.Second), t0.Add(1200 * time.Millisecond)}; !slices.EqualFunc(r.Slots, want, time.Time.Equal) {
+			t.Errorf("Reserve(2) during another invocation's pause = %v, want %v: after it, at half the rate", r.Slots, want)
+		}
+	})
+
 	t.Run("ConsecutiveSlowsDoubleThePauseAndHalveTheRate", func(t *testing.T) {
 		clock, s, k := lease.NewClock(), newStores(t)(), key(t)
 		l := ratelimit.Limit{Rate: 10, Burst: 1}
@@ -320,19 +344,21 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 	})
 
 	t.Run("ExpirationOutlastsScheduleAndRecovery", func(t *testing.T) {
-		clock, s, k := lease.NewClock(), newStores(t)(), key(t)
+		clock, stores, k := lease.NewClock(), newStores(t), key(t)
+		s, other := stores(), stores()
 		t0 := clock.Now()
 		l := ratelimit.Limit{Rate: 2, Burst: 2}
-		r := reserve(t, s, k, l, 6, 10*time.Second, t0)
+		reserve(t, other, k, l, 1, 0, t0)            // other saw a short schedule
+		r := reserve(t, s, k, l, 1, time.Minute, t0) // a long horizon, a short schedule
 		st := state(t, s, k, t0)
 		last := r.Slots[len(r.Slots)-1]
 		if st.Expires.Before(last.Add(Options.Retention)) || st.Expires.Before(st.Next.Add(Options.Retention)) ||
-			st.Expires.After(t0.Add(10*time.Second+2*time.Second+Options.Retention)) {
+			st.Expires.After(t0.Add(time.Minute+2*time.Second+Options.Retention)) {
 			t.Errorf("Expires = %v, want from the last slot %v and Next %v + Retention to about now+maxWait+burst+Retention", st.Expires, last, st.Next)
 		}
-		end := slow(t, s, k, l, 0, t0)
-		if st := state(t, s, k, t0); st.Expires.Before(end.Add(Options.Recovery + Options.Retention)) {
-			t.Errorf("Expires after Slow = %v, want from the pause's end %v + Recovery + Retention", st.Expires, end)
+		end := slow(t, other, k, l, 0, t0)
+		if after := state(t, s, k, t0); after.Expires.Before(end.Add(Options.Recovery+Options.Retention)) || after.Expires.Before(st.Expires) {
+			t.Errorf("Expires after Slow = %v, want from the pause's end %v + Recovery + Retention, and never earlier than before (%v)", after.Expires, end, st.Expires)
 		}
 	})
 
