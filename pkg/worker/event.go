@@ -109,11 +109,11 @@ type Event struct {
 	// pace hands out the invocation's rate slots (nil outside Handle:
 	// limits are not enforced); filtered is set by Forward when no
 	// destination selects the event.
-	pace     *pacer
-	filtered bool
-	ran         int
-	skipped     int
-	effectDur   time.Duration
+	pace      *pacer
+	filtered  bool
+	ran       int
+	skipped   int
+	effectDur time.Duration
 }
 
 // EffectKey returns the ledger key of this event's effect name.
