@@ -27,7 +27,7 @@ type FileTenant struct {
 }
 
 // LoadFile reads and validates a tenants file (tenantid.Validate,
-// Inbound.Validate against providers, Outbound.Validate). Errors name the
+// Inbound.Validate against providers, Outbound.ValidateWith). Errors name the
 // file, the tenant and the field, never a secret.
 func LoadFile(path string, providers webhook.Registry) (*File, error) {
 	b, err := os.ReadFile(path)
@@ -48,7 +48,8 @@ func LoadFile(path string, providers webhook.Registry) (*File, error) {
 		if err := f.Tenants[id].Inbound.Validate(id, providers); err != nil {
 			return nil, fmt.Errorf("tenants file %s: %w", path, err)
 		}
-		if err := f.Tenants[id].Outbound.Validate(id); err != nil {
+		in := f.Tenants[id].Inbound
+		if err := f.Tenants[id].Outbound.ValidateWith(id, providers, &in); err != nil {
 			return nil, fmt.Errorf("tenants file %s: %w", path, err)
 		}
 	}

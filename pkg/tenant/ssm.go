@@ -171,8 +171,9 @@ func (s *SSM) register(ctx context.Context, id string) error {
 
 func (s *SSM) idsPath() string { return strings.TrimRight(s.prefix, "/") + "/tenant-ids" }
 
-// Put validates a tenant's configuration (its inbound one against
-// providers), writes both parameters as SecureString (KMS key keyID, or the
+// Put validates a tenant's configuration (against providers: its inbound
+// one, and the senders its outbound filters name, which in must enable),
+// writes both parameters as SecureString (KMS key keyID, or the
 // account's aws/ssm key when empty), overwriting existing values, and adds
 // id to the onboarded tenants. It returns an error wrapping
 // tenantid.ErrInvalid or ErrInvalid, writing nothing, when the
@@ -185,7 +186,7 @@ func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyI
 	if err := in.Validate(id, providers); err != nil {
 		return err
 	}
-	if err := out.Validate(id); err != nil {
+	if err := out.ValidateWith(id, providers, &in); err != nil {
 		return err
 	}
 	for kind, v := range map[string]any{"inbound": in, "outbound": out} {

@@ -34,15 +34,17 @@ func (in Inbound) Provider(name string) (webhook.Config, bool) {
 	return cfg, ok
 }
 
-// Outbound is what the worker needs to deliver a tenant's events: the
-// target URL of the built-in forward effect and the Standard Webhooks
-// secrets it signs with (the first signs; all are listed so receivers can
-// rotate). The ingest function has no access to it.
+// Outbound is what the worker needs to deliver a tenant's events: either
+// one target URL receiving every event (TargetURL, Secrets, Timeout), or
+// several Destinations, each with its own secrets, filter and rate — not
+// both. The secrets are Standard Webhooks secrets (the first signs; all are
+// listed so receivers can rotate). The ingest function has no access to it.
 type Outbound struct {
 	TargetURL string   `json:"targetUrl,omitempty"`
 	Secrets   []string `json:"secrets,omitempty"`
 	// Timeout is a Go duration for each forward attempt ("10s" default).
-	Timeout string `json:"timeout,omitempty"`
+	Timeout      string        `json:"timeout,omitempty"`
+	Destinations []Destination `json:"destinations,omitempty"`
 }
 
 // parameterName returns the SSM parameter of a tenant's inbound or outbound

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/route"
 	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -106,6 +108,18 @@ func TestSSMOnMoto(t *testing.T) {
 	if err != nil || gotOut.TargetURL != out.TargetURL {
 		t.Fatalf("Outbound() = %+v, %v", gotOut, err)
 	}
+	dests := Outbound{Destinations: []Destination{{Name: "ci", URL: "https://ci.example", Secrets: out.Secrets, Rate: "10/s", Burst: 5,
+		Filter: &route.Filter{Events: []string{"github:push"}, Where: []route.Condition{{Path: "ref", In: []route.Value{route.Value(`"refs/heads/main"`)}}, {Path: "x", Equals: route.Value("null")}}}}}}
+	if err := store.Put(ctx, "globex", in, dests, "", provider.Registry()); err != nil {
+		t.Fatalf("Put(destinations) = %v", err)
+	}
+	if got, err := store.Outbound(ctx, "globex"); err != nil || !reflect.DeepEqual(got, dests) {
+		t.Errorf("Outbound() = %+v, %v, want %+v", got, err, dests)
+	}
+	dests.Destinations[0].Filter.Events = []string{"stripe:*"} // not enabled in in
+	if err := store.Put(ctx, "initech", in, dests, "", provider.Registry()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `sender "stripe" is not enabled`) {
+		t.Errorf("Put(a filter on a sender not enabled) = %v, want ErrInvalid naming it", err)
+	}
 	if _, err := store.Inbound(ctx, "nobody", provider.Registry()); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Inbound(unknown) = %v, want ErrNotFound", err)
 	}
@@ -133,6 +147,8 @@ func TestLoadFile(t *testing.T) {
 		{"empty secret", `{"tenants":{"a":{"providers":{"github":{"secrets":[""]}}}}}`, `tenant "a": providers.github.secrets[0]: empty secret`},
 		{"unknown provider", `{"tenants":{"a":{"providers":{"paypal":{"secrets":["x"]}}}}}`, `tenant "a": providers.paypal: unknown provider`},
 		{"bad target url", `{"tenants":{"a":{"providers":{"github":{"secrets":["x"]}},"outbound":{"targetUrl":"ftp://x","secrets":["y"]}}}}`, `tenant "a": outbound.targetUrl`},
+		{"a filter on a sender not enabled", `{"tenants":{"a":{"providers":{"github":{"secrets":["x"]}},"outbound":{"destinations":[{"name":"d","url":"https://d.example","secrets":["y"],"filter":{"events":["stripe:*"]}}]}}}}`,
+			`tenant "a": outbound.destinations[0].filter.events[0]: sender "stripe" is not enabled`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,12 +59,44 @@ func (in Inbound) Validate(id string, providers webhook.Registry) error {
 	return errors.Join(errs...)
 }
 
-// Validate checks the outbound configuration of tenant id: a targetUrl, when
-// set, is an absolute http(s) URL and comes with at least one secret, no
-// secret is empty, and timeout is a positive Go duration. It returns nil,
-// or errors.Join of one error wrapping ErrInvalid per field at fault, each
-// naming the tenant and the field.
+// Validate checks the outbound configuration of tenant id: it sets
+// targetUrl or destinations, not both. A targetUrl, when set, is an
+// absolute http(s) URL and comes with at least one secret, no secret is
+// empty, and timeout is a positive Go duration. With destinations, secrets
+// and timeout belong to each destination, the list is not empty, and every
+// destination has a unique name of a-z, 0-9 and '-' (at most MaxNameLength
+// characters, not starting with '-'), a URL no other destination has (two
+// destinations at one URL would post the same event twice under one
+// webhook-id, which the receiver drops as a duplicate), at least one
+// secret and no empty one, a positive timeout, a rate ParseRate accepts
+// and a burst of 1 to MaxBurst with it, and a filter without problems
+// (route.Filter.Check; which senders exist is ValidateWith's question).
+// It returns nil, or errors.Join of one error wrapping ErrInvalid per
+// field at fault, each naming the tenant and the field, never a secret or
+// a URL.
 func (o Outbound) Validate(id string) error {
+	return o.validate(id, nil)
+}
+
+// ValidateWith is Validate, and also checks that every sender a filter
+// names is one of providers (the build's provider.Registry) and, when in
+// is not nil, a provider in enables: a filter naming another sender would
+// never match.
+func (o Outbound) ValidateWith(id string, providers webhook.Registry, in *Inbound) error {
+	return o.validate(id, func(sender string) error {
+		if _, ok := providers.Lookup(sender); !ok {
+			return fmt.Errorf("unknown sender %q (known: %s)", sender, strings.Join(slices.Sorted(maps.Keys(providers)), ", "))
+		}
+		if in != nil {
+			if _, ok := in.Provider(sender); !ok {
+				return fmt.Errorf("sender %q is not enabled in the tenant's inbound configuration", sender)
+			}
+		}
+		return nil
+	})
+}
+
+func (o Outbound) validate(id string, known func(string) error) error {
 	var errs []error
 	if o.TargetURL != "" {
 		if err := checkURL(o.TargetURL); err != nil {
@@ -77,12 +109,87 @@ func (o Outbound) Validate(id string) error {
 	if err := checkSecrets(id, "outbound.secrets", o.Secrets); err != nil && len(o.Secrets) > 0 {
 		errs = append(errs, err)
 	}
+	if err := checkTimeout(id, "outbound.timeout", o.Timeout); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Destinations == nil {
+		return errors.Join(errs...)
+	}
+	switch {
+	case o.TargetURL != "":
+		errs = append(errs, invalid(id, "outbound.destinations", "set targetUrl or destinations, not both"))
+	case len(o.Destinations) == 0:
+		errs = append(errs, invalid(id, "outbound.destinations", "empty list: name at least one destination, or leave destinations out"))
+	}
+	if len(o.Secrets) > 0 {
+		errs = append(errs, invalid(id, "outbound.secrets", "with destinations, each destination has its own secrets"))
+	}
 	if o.Timeout != "" {
-		if d, err := time.ParseDuration(o.Timeout); err != nil || d <= 0 {
-			errs = append(errs, invalid(id, "outbound.timeout", "not a positive duration such as \"10s\""))
+		errs = append(errs, invalid(id, "outbound.timeout", "with destinations, each destination has its own timeout"))
+	}
+	names, urls := map[string]int{}, map[string]int{}
+	for i, d := range o.Destinations {
+		field := fmt.Sprintf("outbound.destinations[%d]", i)
+		if err := checkName(d.Name); err != nil {
+			errs = append(errs, invalid(id, field+".name", "%v", err))
+		} else if j, dup := names[d.Name]; dup {
+			errs = append(errs, invalid(id, field+".name", "the name of destinations[%d] too", j))
+		} else {
+			names[d.Name] = i
+		}
+		if err := checkURL(d.URL); err != nil {
+			errs = append(errs, invalid(id, field+".url", "%v", err))
+		} else if j, dup := urls[d.URL]; dup {
+			errs = append(errs, invalid(id, field+".url", "the URL of destinations[%d] too", j))
+		} else {
+			urls[d.URL] = i
+		}
+		if err := checkSecrets(id, field+".secrets", d.Secrets); err != nil {
+			errs = append(errs, err)
+		}
+		if err := checkTimeout(id, field+".timeout", d.Timeout); err != nil {
+			errs = append(errs, err)
+		}
+		if d.Rate != "" {
+			if _, err := parseRate(d.Rate); err != nil {
+				errs = append(errs, invalid(id, field+".rate", "%v", err))
+			}
+		}
+		switch {
+		case d.Burst != 0 && d.Rate == "":
+			errs = append(errs, invalid(id, field+".burst", "a burst needs a rate"))
+		case d.Burst < 0 || d.Burst > MaxBurst:
+			errs = append(errs, invalid(id, field+".burst", "not 1 to %d", MaxBurst))
+		}
+		for _, p := range d.Filter.Check(known) {
+			errs = append(errs, invalid(id, field+".filter."+p.Field, "%s", p.Reason))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func checkTimeout(id, field, s string) error {
+	if s == "" {
+		return nil
+	}
+	if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+		return invalid(id, field, "not a positive duration such as \"10s\"")
+	}
+	return nil
+}
+
+// checkName accepts a destination name: safe in an effect name and a log
+// line.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("missing: every destination needs a name")
+	case len(name) > MaxNameLength:
+		return fmt.Errorf("longer than %d characters", MaxNameLength)
+	case name[0] == '-' || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-") != "":
+		return errors.New("not a-z, 0-9 and '-' (not first)")
+	}
+	return nil
 }
 
 // completeWithoutSecrets reports whether p is a webhook.Checker that accepts

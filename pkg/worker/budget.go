@@ -25,6 +25,8 @@ type budget struct {
 	// leaseEnd is when the effect leases of this invocation end: a Lambda
 	// killed at its deadline holds nothing after it.
 	leaseEnd time.Time
+	// pace hands out the invocation's rate slots (Handle sets it).
+	pace *pacer
 }
 
 // newBudget computes the budget of an invocation whose context is ctx.

@@ -59,6 +59,9 @@ type facts struct {
 	// earlier message's unfinished claim of it was deleted (ledger.done),
 	// which holds within one queue incarnation only: the queue is asked.
 	doneByDeletion bool
+	// filtered: the handler ran and no destination's filter selected the
+	// event (Forward), so nothing was delivered, by design.
+	filtered bool
 	// receives is the message's ApproximateReceiveCount.
 	receives int
 	// otherMessage: the record of a ledger conflict (a claim's) was
@@ -154,6 +157,8 @@ func decide(f facts) fate {
 		return fate{verdict: vAgain, outcome: outDeadline, err: errRequeued}
 	case err == nil && f.ran == 0 && f.skipped > 0:
 		return fate{verdict: vDone, outcome: outDuplicate}
+	case err == nil && f.filtered:
+		return fate{verdict: vDone, outcome: outFiltered}
 	case err == nil:
 		return fate{verdict: vDone, outcome: outProcessed}
 
@@ -188,6 +193,13 @@ func decide(f facts) fate {
 		return fate{verdict: vAgain, outcome: outDeadline, err: err}
 	case errors.Is(err, ledger.ErrInFlight) && !IsPermanent(err):
 		return f.retryOrExpire(err)
+	case errors.Is(err, ErrPaced) && !IsPermanent(err):
+		// Back when the limit has its slot: exactly that wait, no backoff.
+		d := retryAfterOf(err)
+		if f.nearEnd(f.now.Add(d)) {
+			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+		}
+		return fate{verdict: vRetry, outcome: outPaced, delay: d, err: err}
 
 	// Attempts: counted first.
 	case !f.counted:

@@ -38,6 +38,10 @@ var (
 	// its next attempt. It is dead-lettered with this reason instead of
 	// being dropped by SQS without one.
 	ErrExpiring = errors.New("message near the end of its queue retention")
+	// ErrPaced: the message waits for a destination's (or a named limit's)
+	// rate, or for the pause a 429 imposed on it. It comes back when the
+	// limit has a slot for it (RetryAfter); waiting is not an attempt.
+	ErrPaced = errors.New("waiting for the rate limit")
 )
 
 // Permanent marks err as permanent: retrying cannot succeed, so the worker

@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 )
 
 // effectStore claims, completes and fails effects under a fence (see
@@ -105,9 +106,14 @@ type Event struct {
 	// maxAttempts dead-letters a message whose effect was interrupted
 	// that many times (Config.MaxAttempts).
 	maxAttempts int
-	ran         int
-	skipped     int
-	effectDur   time.Duration
+	// pace hands out the invocation's rate slots (nil outside Handle:
+	// limits are not enforced); filtered is set by Forward when no
+	// destination selects the event.
+	pace      *pacer
+	filtered  bool
+	ran       int
+	skipped   int
+	effectDur time.Duration
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -231,6 +237,13 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	e.ran++
 	return nil
+}
+
+// completed reports whether this message already ran effect name (it is
+// skipped without a claim).
+func (e *Event) completed(name string) bool {
+	k := e.EffectKey(name)
+	return slices.ContainsFunc(e.held, func(l ledger.Lease) bool { return l.Key == k })
 }
 
 // claim claims effect k under f. It returns the record in the way when the
@@ -432,4 +445,22 @@ func (e *Event) ApplyIfNewer(ctx context.Context, entity string, version int64, 
 		return false, err
 	}
 	return true, nil
+}
+
+// Pace waits for a slot of the tenant's limit name (1–64 characters of
+// A-Z a-z 0-9 . _ : -) at rate l, shared by every invocation: call it in an
+// effect's function right before the rate-limited call. The first call of
+// an invocation reserves slots for every message of its batch (one ledger
+// write per invocation and limit); the others take from them. When no slot
+// fits before the invocation's work deadline it returns an error wrapping
+// ErrPaced: return it, and the message comes back when the limit has a
+// slot, without counting an attempt. An unlimited l returns nil at once.
+func (e *Event) Pace(ctx context.Context, name string, l ratelimit.Limit) error {
+	if err := ledger.ValidEffect(name); err != nil {
+		return Permanent(fmt.Errorf("limit name: %w", err))
+	}
+	if e.pace == nil || l.Unlimited() {
+		return nil
+	}
+	return e.pace.take(ctx, ratelimit.Key{Tenant: e.Tenant, Name: "limit:" + name}, l, e.effectTimeout, func() int { return len(e.pace.recs) })
 }

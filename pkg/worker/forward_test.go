@@ -52,7 +52,7 @@ func TestForward(t *testing.T) {
 	}{
 		{name: "delivered", outbound: fakeOutbound{out: good}, wantPosts: 1},
 		{name: "tenant without outbound configuration", outbound: fakeOutbound{err: tenant.ErrNotFound}, wantDLQ: "no outbound target configured for tenant acme"},
-		{name: "empty target URL", outbound: fakeOutbound{out: tenant.Outbound{Secrets: good.Secrets}}, wantDLQ: "targetUrl is empty"},
+		{name: "empty target URL", outbound: fakeOutbound{out: tenant.Outbound{Secrets: good.Secrets}}, wantDLQ: "neither targetUrl nor destinations is set"},
 		{name: "unusable timeout", outbound: fakeOutbound{out: tenant.Outbound{TargetURL: good.TargetURL, Secrets: good.Secrets, Timeout: "soon"}}, wantDLQ: `timeout "soon"`},
 		{name: "credential store down", outbound: fakeOutbound{err: errors.New("ssm throttled")}, wantRetry: true},
 		{name: "target rejects", outbound: fakeOutbound{out: good}, postErr: forward.Classify(422, nil, nil, now), wantPosts: 1, wantDLQ: "target rejected the event: answered 422"},

@@ -92,7 +92,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
-		maxAttempts: h.cfg.MaxAttempts,
+		maxAttempts: h.cfg.MaxAttempts, pace: b.pace,
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
@@ -131,7 +131,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	r.fence, r.touched, r.leases = ev.fence, ev.touched, ev.leases
 
 	f := h.facts(rec, env, err)
-	f.ran, f.skipped, f.doneByDeletion = ev.ran, ev.skipped, ev.doneByDeletion
+	f.ran, f.skipped, f.doneByDeletion, f.filtered = ev.ran, ev.skipped, ev.doneByDeletion, ev.filtered
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)

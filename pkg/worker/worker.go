@@ -13,6 +13,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 )
 
 // sender puts a message on a FIFO queue (the DLQ) and returns its id.
@@ -115,7 +116,15 @@ type Config struct {
 	LedgerRetention time.Duration
 	// Lease is the effect lease when the context has no deadline (a local
 	// poller); under Lambda a lease lasts until the invocation's deadline.
-	Lease  time.Duration
+	Lease time.Duration
+	// Limiter paces deliveries to destinations with a rate, and custom
+	// effects that take from a named limit (Event.Pace), across every
+	// invocation (ratelimit.DynamoDB). Default: one in this process only
+	// (ratelimit.Memory), for tests and single-process pollers.
+	Limiter limiter
+	// Wait sleeps until a rate slot's time on Now's clock, and reports
+	// false when ctx ended first (default: a timer).
+	Wait   func(ctx context.Context, until time.Time) bool
 	Now    func() time.Time
 	Logger *slog.Logger
 }
@@ -157,6 +166,18 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = ratelimit.NewMemory(ratelimit.Options{})
+	}
+	if cfg.Wait == nil {
+		now := cfg.Now
+		cfg.Wait = func(ctx context.Context, until time.Time) bool {
+			if d := until.Sub(now()); d > 0 {
+				return pause(ctx, d)
+			}
+			return ctx.Err() == nil
+		}
+	}
 	return &Handler{cfg: cfg}
 }
 
@@ -172,6 +193,10 @@ const (
 	outDeadline     outcome = "deadline"
 	outFenced       outcome = "fenced"
 	outTimedOut     outcome = "timed_out"
+	// outPaced: it waits for a rate limit's slot (ErrPaced), not an
+	// attempt; outFiltered: done, no destination's filter selects it.
+	outPaced    outcome = "paced"
+	outFiltered outcome = "filtered"
 	// outDeadAlready: the event was dead-lettered and this copy is no
 	// replay of it (ledger.ErrDead); the copy is deleted.
 	outDeadAlready outcome = "skipped_dead_lettered"
@@ -231,6 +256,7 @@ type result struct {
 // fenced by its lease or discarded.
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	b := h.newBudget(ctx)
+	b.pace = h.newPacer(ev.Records, b)
 	t := newTracker(len(ev.Records))
 	grouped := groups(ev.Records)
 	done := make(chan struct{})

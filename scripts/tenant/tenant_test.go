@@ -86,6 +86,8 @@ func setup(t *testing.T) env {
 		"paddle-header.json":    `{"providers":{"paddle":{"secrets":["pdl"],"settings":{"header":"X-Other"}}}}`,
 		"bad-target.json":       `{"targetUrl":"/relative","secrets":["whsec_y"]}`,
 		"bad-outbound.json":     `{"targetUrl":"ftp://target.example","secrets":["whsec_y",""],"timeout":"soon","retries":3}`,
+		"bad-destinations.json": `{"destinations":[{"name":"Ops","url":"https://a.example","secrets":["whsec_y"],"rate":"fast","filter":{"events":["stripe:*"],"where":[{"path":"a","equals":1,"in":[1]}]}},` +
+			`{"name":"b","url":"https://a.example","secrets":[""],"colour":"red"}]}`,
 	} {
 		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -358,6 +360,10 @@ func TestAddRejects(t *testing.T) {
 		{"every problem of both files", nil, []string{"add", "initech", "typo.json", "bad-outbound.json"}, []string{
 			`unknown field "providers.stripe.secret"`, `unknown field "retries"`, "outbound.targetUrl: not an absolute http(s) URL",
 			"outbound.secrets[1]: empty secret", "outbound.timeout: not a positive duration"}},
+		{"every problem of a destinations file", nil, []string{"add", "initech", "in.json", "bad-destinations.json"}, []string{
+			`unknown field "destinations[1].colour"`, `tenant "initech": outbound.destinations[0].name: not a-z`, "outbound.destinations[0].rate: not",
+			`outbound.destinations[0].filter.events[0]: sender "stripe" is not enabled`, "outbound.destinations[0].filter.where[0]: sets more than one",
+			"outbound.destinations[1].url: the URL of destinations[0] too", "outbound.destinations[1].secrets[0]: empty secret"}},
 		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, []string{"is not a number"}},
 		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, []string{"core stack nosuchcore not found"}},
 		{"remove unknown", nil, []string{"remove", "nobody"}, []string{"has no stack"}},

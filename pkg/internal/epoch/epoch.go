@@ -17,3 +17,11 @@ func FromSeconds(s int64) time.Time { return time.Unix(s, 0).UTC() }
 
 // FromMillis is the inverse of Millis.
 func FromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// Micros returns t as Unix epoch microseconds, the unit of rate-limit
+// schedules (a millisecond is too coarse for rates above a few hundred a
+// second).
+func Micros(t time.Time) int64 { return t.UnixMicro() }
+
+// FromMicros is the inverse of Micros.
+func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }

@@ -21,6 +21,12 @@ func TestRoundTrip(t *testing.T) {
 			if got := FromMillis(Millis(tt.in)); !got.Equal(tt.in) {
 				t.Errorf("FromMillis(Millis(%v)) = %v", tt.in, got)
 			}
+			if got := FromMicros(Micros(tt.in)); !got.Equal(tt.in) {
+				t.Errorf("FromMicros(Micros(%v)) = %v", tt.in, got)
+			}
+			if Micros(tt.in) != Millis(tt.in)*1000 {
+				t.Errorf("Micros(%v) = %d, want %d", tt.in, Micros(tt.in), Millis(tt.in)*1000)
+			}
 			if Millis(tt.in) != Seconds(tt.in)*1000 {
 				t.Errorf("Millis(%v) = %d, want %d", tt.in, Millis(tt.in), Seconds(tt.in)*1000)
 			}

@@ -156,6 +156,9 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/scale.md", `core stack name \((\d+) characters\)`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
 		{"README.md", `a core stack name at most (\d+)`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
 		{"docs/operations.md", `stack name ≤ (\d+) characters`, stackMax, "template-tenant.yaml CoreStack AllowedPattern"},
+		{"docs/operations.md", `1 to (\d+) characters of`, strconv.Itoa(tenant.MaxNameLength), "tenant.MaxNameLength (a destination's name)"},
+		{"docs/operations.md", `at most (\d+) per second`, strconv.Itoa(tenant.MaxRate), "tenant.MaxRate"},
+		{"docs/operations.md", `quiet spell: 1 to (\d+)`, strconv.Itoa(tenant.MaxBurst), "tenant.MaxBurst"},
 		{"README.md docs/operations.md docs/reliability.md", `API Gateway's (\d+) s`, seconds(ingest.DefaultMaxDuration + time.Second), "ingest.DefaultMaxDuration plus its second of margin"},
 
 		// Timeouts, attempts and receives.

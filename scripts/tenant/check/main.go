@@ -1,7 +1,8 @@
 // Command check validates a tenant's configuration files before
 // scripts/tenant/tenant.sh writes them to Parameter Store: the same checks
 // the functions apply when they load it (tenantid.Validate, Inbound.Validate,
-// Outbound.Validate), plus unknown JSON fields, so a misspelt "secret"
+// Outbound.Validate), plus unknown JSON fields and filters naming a sender
+// that the build does not know or the inbound file does not enable, so a misspelt "secret"
 // fails here instead of on the first webhook. Every problem of the id and
 // both files is named in one run, not only the first. Errors name the
 // tenant and the field, never a secret.
@@ -47,16 +48,20 @@ func run(args []string) error {
 		errs = append(errs, fmt.Errorf("tenant %q: %w", id, err))
 	}
 	var in tenant.Inbound
-	if err := decode(args[1], &in); err != nil {
-		errs = append(errs, err)
-	}
-	errs = append(errs, in.Validate(id, provider.Registry()))
+	inErr := decode(args[1], &in)
+	errs = append(errs, inErr, in.Validate(id, provider.Registry()))
 	if len(args) == 3 {
 		var out tenant.Outbound
 		if err := decode(args[2], &out); err != nil {
 			errs = append(errs, err)
 		}
-		errs = append(errs, out.Validate(id))
+		// An inbound file that did not decode enables nothing: it is not
+		// held against the filters.
+		enabled := &in
+		if inErr != nil && in.Providers == nil {
+			enabled = nil
+		}
+		errs = append(errs, out.ValidateWith(id, provider.Registry(), enabled))
 	}
 	return errors.Join(errs...)
 }

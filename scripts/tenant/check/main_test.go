@@ -11,19 +11,12 @@ import (
 // named in one run, not only the first; a valid pair passes.
 func TestRunNamesEveryProblem(t *testing.T) {
 	dir := t.TempDir()
-	file := func(body string) string {
-		f, err := os.CreateTemp(dir, "*.json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.WriteString(body); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		return f.Name()
-	}
+	file := func(body string) string { return tempJSON(t, dir, body) }
 	in := file(`{"providers":{"github":{"secrets":["s"]}}}`)
 	out := file(`{"targetUrl":"https://target.example/events","secrets":["whsec_dGVzdA=="],"timeout":"10s"}`)
+	dests := file(`{"destinations":[{"name":"ci","url":"https://ci.example/github","secrets":["whsec_dGVzdA=="],"rate":"600/m",
+		"filter":{"events":["github:push","github:pull_*"],"where":[{"path":"repository.private","equals":false}]}},
+		{"name":"audit","url":"https://audit.example/all","secrets":["whsec_dGVzdA=="],"timeout":"5s"}]}`)
 	tests := []struct {
 		name string
 		args []string
@@ -45,6 +38,13 @@ func TestRunNamesEveryProblem(t *testing.T) {
 			[]string{`tenant "Acme!": invalid tenant id`, "providers.github.secrets[0]: empty secret", "outbound.timeout"}},
 		{"a field of the wrong type, and the rest", []string{"acme", in, file(`{"targetUrl":"ftp://x","secrets":"whsec_y","timeout":"soon"}`)},
 			[]string{"field secrets must be []string", "outbound.targetUrl", "outbound.timeout"}},
+		{"valid destinations", []string{"acme", in, dests}, nil},
+		{"every problem of a destinations file", []string{"acme", in, file(`{"destinations":[{"name":"ci","url":"https://a.example","secrets":["whsec_x"],"rate":"9/d",
+			"filter":{"events":["github:*","stripe:invoice.*","paypal:*"],"where":[{"path":"a","in":[],"equal":1}]}},{"name":"ci","url":"https://a.example","secrets":["whsec_x"],"burst":2}]}`)},
+			[]string{`unknown field "destinations[0].filter.where[0].equal"`, "outbound.destinations[0].rate: not", `outbound.destinations[0].filter.events[1]: sender "stripe" is not enabled`,
+				`outbound.destinations[0].filter.events[2]: unknown sender "paypal"`, "outbound.destinations[0].filter.where[0].in: empty list",
+				"outbound.destinations[1].name: the name of destinations[0] too", "outbound.destinations[1].url: the URL of destinations[0] too",
+				"outbound.destinations[1].burst: a burst needs a rate"}},
 		{"syntax", []string{"acme", file(`{`)}, []string{"not valid JSON for a tenant: unexpected end"}},
 		{"data after the object", []string{"acme", in, file(`{"targetUrl":"ftp://x"} {}`)},
 			[]string{"data after the object", "outbound.targetUrl"}},
@@ -69,4 +69,34 @@ func TestRunNamesEveryProblem(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunHoldsFiltersAgainstAParsedInboundOnly: the senders of the
+// outbound filters are held against the inbound file when it parsed (even
+// with problems of its own), not when it did not, which would name every
+// sender as not enabled.
+func TestRunHoldsFiltersAgainstAParsedInboundOnly(t *testing.T) {
+	dir := t.TempDir()
+	out := tempJSON(t, dir, `{"destinations":[{"name":"ci","url":"https://ci.example","secrets":["whsec_dGVzdA=="],"filter":{"events":["github:*"]}}]}`)
+	const notEnabled = `sender "github" is not enabled`
+	if err := run([]string{"acme", tempJSON(t, dir, `{"providers":`), out}); err == nil || strings.Contains(err.Error(), notEnabled) {
+		t.Errorf("check with an inbound file that does not parse = %v, want its syntax error only", err)
+	}
+	if err := run([]string{"acme", tempJSON(t, dir, `{"providers":{"stripe":{"secrets":["x"]}},"extra":1}`), out}); err == nil || !strings.Contains(err.Error(), notEnabled) {
+		t.Errorf("check with an inbound file enabling stripe only = %v, want %q", err, notEnabled)
+	}
+}
+
+// tempJSON writes body to a new file in dir and returns its path.
+func tempJSON(t *testing.T, dir, body string) string {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(body); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return f.Name()
 }

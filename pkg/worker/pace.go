@@ -1,0 +1,166 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
+	"github.com/hookpack/hookpack/pkg/route"
+)
+
+// limiter grants rate slots of a tenant's limit across every invocation
+// (ratelimit.DynamoDB; see package ratelimit for the semantics).
+type limiter interface {
+	Reserve(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, n int, maxWait time.Duration, now time.Time) (ratelimit.Reservation, error)
+	Slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, retryAfter time.Duration, now time.Time) (time.Time, error)
+}
+
+// pacer hands a limit's slots to the messages of one invocation. The first
+// message that needs a slot of a limit reserves one for every message of
+// the batch that may need it (Demand), all within the invocation's working
+// time: one write per invocation and limit, never one per message. The
+// others take from what it got; a message left without a slot waits for the
+// limit outside the invocation (ErrPaced: not an attempt).
+type pacer struct {
+	lim  limiter
+	now  func() time.Time
+	wait func(ctx context.Context, until time.Time) bool
+	// work is when every effect must have ended (zero: no deadline).
+	work time.Time
+	recs []events.SQSMessage
+
+	mu    sync.Mutex // guards pools; held across a reservation
+	pools map[ratelimit.Key]*pool
+	// routed are recs as filters see them (an entry nil: unreadable
+	// here), decoded once, under routedMu.
+	routedMu sync.Mutex
+	routed   []*route.Event
+}
+
+// pool is what one limit granted this invocation.
+type pool struct {
+	slots []time.Time // unused, earliest first
+	// retry is when the limit may grant again (zero: it granted all asked
+	// for); paused is set by a 429 until then.
+	retry  time.Time
+	paused bool
+	asked  bool
+}
+
+// newPacer returns the pacer of an invocation of recs with budget b.
+func (h *Handler) newPacer(recs []events.SQSMessage, b budget) *pacer {
+	return &pacer{lim: h.cfg.Limiter, now: h.cfg.Now, wait: h.cfg.Wait, work: b.work, recs: recs, pools: map[ratelimit.Key]*pool{}}
+}
+
+// Demand counts the messages of the invocation that may need a slot: those
+// whose event sel selects, and those whose body cannot be read here (an
+// offloaded one: counted, as it may be selected).
+func (p *pacer) Demand(sel func(*route.Event) bool) int {
+	p.routedMu.Lock()
+	defer p.routedMu.Unlock()
+	if p.routed == nil {
+		p.routed = make([]*route.Event, len(p.recs))
+		for i := range p.recs {
+			if queue.IsPointer(p.recs[i].Body) {
+				continue
+			}
+			if env, err := envelope.Decode([]byte(p.recs[i].Body)); err == nil {
+				body, _ := env.RawBody()
+				p.routed[i] = route.NewEvent(env.Provider, env.Type, body)
+			}
+		}
+	}
+	n := 0
+	for _, re := range p.routed {
+		if re == nil || sel(re) {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// take waits for a slot of limit k (reserving demand slots for the
+// invocation on its first call), budget being what the effect needs after
+// it. It returns nil when the slot came, or an error wrapping ErrPaced and
+// carrying RetryAfter when none fits before the work deadline, or a 429
+// paused the limit; a failed reservation is a transient error.
+func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, budget time.Duration, demand func() int) error {
+	if l.Unlimited() {
+		return nil
+	}
+	p.mu.Lock()
+	pl := p.pools[k]
+	if pl == nil {
+		pl = &pool{}
+		p.pools[k] = pl
+	}
+	if !pl.asked && !pl.paused {
+		pl.asked = true
+		now := p.now()
+		maxWait := time.Duration(0)
+		if !p.work.IsZero() {
+			maxWait = max(0, p.work.Sub(now)-budget)
+		}
+		n := demand()
+		res, err := p.lim.Reserve(ctx, k, l, n, maxWait, now)
+		if err != nil {
+			pl.asked = false // the next message asks again
+			p.mu.Unlock()
+			if errors.Is(err, ratelimit.ErrContention) {
+				return RetryAfter(fmt.Errorf("%w: limit %s: %w", ErrPaced, k.Name, err), time.Second)
+			}
+			return fmt.Errorf("rate limit %s: %w", k.Name, err)
+		}
+		pl.slots, pl.retry = res.Slots, res.Retry
+	}
+	if len(pl.slots) == 0 {
+		retry := pl.retry
+		p.mu.Unlock()
+		wait := max(retry.Sub(p.now()), time.Second)
+		return RetryAfter(fmt.Errorf("%w: limit %s has no slot before the invocation ends", ErrPaced, k.Name), wait)
+	}
+	at := pl.slots[0]
+	pl.slots = pl.slots[1:]
+	p.mu.Unlock()
+	if !p.wait(ctx, at) {
+		return RetryAfter(fmt.Errorf("%w: limit %s: %w", ErrPaced, k.Name, ctx.Err()), time.Second)
+	}
+	return nil
+}
+
+// slow reports a 429 of limit k's target: every invocation's later slots
+// come after the pause (ratelimit Slow), and this invocation's unused ones
+// are dropped. It returns the pause's end.
+func (p *pacer) slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, retryAfter time.Duration) (time.Time, error) {
+	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl := p.pools[k]
+	if pl == nil {
+		pl = &pool{}
+		p.pools[k] = pl
+	}
+	pl.slots, pl.paused, pl.asked = nil, true, true
+	if err != nil {
+		until = p.now().Add(max(retryAfter, time.Second))
+	}
+	pl.retry = until
+	return until, err
+}
+
+// sleepUntil waits until t on the wall clock, and reports false if ctx
+// ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	return pause(ctx, d)
+}
