@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	awsratelimit "github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -14,6 +14,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -50,7 +51,7 @@ type Settings struct {
 // further retries for a while, and a completion write refused that way
 // makes a custom effect that ran count as not done.
 func noRetryQuota(o *dynamodb.Options) {
-	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.RateLimiter = ratelimit.None })
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.RateLimiter = awsratelimit.None })
 }
 
 // NewAWS wires a handler to DynamoDB, SQS and SSM clients built from cfg.
@@ -74,9 +75,13 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 	if s.PayloadBucket != "" {
 		payloads = queue.NewPayloads(queue.NewS3(cfg), s.PayloadBucket)
 	}
+	ddb := dynamodb.NewFromConfig(cfg, noRetryQuota)
 	return New(Config{
-		Payloads:         payloads,
-		Ledger:           ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg, noRetryQuota), s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
+		Payloads: payloads,
+		Ledger:   ledger.NewDynamoDB(ddb, s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
+		// Rate limits live in the ledger table (limit#… items); one store
+		// per instance remembers them between its invocations.
+		Limiter:          ratelimit.NewDynamoDB(ddb, s.LedgerTable, ratelimit.Options{}),
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),
 		Visibility:       sqsClient,
