@@ -16,6 +16,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/provider/catalog"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/watch"
@@ -120,6 +121,10 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
 		{"docs/operations.md", `expiring (\d+) days after its last`, days(watch.DefaultStateRetention), "pkg/watch DefaultStateRetention"},
+		{"docs/architecture.md", `Retry-After, or (\d+) s doubling`, seconds(ratelimit.DefaultPenalty), "ratelimit.DefaultPenalty"},
+		{"docs/architecture.md", `doubling up to (\d+) min`, strconv.Itoa(int(ratelimit.DefaultMaxPenalty / time.Minute)), "ratelimit.DefaultMaxPenalty"},
+		{"docs/architecture.md", `climb back over (\d+) s`, seconds(ratelimit.DefaultRecovery), "ratelimit.DefaultRecovery"},
+		{"docs/ledger.md", `each expires (\d+) hour after it goes`, strconv.Itoa(int(ratelimit.DefaultRetention / time.Hour)), "ratelimit.DefaultRetention"},
 		{"docs/operations.md", `not seen for (\d+) minutes`, strconv.Itoa(int(watch.DefaultGap / time.Minute)), "pkg/watch DefaultGap"},
 		{"docs/operations.md", `events waiting > (\d+) min`, strconv.Itoa(int(oldest / time.Minute)), "template-tenant.yaml OldestMessageAlarmSeconds"},
 		{"docs/operations.md", `within (\d+) minutes`, strconv.Itoa(int(tenant.DefaultTTL / time.Minute)), "tenant.DefaultTTL"},
