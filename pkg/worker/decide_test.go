@@ -82,6 +82,13 @@ func TestDecide(t *testing.T) {
 		{"lease lost: left to its new owner", base(ledger.ErrLeaseLost), vLeave, outFenced, 0, ""},
 		{"no time to start an effect: again at once, no attempt", base(ErrNoTime), vAgain, outDeadline, 0, ""},
 		{"another worker's live lease: retry when it ends, no attempt", base(RetryAfter(ledger.ErrInFlight, time.Minute)), vRetry, outRetried, time.Minute, ""},
+		{"waiting for a rate's slot: back exactly then, no attempt, no backoff", base(RetryAfter(ErrPaced, 90*time.Second)), vRetry, outPaced, 90 * time.Second, ""},
+		{"waiting for a rate past its retention's end: dead-lettered with the reason", func() facts {
+			f := base(RetryAfter(ErrPaced, 3*time.Hour))
+			f.retentionEnd = now.Add(50 * time.Hour)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "waiting on: waiting for the rate limit"},
+		{"no destination's filter selects it: done", func() facts { f := base(nil); f.filtered = true; return f }(), vDone, outFiltered, 0, ""},
 		{"a failure is counted first", base(transient), vCount, "", 0, ""},
 		{"a permanent failure is counted first too", base(Permanent(transient)), vCount, "", 0, ""},
 		{"permanent: dead-lettered with its reason", counted(base(Permanent(transient)), 1, nil), vDeadLetter, outDeadLettered, 0, "503"},

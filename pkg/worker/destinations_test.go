@@ -311,3 +311,44 @@ func TestDestinationPacedAndSlowed(t *testing.T) {
 		}
 	})
 }
+
+// A custom effect takes from a named limit of its tenant with the same
+// rules: one reservation for the batch, the messages without a slot paced
+// (no attempt), a bad limit name permanent.
+func TestEventPace(t *testing.T) {
+	lim := &countingLimiter{Memory: ratelimit.NewMemory(ratelimit.Options{})}
+	f := newFixture(t, func(c *worker.Config) {
+		c.Limiter = lim
+		c.Wait = func(ctx context.Context, until time.Time) bool { return ctx.Err() == nil }
+	})
+	var calls []string
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "crm", func(ctx context.Context, key string) error {
+			if err := ev.Pace(ctx, "crm-api", ratelimit.Limit{Rate: 1.0 / 60, Burst: 1}); err != nil {
+				return err
+			}
+			calls = append(calls, ev.EventID)
+			return nil
+		})
+	})
+	ev := eventsOf(t, 3, func(i int) string { return "c" + string(rune('1'+i)) })
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(30*time.Second))
+	defer cancel()
+	resp, _ := f.h.Handle(ctx, ev)
+	if len(calls) != 1 || len(resp.BatchItemFailures) != 2 || lim.reserves != 1 {
+		t.Fatalf("calls %v, failures %v, %d reservations; want 1 call, 2 paced, 1 reservation\n%s", calls, failed(resp), lim.reserves, f.logs)
+	}
+	for _, l := range f.logs.Lines(t) {
+		if l["msg"] == "message" && l["outcome"] != "processed" && (l["outcome"] != "paced" || l["attempt"] != nil) {
+			t.Errorf("line %v: want outcome paced and no attempt", l)
+		}
+	}
+	f2 := newFixture(t, nil)
+	f2.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Pace(ctx, "no spaces allowed", ratelimit.Limit{Rate: 1, Burst: 1})
+	})
+	f2.h.Handle(context.Background(), batch(t, env("e1", "c1")))
+	if len(f2.sqs.sent) != 1 {
+		t.Errorf("a bad limit name: %d dead letters, want 1 (permanent)", len(f2.sqs.sent))
+	}
+}
