@@ -55,7 +55,7 @@ type Report struct {
 	// received that its filter excludes, OverRate destinations whose
 	// target saw more requests in a second than the rate plus the burst,
 	// Storms 429 episodes longer than stormBound.
-	Destinations                 []DestinationReport
+	Destinations                []DestinationReport
 	Misrouted, OverRate, Storms []string
 }
 
