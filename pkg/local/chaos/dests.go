@@ -40,8 +40,9 @@ var destTypes = []string{"invoice.paid", "ticket.opened", "invoice.created", "ch
 // goldShare is the share of destTenant's events with tier "gold".
 const goldShare = 0.3
 
-// destinations returns destTenant's destinations, all at url (the target
-// tells them apart by the Hookpack-Destination header). paced false
+// destinations returns destTenant's destinations at url, each with its
+// name in the query (the target tells them apart by the
+// Hookpack-Destination header). paced false
 // leaves all without its rate (the target still enforces it): the run
 // that shows the report catching a pack that does not pace.
 func destinations(url string, secrets []string, paced bool) []tenant.Destination {
@@ -52,7 +53,8 @@ func destinations(url string, secrets []string, paced bool) []tenant.Destination
 		{Name: rated, Rate: fmt.Sprintf("%d/s", destRate), Burst: destBurst},
 	}
 	for i := range ds {
-		ds[i].URL, ds[i].Secrets, ds[i].Timeout = url, secrets, effectTimeout.String()
+		ds[i].URL, ds[i].Secrets = url+"?to="+ds[i].Name, secrets
+		ds[i].Timeout = effectTimeout.String()
 	}
 	if !paced {
 		ds[2].Rate, ds[2].Burst = "", 0

@@ -708,6 +708,10 @@ func checkIAM(ctx context.Context, template, name string, dep devstack.Deploymen
 		"IdempotencyTable": {Type: "AWS::DynamoDB::Table", Physical: dep.Settings.IdempotencyTable},
 		"LedgerTable":      {Type: "AWS::DynamoDB::Table", Physical: dep.Worker.LedgerTable},
 		"PayloadBucket":    {Type: "AWS::S3::Bucket", Physical: dep.Worker.PayloadBucket},
+		// The watch's resources: the run does not call it, so its grants
+		// are only resolved.
+		"AlarmTopic":    {Type: "AWS::SNS::Topic", Physical: "arn:aws:sns:" + rehearsal.Region + ":" + rehearsal.Account + ":" + name + "-alarms"},
+		"AlarmTopicKey": {Type: "AWS::KMS::Key", Physical: name + "-alarm-key"},
 	}
 	v, denied, err := rehearsal.CheckDeployment(ctx, template, name, resources, calls)
 	if err != nil {
