@@ -1,7 +1,9 @@
 // Command chaos is `make chaos`: a seeded fault-injection run of the whole
 // local pipeline (see package chaos). SEED replays a run; CHAOS_LOG=<file>
-// keeps the functions' log lines. It exits 1 when the pack lost, doubled or
-// reordered an event.
+// keeps the functions' log lines; -unpaced breaks the pack on purpose (a
+// destination's rate left out) to show the report catch it. It exits 1 when
+// the pack lost, doubled or reordered an event, or broke a destination's
+// filter, rate or 429 bound.
 package main
 
 import (
@@ -29,7 +31,8 @@ func main() {
 		seed = n
 	}
 	deliveries := flag.Int("deliveries", devstack.GetenvInt("DELIVERIES", 10000), "deliveries to send (env DELIVERIES)")
-	conversations := flag.Int("conversations", devstack.GetenvInt("CONVERSATIONS", 120), "conversations, split between two tenants (env CONVERSATIONS)")
+	conversations := flag.Int("conversations", devstack.GetenvInt("CONVERSATIONS", 120), "conversations, spread over the tenants (env CONVERSATIONS)")
+	unpaced := flag.Bool("unpaced", false, "break the pack on purpose: zeta's rated destination without its rate (its target still enforces it), to see the report fail")
 	flag.Parse()
 
 	logger := slog.New(slog.DiscardHandler)
@@ -51,6 +54,7 @@ func main() {
 		TemplateFile:     "template.yaml",
 		Progress:         os.Stderr,
 		Logger:           logger,
+		Unpaced:          *unpaced,
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "make chaos (seed %d): %v\n", seed, err)

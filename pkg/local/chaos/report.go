@@ -10,6 +10,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hookpack/hookpack/pkg/route"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // Report is what a run saw.
@@ -48,6 +51,12 @@ type Report struct {
 	Problems      []string
 	// IAM is the check of every AWS request against template.yaml's roles.
 	IAM IAM
+	// Destinations are destTenant's; Misrouted lists events a destination
+	// received that its filter excludes, OverRate destinations whose
+	// target saw more requests in a second than the rate plus the burst,
+	// Storms 429 episodes longer than stormBound.
+	Destinations                []DestinationReport
+	Misrouted, OverRate, Storms []string
 }
 
 // compute fills the report from what the run recorded.
@@ -122,7 +131,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 		// a copy of it still in a concurrent invocation may send it again
 		// with the same key (at-least-once, absorbed by the receiver).
 		if e.after > 0 && (f.byLedger(e.key) || !deadEvent[e.tenant+"/"+e.eventID]) {
-			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, e.after))
+			r.Doubled = append(r.Doubled, fmt.Sprintf("%s/%s%s sent again %d time(s) after the pack recorded it done", e.tenant, e.eventID, at(e.dest), e.after))
 		}
 	}
 	deadSeq := map[string]map[int]bool{} // conversation → dead-lettered sequences
@@ -157,8 +166,9 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 	sort.Strings(r.AppliedDead)
 	for conv, seqs := range order {
 		high := -1
+		plain, _, _ := strings.Cut(conv, "@") // a destination's order is its conversation's
 		for _, seq := range seqs {
-			if deadSeq[conv][seq] {
+			if deadSeq[plain][seq] {
 				continue
 			}
 			if seq < high {
@@ -196,7 +206,7 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 		}
 		r.Accepted++
 		switch {
-		case appliedEvents[id] || dlq[id]:
+		case appliedEvents[id] || dlq[id] || ev.tenant == destTenant: // computeDestinations
 		case ev.tenant == outageTenant:
 			r.Expired = append(r.Expired, id+": never applied nor dead-lettered")
 		default:
@@ -217,7 +227,8 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // or of an event the target would have accepted, or a pipeline that did
 // not drain.
 func (r *Report) Failed() bool {
-	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.AppliedDead)+len(r.IAM.Denied) > 0 || !r.Drained
+	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.AppliedDead)+len(r.IAM.Denied)+
+		len(r.Misrouted)+len(r.OverRate)+len(r.Storms) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -252,10 +263,11 @@ func (r *Report) Write(out io.Writer) {
 	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
 		r.MaxReceiveCount, r.MaxAttempts, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
 	w.Flush()
+	r.writeDestinations(out)
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"at a destination whose filter excludes them", r.Misrouted}, {"over the rate", r.OverRate}, {"429 storms", r.Storms}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}
@@ -291,4 +303,165 @@ func reasonOf(dead []deadLetter, id string) string {
 		}
 	}
 	return ""
+}
+
+// at is "@dest", or "" for a targetUrl.
+func at(dest string) string {
+	if dest == "" {
+		return ""
+	}
+	return "@" + dest
+}
+
+// computeDestinations fills the report's destinations from what their
+// target saw, ds being destTenant's destinations:
+//   - lost at a destination: an accepted event its filter selects, in no
+//     DLQ, that it never received (an event dead-lettered may have reached
+//     some of its destinations and not others: a replay delivers the rest);
+//   - misrouted: an event a destination received that its filter excludes;
+//   - over the rate: a second of the run in which a rated destination's
+//     target received more requests (every attempt, refused ones included)
+//     than its rate plus its burst — the most a token bucket of that rate
+//     and burst lets through in any second;
+//   - 429 storm: an episode of 429s (each within stormGap of the previous)
+//     longer than stormBound.
+//
+// Doubled and order violations are counted in compute (per destination:
+// by its Idempotency-Keys, and per conversation at it).
+func (r *Report) computeDestinations(w *workload, t *target, ds []tenant.Destination, dead []deadLetter) {
+	dlq := map[string]bool{}
+	for _, d := range dead {
+		dlq[d.tenant+"/"+d.eventID] = true
+	}
+	want := map[string]map[string]bool{} // destination → event ids it should receive
+	selects := map[string]map[string]bool{}
+	for _, d := range ds {
+		want[d.Name], selects[d.Name] = map[string]bool{}, map[string]bool{}
+	}
+	for id, ev := range w.all {
+		if ev.tenant != destTenant {
+			continue
+		}
+		ev.mu.Lock()
+		accepted := ev.accepted
+		ev.mu.Unlock()
+		for _, name := range expected(ds, ev) {
+			selects[name][ev.id] = true
+			if accepted && !dlq[id] {
+				want[name][ev.id] = true
+			}
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range ds {
+		lim, _ := d.Limit()
+		dr := DestinationReport{Name: d.Name, Filter: describe(d.Filter), Rate: int(lim.PerSecond), Burst: lim.Burst, Expected: len(want[d.Name])}
+		st := t.dests[d.Name]
+		if st == nil {
+			st = &destStats{perSecond: map[int]int{}, events: map[string]bool{}}
+		}
+		dr.Events, dr.Requests, dr.TooMany, dr.RetryAfter, dr.Down = len(st.events), st.requests, len(st.tooMany), st.retryAfter, st.down
+		for id := range want[d.Name] {
+			if !st.events[id] {
+				dr.Lost++
+				r.Lost = append(r.Lost, destTenant+"/"+id+"@"+d.Name)
+			}
+		}
+		for id := range st.events {
+			if !selects[d.Name][id] {
+				dr.Misrouted++
+				r.Misrouted = append(r.Misrouted, fmt.Sprintf("%s/%s at %s (%s)", destTenant, id, d.Name, dr.Filter))
+			}
+		}
+		if len(st.perSecond) > 0 {
+			dr.PerSecond = make([]int, slices.Max(slices.Collect(maps.Keys(st.perSecond)))+1)
+			for s, n := range st.perSecond {
+				dr.PerSecond[s] = n
+				if n > dr.MaxPerSecond {
+					dr.MaxPerSecond = n
+				}
+				if dr.Rate > 0 && n > dr.Rate+dr.Burst {
+					r.OverRate = append(r.OverRate, fmt.Sprintf("%s: %d requests in second %d of the run, over %d/s + burst %d", d.Name, n, s, dr.Rate, dr.Burst))
+				}
+			}
+		}
+		dr.Episodes, dr.MaxEpisode = episodes(st.tooMany)
+		if dr.MaxEpisode > stormBound() {
+			r.Storms = append(r.Storms, fmt.Sprintf("%s: %d 429s in one episode, over the bound %d", d.Name, dr.MaxEpisode, stormBound()))
+		}
+		tag := "@" + d.Name
+		for _, s := range r.Doubled {
+			if strings.Contains(s, tag+" ") {
+				dr.Doubled++
+			}
+		}
+		for _, s := range r.Violations {
+			if strings.Contains(s, tag+":") {
+				dr.Violations++
+			}
+		}
+		r.Destinations = append(r.Destinations, dr)
+	}
+	for _, l := range [][]string{r.Lost, r.Misrouted, r.OverRate} {
+		sort.Strings(l)
+	}
+}
+
+// describe is a filter in a few words.
+func describe(f *route.Filter) string {
+	if f == nil {
+		return "every event"
+	}
+	var parts []string
+	if len(f.Events) > 0 {
+		parts = append(parts, strings.Join(f.Events, " "))
+	}
+	for _, c := range f.Where {
+		parts = append(parts, fmt.Sprintf("%s = %s", c.Path, c.Equals))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writeDestinations prints destTenant's destinations: one row each with
+// its checks, then the requests its target saw per second.
+func (r *Report) writeDestinations(out io.Writer) {
+	if len(r.Destinations) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "\ndestinations of %s (429 episodes: 429s each within %v of the previous, at most %d each)\n", destTenant, stormGap, stormBound())
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "destination\tfilter\trate\tevents\tof expected\trequests\tmax/s\t429s\twith Retry-After\tepisodes\tlongest\t503s down\tlost\tdoubled\treordered\tmisrouted\t")
+	for _, d := range r.Destinations {
+		rate := "none"
+		if d.Rate > 0 {
+			rate = fmt.Sprintf("%d/s+%d", d.Rate, d.Burst)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", d.Name, d.Filter, rate, d.Events, d.Expected, d.Requests,
+			d.MaxPerSecond, d.TooMany, d.RetryAfter, d.Episodes, d.MaxEpisode, d.Down, d.Lost, d.Doubled, d.Violations, d.Misrouted)
+	}
+	w.Flush()
+	top := 0
+	for _, d := range r.Destinations {
+		top = max(top, d.MaxPerSecond)
+	}
+	fmt.Fprintf(out, "requests per second (one column per %s, ▁ to █ = 1 to %d)\n", perColumn(r.Destinations), top)
+	for _, d := range r.Destinations {
+		fmt.Fprintf(out, "  %-8s %s\n", d.Name, sparkline(d.PerSecond, sparkWidth, top))
+	}
+}
+
+// sparkWidth is the most columns a per-second line takes.
+const sparkWidth = 100
+
+// perColumn says how many seconds one sparkline column shows.
+func perColumn(ds []DestinationReport) string {
+	n := 0
+	for _, d := range ds {
+		n = max(n, len(d.PerSecond))
+	}
+	if per := (n + sparkWidth - 1) / sparkWidth; per > 1 {
+		return fmt.Sprintf("%d s, their maximum", per)
+	}
+	return "second"
 }

@@ -94,11 +94,11 @@ func TestCompute(t *testing.T) {
 			for _, a := range tt.applied {
 				b := body{EventID: a.id}
 				b.Data.Conversation, b.Data.Seq = a.conv, a.seq
-				tgt.apply("alpha", a.key, b, a.id)
+				tgt.apply("alpha", "", a.key, b, a.id)
 			}
 			for _, k := range tt.resentAfterCompletion {
 				f.completed[k] = time.Now().Add(-time.Second)
-				tgt.apply("alpha", k, body{}, "")
+				tgt.apply("alpha", "", k, body{}, "")
 			}
 			r := &Report{}
 			r.compute(w, &sender{answers: map[string]int{}}, tgt, newCustomEffects(f, w.isPoison, f.chained, 0), f, tt.dead, nil)
@@ -151,5 +151,89 @@ func TestTemplateDefault(t *testing.T) {
 	}
 	if _, err := templateDefault("../../../template.yaml", "NoSuchParameter"); err == nil {
 		t.Error("templateDefault(NoSuchParameter) = nil error")
+	}
+}
+
+// TestDestinations pins the destination checks on hand-made arrivals: an
+// event at a destination its filter excludes, an event its filter selects
+// missing, a second over the rate plus the burst, and a 429 storm each
+// fail the run.
+func TestDestinations(t *testing.T) {
+	ds := destinations("", nil, true)
+	gold := &event{tenant: destTenant, id: "g", conv: "c", seq: 0, typ: "invoice.paid", tier: "gold", accepted: true}
+	plain := &event{tenant: destTenant, id: "p", conv: "c", seq: 1, typ: "ticket.opened", tier: "standard", accepted: true}
+	if got := expected(ds, gold); !slices.Equal(got, []string{"billing", "vip", rated}) {
+		t.Fatalf("expected(gold invoice) = %v", got)
+	}
+	if got := expected(ds, plain); !slices.Equal(got, []string{rated}) {
+		t.Fatalf("expected(standard ticket) = %v", got)
+	}
+	type arrival struct {
+		dest, id string
+		second   int
+	}
+	all := []arrival{{"billing", "g", 0}, {"vip", "g", 0}, {rated, "g", 0}, {rated, "p", 1}}
+	tests := []struct {
+		name     string
+		arrivals []arrival
+		extra    int           // more requests to the rated destination in second 2
+		tooMany  time.Duration // gap between 60 429s (0: none)
+		want     [4]int        // lost, misrouted, over the rate, storms
+	}{
+		{name: "every event where its filter sends it", arrivals: all},
+		{name: "missing at vip: lost", arrivals: []arrival{{"billing", "g", 0}, {rated, "g", 0}, {rated, "p", 1}}, want: [4]int{1, 0, 0, 0}},
+		{name: "a standard ticket at vip: misrouted", arrivals: append(slices.Clone(all), arrival{"vip", "p", 1}), want: [4]int{0, 1, 0, 0}},
+		{name: "rate plus burst in a second: within", arrivals: all, extra: destRate + destBurst},
+		{name: "one more: over the rate", arrivals: all, extra: destRate + destBurst + 1, want: [4]int{0, 0, 1, 0}},
+		{name: "60 429s a second apart: paced, no storm", arrivals: all, tooMany: time.Second},
+		{name: "60 429s in a row: storm", arrivals: all, tooMany: 10 * time.Millisecond, want: [4]int{0, 0, 0, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &workload{all: map[string]*event{destTenant + "/g": gold, destTenant + "/p": plain}}
+			tgt := newTarget(nil, newFaults(1, Rates{}, 0), w.isPoison, 0)
+			tgt.start = time.Unix(1000, 0)
+			for _, a := range tt.arrivals {
+				st := tgt.dest(a.dest)
+				st.requests++
+				st.perSecond[a.second]++
+				ev := w.all[destTenant+"/"+a.id]
+				b := body{EventID: a.id}
+				b.Data.Conversation, b.Data.Seq = ev.conv, ev.seq
+				tgt.apply(destTenant, a.dest, a.dest+a.id, b, a.id)
+			}
+			tgt.dest(rated).perSecond[2] += tt.extra
+			for i := range 60 * min(1, int(tt.tooMany)) {
+				st := tgt.dest(rated)
+				st.tooMany = append(st.tooMany, tgt.start.Add(time.Duration(i)*tt.tooMany))
+			}
+			r := &Report{Drained: true}
+			r.computeDestinations(w, tgt, ds, nil)
+			got := [4]int{len(r.Lost), len(r.Misrouted), len(r.OverRate), len(r.Storms)}
+			if got != tt.want || r.Failed() != (tt.want != [4]int{}) {
+				t.Errorf("lost, misrouted, over the rate, storms = %v (failed %v), want %v", got, r.Failed(), tt.want)
+			}
+			var out strings.Builder
+			r.Write(&out)
+			if !strings.Contains(out.String(), "destinations of "+destTenant) || !strings.Contains(out.String(), "requests per second") {
+				t.Errorf("report lacks the destinations:\n%s", out.String())
+			}
+		})
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	for _, tt := range []struct {
+		counts     []int
+		width, top int
+		want       string
+	}{
+		{[]int{0, 1, 4, 8}, 10, 8, " ▁▄█"},
+		{[]int{1, 8, 0, 0, 4, 2}, 3, 8, "█ ▄"},
+		{nil, 10, 8, ""},
+	} {
+		if got := sparkline(tt.counts, tt.width, tt.top); got != tt.want {
+			t.Errorf("sparkline(%v, %d, %d) = %q, want %q", tt.counts, tt.width, tt.top, got, tt.want)
+		}
 	}
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/local/rehearsal"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/route"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -68,6 +69,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress receives a line every few seconds (none when nil).
 	Progress io.Writer
+	// Unpaced configures destTenant's rated destination without its rate
+	// (its target still enforces it): a broken pack, to see the report
+	// catch it.
+	Unpaced bool
 }
 
 // The run's shortened timeouts: the same ratios as template.yaml at a
@@ -173,10 +178,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	file := &tenant.File{Tenants: map[string]tenant.FileTenant{}}
 	outbound := map[string]tenant.Outbound{}
 	for id, settings := range tenants {
-		out := tenant.Outbound{
-			TargetURL: "http://" + targetL.Addr().String() + "/tenants/" + id + "/events",
-			Secrets:   []string{"whsec_Y2hhb3MtdGFyZ2V0LXNlY3JldC0x"},
-			Timeout:   effectTimeout.String(),
+		url, secrets := "http://"+targetL.Addr().String()+"/tenants/"+id+"/events", []string{"whsec_Y2hhb3MtdGFyZ2V0LXNlY3JldC0x"}
+		out := tenant.Outbound{TargetURL: url, Secrets: secrets, Timeout: effectTimeout.String()}
+		if id == destTenant {
+			out = tenant.Outbound{Destinations: destinations(url, secrets, !o.Unpaced)}
 		}
 		file.Tenants[id] = tenant.FileTenant{
 			Inbound:  tenant.Inbound{Providers: map[string]webhook.Config{providerName: {Secrets: []string{"chaos-" + id + "-secret"}, Settings: settings}}},
@@ -241,11 +246,26 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	outageWorker := worker.NewAWS(wcfg, outage, o.Logger, register)
 	esmClient := sqs.NewFromConfig(withFaults(roleESM))
 	payloads := queue.NewPayloads(queue.NewS3(cfg), dep.Worker.PayloadBucket)
+	done := func(env *envelope.Envelope) {
+		// The ack of a message completes every effect the forward ran:
+		// the destinations the event selects, or the targetUrl's.
+		effects := []string{worker.ForwardEffect}
+		if out := outbound[env.Tenant]; out.TargetURL == "" {
+			effects = nil
+			body, _ := env.RawBody()
+			for _, d := range out.Match(route.NewEvent(env.Provider, env.Type, body)) {
+				effects = append(effects, worker.DestinationEffect(d.Name))
+			}
+		}
+		for _, e := range effects {
+			f.recordDone(ledger.Key{Tenant: env.Tenant, Event: env.Key, Effect: e})
+		}
+	}
 	expired := &eventSet{ids: map[string]bool{}}
 	pctx, stopPollers := context.WithCancel(context.WithoutCancel(ctx))
 	var pollers sync.WaitGroup
 	for _, id := range file.IDs() {
-		p := &poller{f: f, client: esmClient, plain: plain, payloads: payloads, url: dep.Queues[id].URL, handle: wh.Handle}
+		p := &poller{f: f, client: esmClient, plain: plain, payloads: payloads, url: dep.Queues[id].URL, handle: wh.Handle, done: done}
 		switch id {
 		case outageTenant:
 			p.handle, p.retention, p.expired = outageWorker.Handle, outageRetention, expired
@@ -265,7 +285,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts}
 	start := time.Now()
-	tgt.outageUntil = start.Add(outagePeriod)
+	tgt.outageUntil, tgt.start = start.Add(outagePeriod), start
 	progress := startProgress(o.Progress, tgt, s, start)
 	s.run(ctx, w)
 	r.SendTime = time.Since(start)
@@ -286,6 +306,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	r.compute(w, s, tgt, custom, f, dead, expired.list())
+	r.computeDestinations(w, tgt, destinations("", nil, true), dead)
 	r.IAM, err = checkIAM(ctx, o.TemplateFile, name, dep, calls.Calls())
 	return r, err
 }
@@ -331,6 +352,8 @@ type poller struct {
 	// (SQS would have deleted it unseen); its event goes to expired.
 	retention time.Duration
 	expired   *eventSet
+	// done records the effects of an acked message's event as done.
+	done func(*envelope.Envelope)
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -384,7 +407,7 @@ func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if esm.Settle(sctx, p.client, p.url, ev, resp) == nil { // a failed delete redelivers
-		acked(sctx, p.f, p.payloads, ev, resp)
+		acked(sctx, p.payloads, ev, resp, p.done)
 	}
 }
 
@@ -480,7 +503,7 @@ func redrive(ctx context.Context, f *Faults, client *sqs.Client, dlqURL string) 
 
 // acked records the effects of the messages the mapping deleted as done:
 // sending one again afterwards would apply it twice.
-func acked(ctx context.Context, f *Faults, payloads *queue.Payloads, ev events.SQSEvent, resp events.SQSEventResponse) {
+func acked(ctx context.Context, payloads *queue.Payloads, ev events.SQSEvent, resp events.SQSEventResponse, done func(*envelope.Envelope)) {
 	failed := map[string]bool{}
 	for _, x := range resp.BatchItemFailures {
 		failed[x.ItemIdentifier] = true
@@ -488,7 +511,7 @@ func acked(ctx context.Context, f *Faults, payloads *queue.Payloads, ev events.S
 	for _, r := range ev.Records {
 		_, pointer := r.MessageAttributes[queue.SizeAttribute]
 		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil && !failed[r.MessageId] {
-			f.recordDone(ledger.Key{Tenant: env.Tenant, Event: env.Key, Effect: worker.ForwardEffect})
+			done(env)
 		}
 	}
 }
@@ -685,6 +708,10 @@ func checkIAM(ctx context.Context, template, name string, dep devstack.Deploymen
 		"IdempotencyTable": {Type: "AWS::DynamoDB::Table", Physical: dep.Settings.IdempotencyTable},
 		"LedgerTable":      {Type: "AWS::DynamoDB::Table", Physical: dep.Worker.LedgerTable},
 		"PayloadBucket":    {Type: "AWS::S3::Bucket", Physical: dep.Worker.PayloadBucket},
+		// The watch's resources: the run does not call it, so its grants
+		// are only resolved.
+		"AlarmTopic":    {Type: "AWS::SNS::Topic", Physical: "arn:aws:sns:" + rehearsal.Region + ":" + rehearsal.Account + ":" + name + "-alarms"},
+		"AlarmTopicKey": {Type: "AWS::KMS::Key", Physical: name + "-alarm-key"},
 	}
 	v, denied, err := rehearsal.CheckDeployment(ctx, template, name, resources, calls)
 	if err != nil {

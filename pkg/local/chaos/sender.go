@@ -24,6 +24,8 @@ type event struct {
 	poison       bool
 	large        bool // a body over SQS's 1 MiB: it travels through S3
 	custom       bool // applied by customEffects, not forwarded
+	typ          string
+	tier         string // destTenant's: "gold" or "standard"
 
 	mu       sync.Mutex
 	accepted bool // some delivery got a 2xx
@@ -59,6 +61,7 @@ var tenants = map[string]map[string]string{
 		"id": "json:event_id", "type": "json:event_type", "conversation": "json:data.customer_id",
 	},
 	"beta":        chaosSigned,
+	destTenant:    chaosSigned,
 	customTenant:  chaosSigned,
 	redriveTenant: chaosSigned,
 	outageTenant:  chaosSigned,
@@ -102,7 +105,7 @@ var largePad = strings.Repeat("chaos ", 190_000)
 // first or last of a conversation: poison sits in busy conversations).
 func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison float64) *workload {
 	rng := rand.New(rand.NewPCG(seed, 0x6368616f73))
-	ids := []string{"alpha", "beta", customTenant, redriveTenant, outageTenant}
+	ids := []string{"alpha", "beta", customTenant, redriveTenant, outageTenant, destTenant}
 	unique := int(float64(deliveries) * (1 - dupShare))
 	w := &workload{convs: make([][]*event, conversations), dups: map[*event][]delivery{}, all: map[string]*event{}}
 	var flat []*event
@@ -113,6 +116,16 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		ev.id = fmt.Sprintf("evt-%s-%03d-%05d", t, c, ev.seq)
 		ev.large = unit(seed, "large|"+t+"/"+ev.id, 0) < largeShare
 		ev.custom = t == customTenant || t == redriveTenant && unit(seed, "custom|"+ev.id, 0) < 0.5
+		ev.typ = "chaos.step"
+		switch {
+		case ev.custom:
+			ev.typ = customType
+		case t == destTenant:
+			ev.typ, ev.tier = destTypes[ev.seq%len(destTypes)], "standard"
+			if unit(seed, "gold|"+ev.id, 0) < goldShare {
+				ev.tier = "gold"
+			}
+		}
 		w.convs[c] = append(w.convs[c], ev)
 		w.all[t+"/"+ev.id] = ev
 		flat = append(flat, ev)
@@ -145,6 +158,18 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		w.dups[ev] = append(w.dups[ev], delivery{ev: ev, concurrent: rng.IntN(2) == 0, delay: time.Duration(rng.IntN(3000)) * time.Millisecond})
 	}
 	return w
+}
+
+// body is the JSON document the providers send for ev.
+func (ev *event) body() string {
+	pad, tier := "", ""
+	if ev.large {
+		pad = `,"pad":"` + largePad + `"`
+	}
+	if ev.tier != "" {
+		tier = fmt.Sprintf(`,"tier":%q`, ev.tier)
+	}
+	return fmt.Sprintf(`{"event_id":%q,"event_type":%q,"data":{"customer_id":%q,"seq":%d%s}%s}`, ev.id, ev.typ, ev.conv, ev.seq, tier, pad)
 }
 
 func (w *workload) isPoison(tenantID, eventID string) bool {
@@ -239,15 +264,7 @@ func (s *sender) deliver(ctx context.Context, ev *event) bool {
 
 // post sends one signed delivery of ev.
 func (s *sender) post(ctx context.Context, ev *event) (int, time.Duration, error) {
-	pad := ""
-	if ev.large {
-		pad = `,"pad":"` + largePad + `"`
-	}
-	typ := "chaos.step"
-	if ev.custom {
-		typ = customType
-	}
-	body := fmt.Sprintf(`{"event_id":%q,"event_type":%q,"data":{"customer_id":%q,"seq":%d}%s}`, ev.id, typ, ev.conv, ev.seq, pad)
+	body := ev.body()
 	url := s.url + "/webhooks/" + ev.tenant + "/" + providerName
 	cfg, _ := s.file.Tenants[ev.tenant].Provider(providerName)
 	wreq := &webhook.Request{

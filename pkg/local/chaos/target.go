@@ -24,13 +24,17 @@ type target struct {
 	faults  *Faults
 	poison  func(tenantID, eventID string) bool
 	slow    time.Duration
-	// outageUntil ends the outage tenant's outage (set before the run).
-	outageUntil time.Time
+	// outageUntil ends the outage tenant's outage, start is the run's
+	// (set before the run).
+	outageUntil, start time.Time
+	// bucket is destTenant's rated destination's own rate.
+	bucket bucket
 
 	mu      sync.Mutex
 	byKey   map[string]*effect
-	byEvent map[string]map[string]bool // tenant/event id → idempotency keys applied
-	order   map[string][]int           // tenant/conversation → seqs in the order applied
+	byEvent map[string]map[string]bool // tenant/event id[@destination] → idempotency keys applied
+	order   map[string][]int           // tenant/conversation[@destination] → seqs in the order applied
+	dests   map[string]*destStats      // destTenant's destinations by name
 	// lastAt is when each tenant/event id last reached the target, re-sends included.
 	lastAt  map[string]time.Time
 	applied int
@@ -44,15 +48,16 @@ type effect struct {
 	// resent counts requests after the first 2xx; after lists those that
 	// arrived after the pack had recorded the effect done.
 	resent, after int
-	// key is the effect's Idempotency-Key.
-	key string
+	// key is the effect's Idempotency-Key, dest its destination ("" for
+	// a targetUrl).
+	key, dest string
 }
 
 func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(string, string) bool, slow time.Duration) *target {
 	return &target{
 		tenants: tenants, faults: faults, poison: poison, slow: slow,
 		byKey: map[string]*effect{}, byEvent: map[string]map[string]bool{}, order: map[string][]int{},
-		lastAt: map[string]time.Time{},
+		lastAt: map[string]time.Time{}, dests: map[string]*destStats{},
 	}
 }
 
@@ -74,7 +79,8 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if err := devstack.VerifyForward(r.Header, raw, out.Secrets); err != nil {
+	dest := r.Header.Get("Hookpack-Destination")
+	if err := devstack.VerifyForward(r.Header, raw, secretsOf(out, dest)); err != nil {
 		http.Error(w, err.Error(), http.StatusUnauthorized)
 		return
 	}
@@ -84,7 +90,18 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Idempotency-Key and a chaos body are required", http.StatusBadRequest)
 		return
 	}
-	if tenantID == outageTenant && time.Now().Before(t.outageUntil) {
+	now := time.Now()
+	if tenantID == destTenant && !t.start.IsZero() {
+		st := t.dest(dest)
+		t.mu.Lock()
+		st.requests++
+		st.perSecond[int(now.Sub(t.start)/time.Second)]++
+		t.mu.Unlock()
+		if dest == rated && t.ratedRefusal(w, now) {
+			return
+		}
+	}
+	if tenantID == outageTenant && now.Before(t.outageUntil) {
 		t.faults.count(TargetOutage)
 		http.Error(w, "injected outage", http.StatusServiceUnavailable)
 		return
@@ -97,6 +114,9 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fault := t.faults.rates.pick(t.faults.dice.roll("target|"+key), Target5xx, Target429, TargetSlow, TargetReset, TargetLostResponse)
+	if fault == Target429 && tenantID == destTenant && dest == rated {
+		fault = "" // its 429s are its bucket's: none at random
+	}
 	switch fault {
 	case Target5xx:
 		t.faults.count(fault)
@@ -112,7 +132,7 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reset(w)
 		return
 	}
-	t.apply(tenantID, key, b, r.Header.Get("Hookpack-Event-Id"))
+	t.apply(tenantID, dest, key, b, r.Header.Get("Hookpack-Event-Id"))
 	switch fault {
 	case TargetLostResponse:
 		t.faults.count(fault)
@@ -125,8 +145,9 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// apply records the effect of key, once.
-func (t *target) apply(tenantID, key string, b body, eventID string) {
+// apply records the effect of key at tenantID's destination dest (""
+// for a targetUrl), once.
+func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if eventID == "" {
@@ -140,13 +161,18 @@ func (t *target) apply(tenantID, key string, b body, eventID string) {
 		}
 		return
 	}
-	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq, key: key}
-	ev := tenantID + "/" + eventID
+	t.byKey[key] = &effect{tenant: tenantID, eventID: eventID, seq: b.Data.Seq, key: key, dest: dest}
+	ev, conv := tenantID+"/"+eventID, tenantID+"/"+b.Data.Conversation
+	if dest != "" {
+		ev, conv = ev+"@"+dest, conv+"@"+dest
+		if st := t.dests[dest]; st != nil {
+			st.events[eventID] = true
+		}
+	}
 	if t.byEvent[ev] == nil {
 		t.byEvent[ev] = map[string]bool{}
 	}
 	t.byEvent[ev][key] = true
-	conv := tenantID + "/" + b.Data.Conversation
 	t.order[conv] = append(t.order[conv], b.Data.Seq)
 	t.applied++
 }

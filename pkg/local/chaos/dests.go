@@ -1,0 +1,243 @@
+package chaos
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/route"
+	"github.com/hookpack/hookpack/pkg/tenant"
+)
+
+// destTenant's events go to several destinations, each with its filter:
+// billing takes the invoice events (by sender and type), vip the events
+// whose body says tier "gold" (a where condition), all every event at
+// most destRate a second (burst destBurst). all's target enforces that
+// rate itself (a token bucket answering 429 above it, every other refusal
+// with Retry-After), takes half of it during the squeeze, and is down
+// (503) from destDownFrom to destDownUntil: a backlog builds, then drains
+// at the rate.
+const (
+	destTenant = "zeta"
+	// destRate and destBurst are all's rate ("20/s") and burst.
+	destRate  = 20
+	destBurst = 5
+	// The phases of all's target, from the start of the run.
+	destDownFrom    = 20 * time.Second
+	destDownUntil   = 50 * time.Second
+	destSqueezeFrom = 50 * time.Second
+	destSqueezeTo   = 70 * time.Second
+	// rated is the destination with the rate.
+	rated = "all"
+)
+
+// destTypes are destTenant's event types, in turn by sequence number.
+var destTypes = []string{"invoice.paid", "ticket.opened", "invoice.created", "chaos.step"}
+
+// goldShare is the share of destTenant's events with tier "gold".
+const goldShare = 0.3
+
+// destinations returns destTenant's destinations at url, each with its
+// name in the query (the target tells them apart by the
+// Hookpack-Destination header). paced false
+// leaves all without its rate (the target still enforces it): the run
+// that shows the report catching a pack that does not pace.
+func destinations(url string, secrets []string, paced bool) []tenant.Destination {
+	gold := route.Value(`"gold"`)
+	ds := []tenant.Destination{
+		{Name: "billing", Filter: &route.Filter{Events: []string{providerName + ":invoice.*"}}},
+		{Name: "vip", Filter: &route.Filter{Where: []route.Condition{{Path: "data.tier", Equals: gold}}}},
+		{Name: rated, Rate: fmt.Sprintf("%d/s", destRate), Burst: destBurst},
+	}
+	for i := range ds {
+		ds[i].URL, ds[i].Secrets = url+"?to="+ds[i].Name, secrets
+		ds[i].Timeout = effectTimeout.String()
+	}
+	if !paced {
+		ds[2].Rate, ds[2].Burst = "", 0
+	}
+	return ds
+}
+
+// expected returns the names of the destinations whose filter selects ev,
+// from the same definitions the worker reads.
+func expected(ds []tenant.Destination, ev *event) []string {
+	var out []string
+	for _, d := range (tenant.Outbound{Destinations: ds}).Match(route.NewEvent(providerName, ev.typ, []byte(ev.body()))) {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// bucket is all's target's own token bucket: rate tokens a second, burst
+// at most; a request without a token is refused with 429.
+type bucket struct {
+	mu     sync.Mutex
+	tokens float64
+	at     time.Time
+}
+
+// take reports whether a request at now gets a token at rate per second,
+// and else how long until one.
+func (b *bucket) take(now time.Time, rate float64, burst int) (bool, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.at.IsZero() {
+		b.tokens = float64(burst)
+	} else {
+		b.tokens = math.Min(float64(burst), b.tokens+now.Sub(b.at).Seconds()*rate)
+	}
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / rate * float64(time.Second))
+}
+
+// destStats is what one destination's target saw.
+type destStats struct {
+	// perSecond counts the requests that arrived in each second of the run.
+	perSecond map[int]int
+	requests  int
+	// tooMany are the times of the 429s answered; retryAfter counts those
+	// with a Retry-After.
+	tooMany    []time.Time
+	retryAfter int
+	down       int // 503s answered while down
+	events     map[string]bool
+}
+
+// ratedRefusal answers a request to destTenant's rated destination from
+// its phase and bucket, and reports whether it did.
+func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
+	since := now.Sub(t.start)
+	st := t.dest(rated)
+	if since >= destDownFrom && since < destDownUntil {
+		t.mu.Lock()
+		st.down++
+		t.mu.Unlock()
+		http.Error(w, "injected outage", http.StatusServiceUnavailable)
+		return true
+	}
+	rate := float64(destRate)
+	if since >= destSqueezeFrom && since < destSqueezeTo {
+		rate /= 2
+	}
+	ok, wait := t.bucket.take(now, rate, destBurst)
+	if ok {
+		return false
+	}
+	t.mu.Lock()
+	st.tooMany = append(st.tooMany, now)
+	with := len(st.tooMany)%2 == 0 // every other 429 says when to come back
+	if with {
+		st.retryAfter++
+	}
+	t.mu.Unlock()
+	if with {
+		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(wait.Seconds()))))
+	}
+	http.Error(w, "over the rate", http.StatusTooManyRequests)
+	return true
+}
+
+// dest returns name's stats (t.mu not held).
+func (t *target) dest(name string) *destStats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := t.dests[name]
+	if st == nil {
+		st = &destStats{perSecond: map[int]int{}, events: map[string]bool{}}
+		t.dests[name] = st
+	}
+	return st
+}
+
+// secretsOf returns the secrets a forward to tenant id's destination name
+// is signed with.
+func secretsOf(out tenant.Outbound, name string) []string {
+	for _, d := range out.Targets() {
+		if d.Name == name {
+			return d.Secrets
+		}
+	}
+	return nil
+}
+
+// DestinationReport is what one of destTenant's destinations saw, and its
+// checks.
+type DestinationReport struct {
+	Name, Filter string
+	// Rate and Burst are its limit (0: none).
+	Rate, Burst int
+	// Expected counts the accepted events its filter selects; Events the
+	// distinct events it received.
+	Expected, Events, Requests int
+	// PerSecond are the requests it received in each second of the run;
+	// MaxPerSecond their maximum.
+	PerSecond    []int
+	MaxPerSecond int
+	// TooMany are the 429s its target answered (RetryAfter of them with a
+	// Retry-After), in Episodes runs (see stormGap); MaxEpisode is the
+	// longest run.
+	TooMany, RetryAfter, Episodes, MaxEpisode int
+	Down                                      int // 503s while its target was down
+	Lost, Doubled, Violations, Misrouted      int
+}
+
+// stormGap separates 429 episodes: a 429 within it of the previous one
+// belongs to the same episode. It is the shortest pause a 429 starts
+// (ratelimit Slow: 1 s, or the Retry-After, whole seconds).
+const stormGap = time.Second
+
+// stormBound is the most 429s one episode may hold: the slots the limiter
+// may have granted before the pause began, which it does not take back —
+// the burst plus the rate over the horizon of a reservation (the
+// invocation's working time less the effect's budget: workerTimeout −
+// workerMargin − effectTimeout, 2.5 s) — and nothing more: every request
+// after the pause's start waits for it.
+func stormBound() int {
+	return destBurst + int(math.Ceil(destRate*(workerTimeout-workerMargin-effectTimeout).Seconds()))
+}
+
+// episodes splits 429 times (in order) into runs separated by stormGap,
+// and returns how many and the longest.
+func episodes(at []time.Time) (n, longest int) {
+	run := 0
+	for i, x := range at {
+		if i == 0 || x.Sub(at[i-1]) >= stormGap {
+			n++
+			run = 0
+		}
+		run++
+		longest = max(longest, run)
+	}
+	return n, longest
+}
+
+// sparkline draws counts in at most width columns (the maximum of each
+// column's seconds), scaled to max.
+func sparkline(counts []int, width, top int) string {
+	if len(counts) == 0 || top == 0 {
+		return ""
+	}
+	per := (len(counts) + width - 1) / width
+	bars := []rune("▁▂▃▄▅▆▇█")
+	var b strings.Builder
+	for i := 0; i < len(counts); i += per {
+		m := 0
+		for _, c := range counts[i:min(i+per, len(counts))] {
+			m = max(m, c)
+		}
+		if m == 0 {
+			b.WriteRune(' ')
+			continue
+		}
+		b.WriteRune(bars[min(len(bars)-1, (m*len(bars)-1)/top)])
+	}
+	return b.String()
+}
