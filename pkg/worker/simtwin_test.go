@@ -99,6 +99,10 @@ type simMsg struct {
 	reasonless bool
 	// claimed: a claim of one of its event's records landed for it.
 	claimed bool
+	// paced counts the receives it waited for a rate (outcome paced), and
+	// hole is set once world.pacedPast counted it.
+	paced int
+	hole  bool
 }
 
 // fifo is an SQS FIFO queue: message groups handed out one in-flight group
@@ -424,6 +428,7 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 	if l.throttled("FailedAttempt") {
 		return 0, errThrottled
 	}
+	l.w.attempted[id] = true
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
 	if l.w.sess.lost() {
 		return 0, errLost
