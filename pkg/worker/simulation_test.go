@@ -108,7 +108,7 @@ type simEvent struct {
 	// typ is its event type and tier its body's "tier" field (a
 	// destination run's filters select on them).
 	typ, tier string
-	offload       bool
+	offload   bool
 	// effects are what its handler runs, in order (one of handlerKinds).
 	effects []string
 	// queued: the event has a place in its conversation's send order, and
@@ -210,8 +210,8 @@ type world struct {
 	pacedOnly map[string]bool
 	attempted map[string]bool
 	handlerOK map[string]bool
-	steps      int
-	history    []string
+	steps     int
+	history   []string
 	// logs holds the worker's log lines of the current invocation, and
 	// outcomes each message's outcome in them.
 	logs     bytes.Buffer
