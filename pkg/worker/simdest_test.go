@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"pgregory.net/rapid"
@@ -348,10 +349,11 @@ func newLimiter() *ratelimit.Memory { return ratelimit.NewMemory(ratelimit.Optio
 const knownPacedHole = true
 
 // pacedPast reports whether m, moved to the DLQ by SQS without a reason,
-// is the known hole: it waited for a rate on some of its receives. It
+// is the known hole: it waited for a rate on some of its receives (in
+// TestSimulation's search only: never in a regression). It
 // counts the hole once in the tally, which prints it, and logs it.
 func (w *world) pacedPast(m *simMsg) bool {
-	if !knownPacedHole || !m.reasonless || m.paced == 0 {
+	if !knownPacedHole || w.tally == nil || !m.reasonless || m.paced == 0 {
 		return false
 	}
 	if !m.hole {
@@ -366,4 +368,31 @@ func (w *world) pacedPast(m *simMsg) bool {
 		}
 	}
 	return true
+}
+
+// TestSimulationPacedPastMaxReceives is the shortest history the search
+// found (make simulate SEED=1, rapid seed 260 runs in, ~6,000 steps) that
+// breaks "a message waiting for a rate is never dead-lettered unless its
+// retention ends, and then with its reason": a rated destination (2/m,
+// burst 1) answers 429 to every request. Each 429 pauses the destination
+// (1 s without Retry-After) and the message comes back paced, then once
+// more without a slot (30 s), none of them an attempt; each is a receive,
+// so after maxReceiveCount receives (50 here, MinMaxReceiveCount(3); 170
+// in a tenant stack, about 40 minutes at this pace) SQS moves the message
+// to the DLQ itself, without a reason. The worker never counts those
+// receives against anything. Skipped until the worker bounds a paced
+// message's receives (knownPacedHole).
+func TestSimulationPacedPastMaxReceives(t *testing.T) {
+	t.Skip("known hole: a message paced on every receive is moved to the DLQ by SQS without a reason (knownPacedHole)")
+	w := newWorldOf(t, awsHorizons)
+	d := &simDest{Destination: tenant.Destination{Name: "billing", URL: "https://billing.example/hooks",
+		Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, Rate: "2/m", Burst: 1},
+		effect: worker.DestinationEffect("billing"), selects: func(*simEvent) bool { return true }, per: 2.0 / 60, burst: 1}
+	w.dests = []*simDest{d}
+	e := w.newSimEvent("evt_B_0", "cus_B", 0, []string{worker.ForwardEffect})
+	e.typ, e.tier = "charge.succeeded", "gold"
+	w.mode["cus_B/"+d.effect] = "429"
+	w.deliver(e, "")
+	w.advance(time.Hour)
+	w.check()
 }
