@@ -339,10 +339,29 @@ func (w *world) simWait(ctx context.Context, until time.Time) bool {
 // newLimiter is the rate limiter the run's worker instances share.
 func newLimiter() *ratelimit.Memory { return ratelimit.NewMemory(ratelimit.Options{}) }
 
+// notePaced counts, for each message of a batch, a receive that waited
+// for a rate: its own (outcome paced), or one behind an earlier message of
+// its conversation that did (outcome blocked).
+func (w *world) notePaced(msgs []*simMsg) {
+	behind := false
+	for _, m := range msgs {
+		switch w.outcomes[m.id] {
+		case "paced":
+			m.paced++
+			behind = true
+		case "blocked":
+			if behind {
+				m.paced++
+			}
+		}
+	}
+}
+
 // knownPacedHole exempts the hole the search found in the worker's
 // pacing (TestSimulationPacedPastMaxReceives): a message that waits for a
 // rate again and again (a rated destination answering 429, or a backlog
-// behind a slow rate) is received each time without an attempt, so SQS's
+// behind a slow rate), and each message of its conversation behind it, is
+// received each time without an attempt, so SQS's
 // maxReceiveCount, not the worker, moves it to the DLQ, without a reason.
 // True until the worker bounds a paced message's receives; false makes the
 // search fail on it again.

@@ -428,7 +428,11 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 	if l.throttled("FailedAttempt") {
 		return 0, errThrottled
 	}
-	l.w.attempted[id] = true
+	if m := l.w.batch[id]; m != nil && m.receives == receive {
+		// The count of this receive's attempt; one of an earlier receive
+		// is an effect it left interrupted (Event's rule).
+		l.w.attempted[id] = true
+	}
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
 	if l.w.sess.lost() {
 		return 0, errLost

@@ -131,7 +131,7 @@ type simEvent struct {
 	// was called), whether or not they reached the target.
 	started map[string]int
 	// at are the forward effects (destinations) that applied it, and
-	// applied is set once each one its handler runs did.
+	// applied is set once one did.
 	at      map[string]bool
 	applied bool
 	// dead: dead-lettered by the worker with a reason, and no replay of it
@@ -522,7 +522,9 @@ func (w *world) apply(e *simEvent, effect string) {
 			}
 		}
 		e.at[effect] = true
-		e.applied = !slices.ContainsFunc(w.forwards(e), func(fx string) bool { return !e.at[fx] })
+		// An event applied at one destination keeps its first place in
+		// the send order (world.sendBack, world.recreate).
+		e.applied = true
 	}
 }
 
@@ -757,11 +759,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			ev.Records = append(ev.Records, w.src.record(m))
 		}
 		failed := w.handle(msgs, ev)
-		for _, m := range msgs {
-			if w.outcomes[m.id] == "paced" {
-				m.paced++
-			}
-		}
+		w.notePaced(msgs)
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
