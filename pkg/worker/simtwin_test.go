@@ -99,6 +99,10 @@ type simMsg struct {
 	reasonless bool
 	// claimed: a claim of one of its event's records landed for it.
 	claimed bool
+	// paced counts the receives it waited for a rate (outcome paced), and
+	// hole is set once world.pacedPast counted it.
+	paced int
+	hole  bool
 }
 
 // fifo is an SQS FIFO queue: message groups handed out one in-flight group
@@ -423,6 +427,11 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 	}
 	if l.throttled("FailedAttempt") {
 		return 0, errThrottled
+	}
+	if m := l.w.batch[id]; m != nil && m.receives == receive {
+		// The count of this receive's attempt; one of an earlier receive
+		// is an effect it left interrupted (Event's rule).
+		l.w.attempted[id] = true
 	}
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
 	if l.w.sess.lost() {

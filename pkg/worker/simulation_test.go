@@ -24,6 +24,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
@@ -104,7 +105,10 @@ var handlerKinds = [][]string{
 type simEvent struct {
 	key, id, conv string
 	n             int // place in its conversation, from 0
-	offload       bool
+	// typ is its event type and tier its body's "tier" field (a
+	// destination run's filters select on them).
+	typ, tier string
+	offload   bool
 	// effects are what its handler runs, in order (one of handlerKinds).
 	effects []string
 	// queued: the event has a place in its conversation's send order, and
@@ -126,6 +130,9 @@ type simEvent struct {
 	// started counts the runs of each effect that started (its function
 	// was called), whether or not they reached the target.
 	started map[string]int
+	// at are the forward effects (destinations) that applied it, and
+	// applied is set once one did.
+	at      map[string]bool
 	applied bool
 	// dead: dead-lettered by the worker with a reason, and no replay of it
 	// ran since (claimed one of its records past the dead mark); deadFrom
@@ -145,8 +152,8 @@ type simEvent struct {
 // newSimEvent is event id of conversation conv, n-th in it, whose handler
 // runs effects.
 func (w *world) newSimEvent(id, conv string, n int, effects []string) *simEvent {
-	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects,
-		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}}
+	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects, typ: "charge.succeeded",
+		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}, at: map[string]bool{}}
 	w.events = append(w.events, e)
 	w.byKey[e.key] = e
 	w.perConv[conv] = append(w.perConv[conv], e)
@@ -188,10 +195,23 @@ type world struct {
 	batch map[string]*simMsg
 	// dlFrom are the messages of the batch the worker dead-lettered.
 	dlFrom map[string]bool
-	// ran lists the forwards that succeeded in the current message.
-	ranForward map[*simMsg]bool
-	steps      int
-	history    []string
+	// ranForward lists the forwards that succeeded in each message of the
+	// current invocation.
+	ranForward map[*simMsg][]string
+	// dests are the tenant's destinations (nil: a legacy targetUrl), and
+	// limiter the rate limiter its worker instances share.
+	dests   []*simDest
+	limiter *ratelimit.Memory
+	// answers collects the answers of the targets the running handler
+	// called; pacedOnly are the messages of the invocation whose handler
+	// only waited for a rate, attempted those whose attempt was counted,
+	// handlerOK those whose handler returned nil.
+	answers   *[]string
+	pacedOnly map[string]bool
+	attempted map[string]bool
+	handlerOK map[string]bool
+	steps     int
+	history   []string
 	// logs holds the worker's log lines of the current invocation, and
 	// outcomes each message's outcome in them.
 	logs     bytes.Buffer
@@ -211,7 +231,7 @@ func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
 	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg]bool{}}
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter()}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
@@ -231,7 +251,7 @@ func (w *world) newQueues() {
 // and the simulation's clock; it lives as long as a warm instance.
 func (w *world) newHandler() *worker.Handler {
 	reg := worker.NewRegistry()
-	fwd := worker.Forward(simTenants{}, simPoster{w})
+	fwd := worker.Forward(simTenants{w}, simPoster{w})
 	reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
 		w.cur, w.curEv = w.batch[ev.MessageID], ev
 		e := w.byKey[ev.Key]
@@ -247,7 +267,11 @@ func (w *world) newHandler() *worker.Handler {
 			}
 			var err error
 			if effect == worker.ForwardEffect {
+				var answers []string
+				w.answers = &answers
 				err = fwd(ctx, ev)
+				w.answers = nil
+				w.ranHandler(e, w.cur, err, answers)
 			} else {
 				err = ev.Once(ctx, effect, func(ctx context.Context, key string) error {
 					w.start(e, effect, ev.Repeat)
@@ -258,13 +282,16 @@ func (w *world) newHandler() *worker.Handler {
 				return err
 			}
 		}
+		if w.cur != nil {
+			w.handlerOK[w.cur.id] = true
+		}
 		return nil
 	})
 	return worker.New(worker.Config{
 		// Every message's line must name its event (checked in handle).
 		Logger: slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Ledger: simLedger{w}, Handlers: reg, DLQ: simSQS{w}, Visibility: simSQS{w}, Queues: simSQS{w},
-		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock,
+		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock, Limiter: w.limiter, Wait: w.simWait,
 		QueueRetention: w.hz.retention, ExpiryMargin: w.hz.margin, LedgerRetention: w.hz.ledgerKeep,
 		// A lease ends before the message's visibility timeout, as under
 		// Lambda (the invocation's deadline).
@@ -276,11 +303,9 @@ func (w *world) newHandler() *worker.Handler {
 	})
 }
 
-type simTenants struct{}
+type simTenants struct{ w *world }
 
-func (simTenants) Get(context.Context, string) (tenant.Outbound, error) {
-	return tenant.Outbound{TargetURL: "https://target.example/hooks", Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}}, nil
-}
+func (t simTenants) Get(context.Context, string) (tenant.Outbound, error) { return t.w.outbound(), nil }
 
 type simPoster struct{ w *world }
 
@@ -295,8 +320,25 @@ func (p simPoster) Post(ctx context.Context, r forward.Request) error {
 		p.w.violate("a forward carries webhook-id %s, which is no event's", r.ID)
 		return errors.New("unknown webhook-id")
 	}
-	p.w.start(p.w.byKey[key], worker.ForwardEffect, p.w.curEv.Repeat)
-	return p.w.target(ctx, key, worker.ForwardEffect, r.IdempotencyKey, r.ID)
+	effect, e := worker.ForwardEffect, p.w.byKey[key]
+	if p.w.dests != nil {
+		d := (*simDest)(nil)
+		for _, o := range p.w.dests {
+			if o.URL == r.URL {
+				d = o
+			}
+		}
+		if d == nil || r.Headers["Hookpack-Destination"] != d.Name {
+			p.w.violate("a forward of %s goes to %s (Hookpack-Destination %q), which is no destination's", e.id, r.URL, r.Headers["Hookpack-Destination"])
+			return errors.New("unknown destination")
+		}
+		if !d.selects(e) {
+			p.w.violate("%s (%s, tier %s) reaches destination %s, whose filter excludes it", e.id, e.typ, e.tier, d.Name)
+		}
+		effect = d.effect
+	}
+	p.w.start(e, effect, p.w.curEv.Repeat)
+	return p.w.target(ctx, key, effect, r.IdempotencyKey, r.ID)
 }
 
 type simPayloads struct{ w *world }
@@ -346,10 +388,20 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	if want := (ledger.Key{Tenant: simTenant, Event: eventKey, Effect: effect}).IdempotencyKey(); idemKey != want {
 		w.violate("%s of %s carries Idempotency-Key %s, want %s", effect, e.id, idemKey, want)
 	}
-	if effect == worker.ForwardEffect && webhookID != forward.MessageID(eventKey) {
-		w.violate("forward of %s carries webhook-id %s", e.id, webhookID)
+	if isForward(effect) && webhookID != forward.MessageID(eventKey) {
+		w.violate("%s of %s carries webhook-id %s", effect, e.id, webhookID)
 	}
-	switch w.mode[e.conv+"/"+effect] {
+	w.arrive(effect)
+	mode := w.mode[e.conv+"/"+effect]
+	switch {
+	case mode == "":
+		w.saw("ok")
+	case strings.HasPrefix(mode, "429") && w.rated(effect):
+		w.saw("paced")
+	default:
+		w.saw("failed")
+	}
+	switch mode {
 	case "transient":
 		return errors.New("target: 503 service unavailable")
 	case "permanent":
@@ -362,6 +414,8 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 		// timeout: nothing of the batch's answer survives.
 		w.sess.crashed = true
 		return context.DeadlineExceeded
+	case "429", "429 retry-after":
+		return w.answer429(mode)
 	}
 	w.apply(e, effect)
 	if w.sess.lost() {
@@ -458,15 +512,18 @@ func (w *world) apply(e *simEvent, effect string) {
 		w.violate("%s of %s applied after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
 	}
 	e.runs[effect]++
-	if effect == worker.ForwardEffect {
-		w.ranForward[m] = true
-		if !e.applied && !replayed {
+	if isForward(effect) {
+		w.ranForward[m] = append(w.ranForward[m], effect)
+		if !e.at[effect] && !replayed {
 			for _, o := range w.perConv[e.conv] {
-				if o.order > e.order && o.applied {
-					w.violate("%s applied after %s, which was queued after it (conversation %s)", e.id, o.id, e.conv)
+				if o.order > e.order && o.at[effect] {
+					w.violate("%s applied at %s after %s, which was queued after it (conversation %s)", e.id, effect, o.id, e.conv)
 				}
 			}
 		}
+		e.at[effect] = true
+		// An event applied at one destination keeps its first place in
+		// the send order (world.sendBack, world.recreate).
 		e.applied = true
 	}
 }
@@ -514,6 +571,7 @@ func (w *world) deadLettered(m *simMsg) {
 	if reason == "" {
 		w.violate("dead letter %s of %s has no reason", m.id, m.event.id)
 	}
+	w.checkPacedDeadLetter(src, m.event, reason)
 	// Every copy of a body ingest sent is a valid message, whichever
 	// attributes a replay kept: the worker may not refuse it as invalid.
 	for _, invalid := range []error{envelope.ErrInvalid, queue.ErrPointer} {
@@ -620,8 +678,12 @@ func (w *world) deliver(e *simEvent, fault string) {
 		w.logf("    ingest crashed after its claim")
 		return
 	}
-	env := &envelope.Envelope{Version: 1, Key: e.key, Tenant: simTenant, Provider: simProvider, EventID: e.id, Type: "charge.succeeded", Conversation: e.conv, ReceivedAt: w.now}
-	env.SetBody([]byte(fmt.Sprintf(`{"id":%q,"n":%d}`, e.id, e.n)))
+	env := &envelope.Envelope{Version: 1, Key: e.key, Tenant: simTenant, Provider: simProvider, EventID: e.id, Type: e.typ, Conversation: e.conv, ReceivedAt: w.now}
+	body := fmt.Sprintf(`{"id":%q,"n":%d}`, e.id, e.n)
+	if e.tier != "" {
+		body = fmt.Sprintf(`{"id":%q,"n":%d,"tier":%q}`, e.id, e.n, e.tier)
+	}
+	env.SetBody([]byte(body))
 	b, err := env.Encode()
 	if err != nil {
 		w.t.Fatalf("encode: %v", err)
@@ -697,6 +759,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			ev.Records = append(ev.Records, w.src.record(m))
 		}
 		failed := w.handle(msgs, ev)
+		w.notePaced(msgs)
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
@@ -716,8 +779,10 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			// Deleted after it ran: done, unless the worker dead-lettered
 			// it (it never learned the forward succeeded: a replay may run
 			// it again with its key).
-			if w.ranForward[m] && !w.dlFrom[m.id] {
-				w.durable(m.event.key, worker.ForwardEffect, "its message "+m.id+" was deleted")
+			if !w.dlFrom[m.id] {
+				for _, fx := range w.ranForward[m] {
+					w.durable(m.event.key, fx, "its message "+m.id+" was deleted")
+				}
 			}
 			// Processed and deleted: the event is done, its sender's
 			// later copies are duplicates.
@@ -783,7 +848,8 @@ func crashSuffix(fault string, k int) string {
 // simulation's receive returns one group per batch, so its runs are
 // deterministic) and returns the messages reported failed.
 func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
-	w.ranForward = map[*simMsg]bool{}
+	w.ranForward = map[*simMsg][]string{}
+	w.pacedOnly, w.attempted, w.handlerOK = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	// Target calls are attributed to the message whose handler runs
 	// (worker.Event.MessageID); a group's messages run in order.
 	w.batch, w.cur, w.dlFrom = map[string]*simMsg{}, nil, map[string]bool{}
@@ -801,6 +867,10 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 	}
 	// (A failed S3 read leaves the event unknown to the log line.)
 	w.readLogs(!w.sess.crashed && w.sess.loseAt == 0)
+	w.checkPaced()
+	if w.broken != "" {
+		w.fail("%s", w.broken)
+	}
 	failed := map[string]bool{}
 	for _, f := range resp.BatchItemFailures {
 		failed[f.ItemIdentifier] = true
@@ -831,6 +901,7 @@ func (w *world) readLogs(check bool) {
 		if !check {
 			continue
 		}
+		w.checkFilteredOutcome(l.MessageID, l.Outcome)
 		// (A body the worker could not read leaves its event unknown to
 		// the line.)
 		if m := w.batch[l.MessageID]; m != nil && m.event != nil && w.readable(m.body) == "" && (l.EventID != m.event.id || l.TenantID != simTenant) {
@@ -1050,15 +1121,13 @@ func (w *world) recreate() {
 	// So was an event's being done (its record claimed by a message the
 	// deletion completed).
 	for _, e := range w.events {
-		if why := e.durable[worker.ForwardEffect]; strings.Contains(why, "was deleted") {
-			delete(e.durable, worker.ForwardEffect)
-		}
+		maps.DeleteFunc(e.durable, func(fx, why string) bool { return isForward(fx) && strings.Contains(why, "was deleted") })
 		e.done = ""
 	}
 	dlq := w.src.dlq
 	w.now = w.now.Add(61 * time.Second) // SQS: wait 60 s before re-creating
 	w.src = newFIFO("hp-acme", w.now, &w.ids)
-	w.src.dlq, w.src.maxRecv = dlq, worker.MinMaxReceiveCount(maxAttempts)
+	w.src.dlq, w.src.maxRecv, w.src.retention = dlq, worker.MinMaxReceiveCount(maxAttempts), w.hz.retention
 }
 
 // --- invariants ---
@@ -1072,7 +1141,7 @@ func (w *world) check() {
 		if !e.queued || e.lostByOwner {
 			continue
 		}
-		if !slices.ContainsFunc(e.effects, func(fx string) bool { return e.runs[fx] == 0 }) {
+		if !slices.ContainsFunc(w.expected(e), func(fx string) bool { return e.runs[fx] == 0 }) {
 			continue // every effect reached the target: nothing is lost
 		}
 		where := w.whereIs(e)
@@ -1092,7 +1161,7 @@ func (w *world) whereIs(e *simEvent) string {
 	reasonless := false
 	for _, m := range w.src.dlq.msgs {
 		if m.event == e {
-			if m.attrs[worker.AttrReason] != "" {
+			if m.attrs[worker.AttrReason] != "" || w.pacedPast(m) {
 				return "dead-lettered"
 			}
 			reasonless = true
@@ -1129,7 +1198,7 @@ type simTally struct {
 // knownNote says how often the known hole was run, if it was.
 func (t *simTally) knownNote() string {
 	if n := t.known.Load(); n > 0 {
-		return fmt.Sprintf(" (%d steps of the worker's known holes: a replay dead-lettered before its claim runs when redelivered; a copy dead-lettered behind an earlier one of its event that failed in its batch is deleted as done)", n)
+		return fmt.Sprintf(" (%d steps of the worker's known holes: a replay dead-lettered before its claim runs when redelivered; a copy dead-lettered behind an earlier one of its event that failed in its batch is deleted as done; a message paced again and again is moved to the DLQ by SQS without a reason)", n)
 	}
 	return ""
 }
@@ -1144,6 +1213,12 @@ func (t *simTally) first(n int64) int64 {
 // search finds is saved in testdata/rapid/TestSimulation_search (the next
 // search replays it first); move the file here to keep it.
 var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
+
+// simDestinationsFile begins the name of each stored failure whose run
+// draws the tenant's outbound configuration (world.drawDestinations): the
+// failures stored before the simulation had destinations replay the
+// legacy targetUrl's draws.
+const simDestinationsFile = "destinations"
 
 // simChecks is the search's number of runs: -rapid.checks when given (make
 // simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
@@ -1179,7 +1254,7 @@ func TestSimulation(t *testing.T) {
 		setFlag(t, "rapid.checks", "0") // no new runs
 		for _, f := range files {
 			setFlag(t, "rapid.failfile", f)
-			rapid.Check(t, simulate(tally))
+			rapid.Check(t, simulate(tally, strings.HasPrefix(filepath.Base(f), simDestinationsFile)))
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
@@ -1190,18 +1265,21 @@ func TestSimulation(t *testing.T) {
 	t.Run("search", func(t *testing.T) {
 		tally := &simTally{what: "explored"}
 		setFlag(t, "rapid.checks", simChecks())
-		rapid.Check(t, simulate(tally))
+		rapid.Check(t, simulate(tally, true))
 		t.Logf("search: %d runs, %d steps explored, 0 violations%s", tally.runs, tally.steps.Load(), tally.knownNote())
 	})
 }
 
 // simulate is the property rapid checks: one history of random actions
 // and faults, the invariants checked after every step.
-func simulate(tally *simTally) func(*rapid.T) {
+func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		tally.runs++
 		w := newWorldOf(rt, rapid.SampledFrom([]horizons{awsHorizons, shortHorizons}).Draw(rt, "horizons"))
 		w.tally = tally
+		if destinations {
+			w.drawDestinations(rt)
+		}
 		convs := []string{"cus_A", "cus_B"}
 		nextN := map[string]int{}
 		newEvent := func(conv string) *simEvent {
@@ -1210,6 +1288,10 @@ func simulate(tally *simTally) func(*rapid.T) {
 			id := fmt.Sprintf("evt_%s_%d", conv[4:], n)
 			e := w.newSimEvent(id, conv, n, rapid.SampledFrom(handlerKinds).Draw(rt, "handler "+id))
 			e.offload = rapid.Bool().Draw(rt, "offload "+id)
+			if w.dests != nil {
+				e.typ = rapid.SampledFrom(simEventTypes).Draw(rt, "type "+id)
+				e.tier = rapid.SampledFrom(simTiers).Draw(rt, "tier "+id)
+			}
 			return e
 		}
 		fault := func(name string) string {
@@ -1259,8 +1341,8 @@ func simulate(tally *simTally) func(*rapid.T) {
 			},
 			"target": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
-				effect := rapid.SampledFrom([]string{worker.ForwardEffect, notify, charge}).Draw(rt, "effect")
-				mode := rapid.SampledFrom([]string{"", "", "transient", "permanent", "hang", "timeout"}).Draw(rt, "mode")
+				effect := rapid.SampledFrom(w.targetEffects()).Draw(rt, "effect")
+				mode := rapid.SampledFrom(w.targetModes()).Draw(rt, "mode")
 				w.mode[conv+"/"+effect] = mode
 				w.logf("target %s/%s now %q", conv, effect, mode)
 			},
@@ -1317,7 +1399,11 @@ func simulate(tally *simTally) func(*rapid.T) {
 					case 2:
 						conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
 						mode := rapid.SampledFrom([]string{"", "permanent", "transient"}).Draw(rt, "mode")
-						w.mode[conv+"/"+worker.ForwardEffect], w.mode[conv+"/"+charge] = mode, mode
+						for _, fx := range w.targetEffects() {
+							if fx != notify {
+								w.mode[conv+"/"+fx] = mode
+							}
+						}
 						w.logf("    target of %s now %q", conv, mode)
 					case 3:
 						w.advance(rapid.SampledFrom([]time.Duration{time.Second, 30 * time.Second}).Draw(rt, "by"))
