@@ -196,8 +196,18 @@ func decide(f facts) fate {
 	case errors.Is(err, ErrPaced) && !IsPermanent(err):
 		// Back when the limit has its slot: exactly that wait, no backoff.
 		d := retryAfterOf(err)
-		if f.nearEnd(f.now.Add(d)) {
+		switch {
+		case f.nearEnd(f.now.Add(d)):
 			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+		case f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
+			// Waiting is no attempt, but every receive counts towards SQS's
+			// maxReceiveCount: a destination that answers 429 to every
+			// request for hours ends here, with its reason, before SQS
+			// moves the message without one (MinMaxReceiveCount). A backlog
+			// draining at its rate comes back when its slot fits, far from
+			// this bound.
+			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
+				"gave up after %d receives waiting for the rate limit (none of them an attempt; SQS's maxReceiveCount would move it without a reason): %w", f.receives, err)}
 		}
 		return fate{verdict: vRetry, outcome: outPaced, delay: d, err: err}
 

@@ -88,6 +88,11 @@ func TestDecide(t *testing.T) {
 			f.retentionEnd = now.Add(50 * time.Hour)
 			return f
 		}(), vDeadLetter, outDeadLettered, 0, "waiting on: waiting for the rate limit"},
+		{"waiting for a rate on the receive that reaches what attempts could take: dead-lettered with its reason", func() facts {
+			f := base(RetryAfter(ErrPaced, time.Minute))
+			f.receives = maxBatch * f.maxAttempts
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives waiting for the rate limit"},
 		{"no destination's filter selects it: done", func() facts { f := base(nil); f.filtered = true; return f }(), vDone, outFiltered, 0, ""},
 		{"a failure is counted first", base(transient), vCount, "", 0, ""},
 		{"a permanent failure is counted first too", base(Permanent(transient)), vCount, "", 0, ""},

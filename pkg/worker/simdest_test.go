@@ -296,13 +296,17 @@ func (w *world) checkPaced() {
 
 // checkPacedDeadLetter checks a dead letter sent for message src: a
 // message that only waited for a rate is dead-lettered only as its
-// retention truly ends (ErrExpiring, naming its real end), and one no
+// retention truly ends (ErrExpiring, naming its real end) or when its
+// receives reach what counted attempts could take (10 × MaxAttempts: past
+// them SQS's maxReceiveCount would move it without a reason), and one no
 // destination selects never for a destination.
 func (w *world) checkPacedDeadLetter(src *simMsg, e *simEvent, reason string) {
 	if src == nil {
 		return
 	}
-	if w.pacedOnly[src.id] && !strings.Contains(reason, worker.ErrDeadLettered.Error()) {
+	bound := fmt.Sprintf("gave up after %d receives waiting for the rate limit", src.receives)
+	if w.pacedOnly[src.id] && !strings.Contains(reason, worker.ErrDeadLettered.Error()) &&
+		!(src.receives >= 10*maxAttempts && strings.Contains(reason, bound)) {
 		end := src.sent.Add(w.src.retention).UTC().Format(time.RFC3339)
 		if !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, end) {
 			w.violate("message %s of %s only waited for a rate and is dead-lettered: %s (its retention ends %s)", src.id, e.id, reason, end)
@@ -364,9 +368,10 @@ func (w *world) notePaced(msgs []*simMsg) {
 // behind a slow rate), and each message of its conversation behind it, is
 // received each time without an attempt, so SQS's
 // maxReceiveCount, not the worker, moves it to the DLQ, without a reason.
-// True until the worker bounds a paced message's receives; false makes the
-// search fail on it again.
-const knownPacedHole = true
+// The worker now bounds a paced message's receives (decide: at 10 ×
+// MaxAttempts it is dead-lettered with its reason), so it is false: the
+// search fails on the hole again.
+const knownPacedHole = false
 
 // pacedPast reports whether m, moved to the DLQ by SQS without a reason,
 // is the known hole: it waited for a rate on some of its receives (in
@@ -400,10 +405,9 @@ func (w *world) pacedPast(m *simMsg) bool {
 // so after maxReceiveCount receives (50 here, MinMaxReceiveCount(3); 170
 // in a tenant stack, about 40 minutes at this pace) SQS moves the message
 // to the DLQ itself, without a reason. The worker never counts those
-// receives against anything. Skipped until the worker bounds a paced
-// message's receives (knownPacedHole).
+// receives against anything. Fixed: decide dead-letters a paced message
+// with its reason at 10 × MaxAttempts receives, before maxReceiveCount.
 func TestSimulationPacedPastMaxReceives(t *testing.T) {
-	t.Skip("known hole: a message paced on every receive is moved to the DLQ by SQS without a reason (knownPacedHole)")
 	w := newWorldOf(t, awsHorizons)
 	d := &simDest{Destination: tenant.Destination{Name: "billing", URL: "https://billing.example/hooks",
 		Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, Rate: "2/m", Burst: 1},
