@@ -63,6 +63,17 @@ func isForward(name string) bool {
 	return name == worker.ForwardEffect || strings.HasPrefix(name, worker.ForwardEffect+":")
 }
 
+// countState counts the effects in state s.
+func countState(effects []Effect, s EffectState) int {
+	n := 0
+	for _, e := range effects {
+		if e.State == s {
+			n++
+		}
+	}
+	return n
+}
+
 // unrecorded says why the event has no record of a destination's effect,
 // from its state: a destination is claimed only when its filter selects the
 // event and, with a rate, once its slot came.
@@ -112,6 +123,21 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		}
 		if recorded == 0 && j.State == StateDone {
 			j.Why = "filtered: no destination's filter selects it (done, delivered nowhere)"
+		}
+		// A message waiting for a rate gives the event's record up (FAILED)
+		// with the reason, as does a destination a 429 paused: no attempt.
+		paced := 0
+		for i := range j.Effects {
+			e := &j.Effects[i]
+			if e.State != EffectRetrying || !strings.Contains(e.Reason, worker.ErrPaced.Error()) {
+				continue
+			}
+			paced++
+			e.Meaning = pacedText(Run{Error: e.Reason}) + "; runs again when the slot is due"
+		}
+		if j.State == StateRetrying && paced > 0 && paced == countState(j.Effects, EffectRetrying) {
+			j.Why = pacedText(Run{Error: j.Effects[slices.IndexFunc(j.Effects, func(e Effect) bool { return e.State == EffectRetrying })].Reason}) +
+				": its message comes back when the slot is due"
 		}
 	}
 	if replayed := slices.ContainsFunc(j.Messages, func(m Message) bool { return m.Replay }); replayed &&
