@@ -70,7 +70,7 @@ func TestJourneyDestinations(t *testing.T) {
 			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusInProgress, ""), rec("forward:billing", ledger.StatusInProgress, ""), rec("forward:audit", ledger.StatusInProgress, "")},
 				runs: []Run{{Time: at(-10), MessageID: "m1", Outcome: "processed", ReceiveCount: 1}}},
 			StateDone,
-			[]string{"forward DONE: the event's own record", "forward:billing DONE: forwarded", "forward:audit DONE", `forward:ci no record: not selected by its filter (the event is done) (filter ["github:push"])`,
+			[]string{"forward DONE: the event's own record", "forward:billing DONE: forwarded", "forward:audit DONE", `forward:ci no record: not selected by its filter (the event is done); filter ["github:push"]`,
 				"looked up only the event's record, its destinations' effects:"}},
 		{"filtered: no destination selects it",
 			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusInProgress, "")},

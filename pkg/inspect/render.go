@@ -40,7 +40,7 @@ func WriteJourney(w io.Writer, j Journey) error {
 	}
 	for _, d := range j.Destinations {
 		if d.Meaning != "" {
-			effects = append(effects, fmt.Sprintf("%s %s (filter %s)", d.Effect, d.Meaning, d.filterText()))
+			effects = append(effects, fmt.Sprintf("%s %s; filter %s", d.Effect, d.Meaning, d.filterText()))
 		}
 	}
 	if len(effects) == 0 {
@@ -167,7 +167,7 @@ func paceText(d DestinationSummary, now time.Time) string {
 	l := d.Limiter
 	switch {
 	case l == nil:
-		return s + fmt.Sprintf("; backlog %d queued for the tenant", d.Backlog)
+		return s + fmt.Sprintf("; backlog %d queued for the tenant (no estimate without a rate)", d.Backlog)
 	case l.Idle:
 		s += "; limiter idle (unused for the last hour: its burst is ready)"
 	default:
