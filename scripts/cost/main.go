@@ -341,6 +341,8 @@ func report(runs []measured) []byte {
 	fmt.Fprintf(&b, "\nWith `WorkerCompleteEffects=true` (the forward's completion written as it runs too, as custom effects always do) the first workload costs $%.2f.\n",
 		cost.Total(cost.PerMillion(cost.USEast1, strict)))
 
+	destinations(&b, first)
+
 	// The durations are the emulators' on one machine; in AWS every call
 	// crosses the network. Say what that does to the total.
 	inAWS := u
@@ -354,6 +356,28 @@ func report(runs []measured) []byte {
 	fmt.Fprintf(&b, "\nFixed cost per tenant per month (idle):\n\n")
 	cost.Write(&b, "per tenant-month", cost.PerTenantMonth(cost.USEast1, cost.DefaultTenant))
 	return b.Bytes()
+}
+
+// destinations prices cost.DestinationMixes on m, the first workload (one
+// targetUrl): computed from its measured counts, not run through the
+// pipeline.
+func destinations(b *bytes.Buffer, m measured) {
+	n := float64(m.mix.Webhooks)
+	accepted, invocations := float64(m.accepted)/n, float64(m.invocations)/n
+	base := cost.Total(cost.PerMillion(cost.USEast1, m.usage))
+	fmt.Fprintf(b, "\n## Destinations\n\n"+
+		"Computed, not run through the pipeline: the first workload's measured usage (%.2f worker invocations and %.2f accepted events per webhook) "+
+		"plus, per event, one ledger claim (PutItem, 1 WRU) for each destination that selects it, and per worker invocation one reservation "+
+		"(UpdateItem, 1 WRU) for each rated destination its batch reaches; the event's own record stays. Filters cost no call. "+
+		"The reservation's count is measured by pkg/ratelimit's BenchmarkReserveDynamoDB (1.00 call per reservation from one invocation at a time). "+
+		"A 429 costs at most one more UpdateItem ($%.3f per million 429s); worker durations are the single target's.\n\n",
+		invocations, accepted, cost.USEast1.DynamoWritePerMillion)
+	fmt.Fprintf(b, "| destinations | DynamoDB writes per webhook | USD per million | against one targetUrl |\n|---|---:|---:|---:|\n")
+	for _, d := range cost.DestinationMixes {
+		u := d.Apply(m.usage, accepted, invocations)
+		t := cost.Total(cost.PerMillion(cost.USEast1, u))
+		fmt.Fprintf(b, "| %s | %.2f | **%.2f** | +%.2f |\n", d.Name, u.DynamoWrites, t, t-base)
+	}
 }
 
 // counts formats request counts in a stable order.

@@ -209,3 +209,37 @@ func (m Mix) Deliveries() []Delivery {
 	}
 	return out
 }
+
+// Destinations is how a tenant's destinations add to a workload measured
+// with one targetUrl: the event's own record stays, each destination that
+// selects an event claims its own ledger record (one PutItem, 1 WRU, per
+// event and destination), and each rated destination reserves its slots
+// once per worker invocation (one UpdateItem, 1 WRU; a reservation that
+// meets another invocation's write costs one more, and a counted 429 at
+// most one more), never per message.
+type Destinations struct {
+	Name string
+	// Selected is how many destinations select an average event; Rated how
+	// many rated destinations an average invocation's batch reaches.
+	Selected, Rated float64
+	// RecordBytes is a destination record's stored size (the forward's
+	// record's, about half of the 400 B an event keeps).
+	RecordBytes float64
+}
+
+// Apply returns u with d's writes and records added: accepted webhooks per
+// webhook received and worker invocations per webhook as u was measured.
+func (d Destinations) Apply(u Usage, accepted, invocations float64) Usage {
+	u.Functions = append([]Function(nil), u.Functions...)
+	u.DynamoWrites += d.Selected*accepted + d.Rated*invocations
+	u.StoredBytes += d.Selected * d.RecordBytes * accepted
+	return u
+}
+
+// DestinationMixes are the destination layouts docs/cost.md prices on its
+// first workload.
+var DestinationMixes = []Destinations{
+	{Name: "one destination, every event, no rate", Selected: 1, RecordBytes: 200},
+	{Name: "one destination, every event, rated", Selected: 1, Rated: 1, RecordBytes: 200},
+	{Name: "three destinations, two selecting each event, two rated", Selected: 2, Rated: 2, RecordBytes: 200},
+}
