@@ -17,7 +17,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
-	"github.com/hookpack/hookpack/pkg/local/devstack"
 )
 
 // TestInspectDestinationsOnTheLocalStack runs make run's pipeline for a
@@ -65,22 +64,7 @@ func TestInspectDestinationsOnTheLocalStack(t *testing.T) {
 	if err := os.WriteFile(tenants, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	name := awstest.Name(t)
-	s, err := devstack.Start(ctx, devstack.Options{
-		Name: "id" + name[len(name)-9:], TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0",
-		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t), LogFile: filepath.Join(t.TempDir(), "functions.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	go func() { _ = s.Serve(ctx) }()
-	d, err := devstack.Inspected(ctx, s.AWS, s.Name, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.IngestLogFile = s.LogFile
-	in := inspect.NewAWS(s.AWS, d, false)
+	s, in := localStack(ctx, t, "id", tenants)
 
 	post := func(id, typ string) {
 		t.Helper()

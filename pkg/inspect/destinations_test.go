@@ -89,12 +89,7 @@ func TestJourneyDestinations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.s
-			in := New(Config{
-				Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
-				Claims:     &s, Ledger: ledgerFake{&s}, Queues: &s, DeadLetters: &s, Logs: &s, Runs: &s,
-				Outbound: outboundFake{out: destinationsOutbound(t)}, Providers: []string{"stripe"}, Now: func() time.Time { return t0 },
-			})
-			js, err := in.Inspect(context.Background(), Query{Tenant: "acme", Event: key})
+			js, err := fakeInspector(&s, outboundFake{out: destinationsOutbound(t)}).Inspect(context.Background(), Query{Tenant: "acme", Event: key})
 			if err != nil || len(js) != 1 {
 				t.Fatalf("Inspect() = %d journeys, %v; want one", len(js), err)
 			}
@@ -124,12 +119,7 @@ func TestJourneyDestinations(t *testing.T) {
 // still answer.
 func TestJourneyOutboundUnreadable(t *testing.T) {
 	s := stores{claim: &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(time.Hour)}}
-	in := New(Config{
-		Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
-		Claims:     &s, Ledger: ledgerFake{&s}, Queues: &s, DeadLetters: &s,
-		Outbound: outboundFake{err: errors.New("AccessDeniedException")}, Providers: []string{"stripe"}, Now: func() time.Time { return t0 },
-	})
-	js, err := in.Inspect(context.Background(), Query{Tenant: "acme", Event: "acme#stripe#evt_1"})
+	js, err := fakeInspector(&s, outboundFake{err: errors.New("AccessDeniedException")}).Inspect(context.Background(), Query{Tenant: "acme", Event: "acme#stripe#evt_1"})
 	if err != nil || !strings.Contains(strings.Join(js[0].Notes, "\n"), "destinations could not be read") {
 		t.Errorf("Inspect() = %+v, %v; want the journey with a note", js, err)
 	}
