@@ -170,12 +170,24 @@ type Mix struct {
 	// PerConversation is the number of events of each conversation; the
 	// conversations are interleaved, as independent customers' events are.
 	PerConversation int
+	// Destinations, when set, sends the mix to a tenant with these
+	// destinations (tenant.Outbound's JSON, "{url}" standing for the
+	// harness's receiver) instead of the demo tenant's one targetUrl, each
+	// event reaching PerEvent of them. Such a mix is priced, not held to
+	// the budget.
+	Destinations string
+	PerEvent     int
 }
 
 // Mixes are the workloads docs/cost.md prices.
 var Mixes = []Mix{
 	{Name: "200 webhooks, conversations of 5", Webhooks: 200, PerConversation: 5},
 	{Name: "200 webhooks, 30% duplicates, conversations of 10", Webhooks: 200, DuplicateShare: 0.3, PerConversation: 10},
+	{Name: "200 webhooks, conversations of 5, three destinations: two select each event (one rated), one none", Webhooks: 200, PerConversation: 5, PerEvent: 2,
+		Destinations: `{"destinations": [
+		  {"name": "billing", "url": "{url}/billing", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"], "filter": {"events": ["stripe:invoice.*"]}, "rate": "1000/s", "burst": 1000},
+		  {"name": "audit", "url": "{url}/audit", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"]},
+		  {"name": "ci", "url": "{url}/ci", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"], "filter": {"events": ["github:push"]}}]}`},
 }
 
 // Delivery is one webhook of a mix: event Event (numbered from 0 in order
