@@ -50,7 +50,11 @@ type ReasonCount struct {
 // Summarize returns the tenant's queue depth, in-flight and dead-letter
 // counts (queue attributes), its oldest dead letter and the reasons (a DLQ
 // listing, only when the DLQ holds messages) and, with Metrics, the age of
-// its oldest queued message. It returns an error wrapping ErrMalformed
+// its oldest queued message, and for each of the tenant's destinations
+// (Config.Outbound) its rate, its limiter's state (Config.Limits: one
+// GetItem per rated destination) and when the backlog drains at its rate,
+// taking every queued message as that destination's. An outbound
+// configuration that cannot be read is a note. It returns an error wrapping ErrMalformed
 // (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
 	if err := CheckTenant(tenantID); err != nil {
