@@ -59,6 +59,7 @@ func TestJourneyDestinations(t *testing.T) {
 		return ledger.Record{Key: ledger.Key{Tenant: "acme", Event: key, Effect: effect}, Status: st, LeaseExpires: at(-1), Reason: reason, Expires: t0.Add(time.Hour)}
 	}
 	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(24 * time.Hour)}
+	const answered429 = "waiting for the rate limit: answered 429 (paused until 2026-11-28T08:00:05Z)"
 	const pacedErr = "destination billing: waiting for the rate limit: limit dest:billing has no slot before the invocation ends"
 	tests := []struct {
 		name  string
@@ -85,6 +86,10 @@ func TestJourneyDestinations(t *testing.T) {
 				"forward FAILED, RETRYING: waiting for billing's rate (not an attempt); runs again when the slot is due",
 				"07:59:50Z waiting for billing's rate (not an attempt): message m1, receive 2",
 				"forward:billing no record: not selected by its filter, or not started yet (waiting for its rate"}},
+		{"a 429 paused billing: its effect waits for the rate",
+			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusFailed, "destination billing: "+answered429), rec("forward:billing", ledger.StatusFailed, answered429)}, queue: [2][3]int{{1, 0, 0}, {}}},
+			StateRetrying,
+			[]string{"RETRYING: waiting for billing's rate (not an attempt)", "forward:billing FAILED, RETRYING: waiting for billing's rate (not an attempt); runs again when the slot is due"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -133,7 +133,11 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 				continue
 			}
 			paced++
-			e.Meaning = pacedText(Run{Error: e.Reason}) + "; runs again when the slot is due"
+			reason := e.Reason
+			if name, ok := strings.CutPrefix(e.Name, worker.ForwardEffect+":"); ok && len(pacedFor(reason)) == 0 {
+				reason = "destination " + name + ": " + reason // a 429 of its own target
+			}
+			e.Meaning = pacedText(Run{Error: reason}) + "; runs again when the slot is due"
 		}
 		if j.State == StateRetrying && paced > 0 && paced == countState(j.Effects, EffectRetrying) {
 			j.Why = pacedText(Run{Error: j.Effects[slices.IndexFunc(j.Effects, func(e Effect) bool { return e.State == EffectRetrying })].Reason}) +
