@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,12 +16,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatchlogs"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/ratelimit"
 	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // ErrNotCoreStack: the stack lacks an output of the core template.
@@ -33,7 +37,7 @@ type stackAPI interface {
 
 // FromStack returns the deployment of a core stack (template.yaml) from its
 // outputs (IdempotencyTableName, LedgerTableName, QueueUrlPattern,
-// PayloadBucketName), its DedupRetentionHours parameter and its ingest and
+// PayloadBucketName, TenantParameterPrefix), its DedupRetentionHours parameter and its ingest and
 // worker log groups (named after the stack by template.yaml): one
 // DescribeStacks. It returns an error wrapping ErrNotCoreStack when an
 // output is missing, or a wrapped AWS error.
@@ -57,6 +61,8 @@ func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, e
 		PayloadBucket:    outputs["PayloadBucketName"],
 		IngestLogGroup:   IngestLogGroup(name),
 		WorkerLogGroup:   WorkerLogGroup(name),
+		// "/<stack>/tenants": tenant.NewSSM takes the part before "/tenants".
+		ParameterPrefix: strings.TrimSuffix(outputs["TenantParameterPrefix"], "/tenants"),
 	}
 	if n := aws.ToString(st.StackName); n != "" { // name may be a stack id
 		d.IngestLogGroup, d.WorkerLogGroup = IngestLogGroup(n), WorkerLogGroup(n)
@@ -83,6 +89,9 @@ func Providers() []string { return slices.Sorted(maps.Keys(provider.Registry()))
 // NewAWS returns an inspector of d on the clients of cfg, trying a bare
 // event id with every provider of this build. With metrics it reads
 // CloudWatch's queue metrics (a deployed stack; a local one has none).
+// With d.ParameterPrefix it reads the tenant's outbound configuration from
+// SSM (one GetParameter, decrypted; only its destinations' names, filters
+// and rates are kept) and their rate limiters from the ledger table.
 func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 	sqsClient := sqs.NewFromConfig(cfg)
 	ddb := dynamodb.NewFromConfig(cfg)
@@ -92,6 +101,10 @@ func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 		Ledger:     ledger.NewDynamoDB(ddb, d.LedgerTable, ledger.Options{}),
 		Queues:     sqsClient,
 		Providers:  Providers(),
+		Limits:     ratelimit.NewDynamoDB(ddb, d.LedgerTable, ratelimit.Options{}),
+	}
+	if d.ParameterPrefix != "" {
+		c.Outbound = tenant.NewSSM(ssm.NewFromConfig(cfg), d.ParameterPrefix)
 	}
 	// A listing hides each dead letter for a minute at most (it makes them
 	// visible again when done); List never sends, so there is no sender.

@@ -39,11 +39,12 @@ func stack(outputs map[string]string, params map[string]string) cftypes.Stack {
 
 func TestFromStack(t *testing.T) {
 	core := map[string]string{
-		"IdempotencyTableName": "hookpack-IdempotencyTable-1",
-		"LedgerTableName":      "hookpack-LedgerTable-1",
-		"PayloadBucketName":    "hookpack-payloads-1",
-		"QueueUrlPattern":      "https://sqs.eu-west-1.amazonaws.com/123456789012/hookpack_{tenant}.fifo",
-		"WebhookBaseUrl":       "https://abc.execute-api.eu-west-1.amazonaws.com",
+		"IdempotencyTableName":  "hookpack-IdempotencyTable-1",
+		"LedgerTableName":       "hookpack-LedgerTable-1",
+		"PayloadBucketName":     "hookpack-payloads-1",
+		"QueueUrlPattern":       "https://sqs.eu-west-1.amazonaws.com/123456789012/hookpack_{tenant}.fifo",
+		"WebhookBaseUrl":        "https://abc.execute-api.eu-west-1.amazonaws.com",
+		"TenantParameterPrefix": "/hookpack/tenants",
 	}
 	failure := errors.New("access denied")
 	tests := []struct {
@@ -55,7 +56,7 @@ func TestFromStack(t *testing.T) {
 		{"core stack", stacks{stack: stack(core, map[string]string{"DedupRetentionHours": "72"})}, inspect.Deployment{
 			IdempotencyTable: core["IdempotencyTableName"], LedgerTable: core["LedgerTableName"], PayloadBucket: core["PayloadBucketName"],
 			QueueURLTemplate: core["QueueUrlPattern"], DedupRetention: 72 * time.Hour, IngestLogGroup: "/hookpack/hookpack/ingest",
-			WorkerLogGroup: "/hookpack/hookpack/worker",
+			WorkerLogGroup: "/hookpack/hookpack/worker", ParameterPrefix: "/hookpack",
 		}, nil},
 		{"tenant stack", stacks{stack: stack(map[string]string{"TenantId": "acme", "QueueUrl": "https://…"}, nil)}, inspect.Deployment{}, inspect.ErrNotCoreStack},
 		{"no access", stacks{err: failure}, inspect.Deployment{}, failure},

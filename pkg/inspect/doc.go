@@ -5,7 +5,10 @@
 // pairs an id its sender shows but does not sign (GitHub's delivery id) with
 // the event's key (Logs Insights deployed, `make run`'s log file locally),
 // and the worker's log lines, from which it tells the event's history in
-// time order. It only reads: it never receives from a
+// time order. For a tenant with destinations it reads their names, filters
+// and rates from the tenant's outbound configuration (never a URL or a
+// secret), each destination's effect, and in the summary each one's rate
+// limiter and when the backlog drains at its rate. It only reads: it never receives from a
 // tenant's queue (a receive hides the message from the worker and counts
 // towards its maxReceiveCount), and it lists the dead-letter queue the way
 // package replay does, making every message visible again.

@@ -94,6 +94,25 @@ var outcomes = map[string]string{
 	"fenced":                "stopped: a newer message of its conversation holds it",
 	"skipped_dead_lettered": "deleted: a copy of a dead-lettered event, not a replay of it",
 	"superseded":            "deleted: a later message of its conversation holds it",
+	"filtered":              "filtered: no destination's filter selects it",
+	"paced":                 "waiting for a destination's rate (not an attempt)",
+}
+
+// pacedText says which destinations' rates a paced run waited for, as its
+// error names them.
+func pacedText(r Run) string {
+	names := pacedFor(r.Error)
+	if len(names) == 0 {
+		return outcomes["paced"]
+	}
+	for i, n := range names {
+		names[i] = n + "'s"
+	}
+	rate := "rate"
+	if len(names) > 1 {
+		rate = "rates"
+	}
+	return "waiting for " + strings.Join(names, " and ") + " " + rate + " (not an attempt)"
 }
 
 // replays marks the messages of runs that are replays: the first line of a
@@ -166,6 +185,9 @@ func history(j Journey) []Step {
 		if !ok {
 			what = r.Outcome
 		}
+		if r.Outcome == "paced" {
+			what = pacedText(r)
+		}
 		s := what + ": message " + r.MessageID + ", receive " + strconv.Itoa(r.ReceiveCount)
 		if r.Attempt > 0 {
 			s += ", attempt " + strconv.Itoa(r.Attempt)
@@ -177,7 +199,7 @@ func history(j Journey) []Step {
 		switch r.Outcome {
 		case "dead_lettered":
 			deadFrom[r.MessageID] = true
-		case "processed", "skipped_duplicate":
+		case "processed", "skipped_duplicate", "filtered":
 			done = r.Time
 		}
 	}

@@ -60,6 +60,11 @@ type Deployment struct {
 	// printed in a dead-lettered event's notes. Empty: scripts/replay by
 	// queue URL.
 	ReplayCommand string
+	// ParameterPrefix is the prefix of the tenants' SSM parameters
+	// (tenant.NewSSM's: "/<stack>"), from which the tenant's outbound
+	// configuration is read for its destinations' names, filters and
+	// rates. Empty: not read.
+	ParameterPrefix string
 }
 
 // replayCommand is d's command that redrives conversation conv of tenant
@@ -114,11 +119,16 @@ type Query struct {
 	// Provider narrows a provider event id to one provider (default: every
 	// provider of Config.Providers).
 	Provider string
-	// Effects are custom effect names to read besides the forward.
+	// Effects are custom effect names to read besides the forward and the
+	// tenant's destinations' effects.
 	Effects []string
 	// Scan lets the inspector Scan the ledger (a read of the whole table):
 	// it finds every effect of the event and resolves hashed ids.
 	Scan bool
+
+	// destinations are the tenant's, read by Inspect; their effects are
+	// appended to Effects.
+	destinations []Destination
 }
 
 // Claim is the event's idempotency record.
@@ -185,9 +195,13 @@ type Journey struct {
 	DeadLetter *replay.Item `json:"deadLetter,omitempty"`
 	// Attempts is the failed attempts of the dead-lettered message, as the
 	// ledger counted them (-1: unknown).
-	Attempts int           `json:"attempts"`
-	Effects  []Effect      `json:"effects"`
-	Payload  *queue.Object `json:"payload,omitempty"`
+	Attempts int      `json:"attempts"`
+	Effects  []Effect `json:"effects"`
+	// Destinations are the tenant's destinations (none for a targetUrl):
+	// each one's effect is among Effects when it has a record, and says
+	// why not otherwise.
+	Destinations []Destination `json:"destinations,omitempty"`
+	Payload      *queue.Object `json:"payload,omitempty"`
 	// Deliveries are the ingest log lines of the event, when the log was
 	// searched.
 	Deliveries []Delivery `json:"deliveries,omitempty"`
@@ -251,7 +265,15 @@ type Config struct {
 	Runs runLog
 	// Providers are the provider path names a bare event id is tried with.
 	Providers []string
-	Now       func() time.Time
+	// Outbound reads the tenant's outbound configuration, of which only
+	// the destinations' names, filters and rates are kept (never a URL or
+	// a secret): each destination's effect is then read without -effects,
+	// and the summary shows its pace. Nil: not read.
+	Outbound outboundReader
+	// Limits reads a destination's rate limiter (the summary only). Nil:
+	// shown idle.
+	Limits limitReader
+	Now    func() time.Time
 }
 
 // Inspector reads a deployment's stores. It is safe for concurrent use if
@@ -291,6 +313,17 @@ func (in *Inspector) Inspect(ctx context.Context, q Query) ([]Journey, error) {
 	if err != nil {
 		return nil, err
 	}
+	dests, note := in.destinations(ctx, q.Tenant)
+	if note != "" {
+		notes = append(notes, note)
+	}
+	q.Effects = slices.Clone(q.Effects)
+	for _, d := range dests {
+		if !slices.Contains(q.Effects, d.Effect) {
+			q.Effects = append(q.Effects, d.Effect)
+		}
+	}
+	q.destinations = dests
 	// The tenant's effect records, scanned at most once and only when q
 	// allows it.
 	var scanned []ledger.Record
@@ -457,7 +490,7 @@ func (in *Inspector) bareKeys(q Query, dead []replay.Item, deliveries []Delivery
 // journey reads what the stores hold for key.
 func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Depth, dead []replay.Item, deliveries []Delivery, scan func() ([]ledger.Record, error)) (Journey, error) {
 	now := in.cfg.Now()
-	j := Journey{Tenant: q.Tenant, Key: key, WebhookID: forward.MessageID(key), Queue: depth, Attempts: -1}
+	j := Journey{Tenant: q.Tenant, Key: key, WebhookID: forward.MessageID(key), Queue: depth, Attempts: -1, Destinations: slices.Clone(q.destinations)}
 	for _, d := range deliveries {
 		if d.Key == key {
 			j.Deliveries = append(j.Deliveries, d)
@@ -560,11 +593,23 @@ func (in *Inspector) effects(ctx context.Context, q Query, key string, scan func
 	return out, nil
 }
 
-func effectList(names []string) string {
-	if len(names) == 0 {
-		return ""
+// lookedUp says which effects were read by name: the forward, the
+// destinations' and the custom ones of q.
+func lookedUp(q Query) string {
+	s := "the forward"
+	if len(q.destinations) > 0 {
+		s = "the event's record, its destinations' effects"
 	}
-	return " and " + strings.Join(names, ", ")
+	var custom []string
+	for _, e := range q.Effects {
+		if !slices.ContainsFunc(q.destinations, func(d Destination) bool { return d.Effect == e }) {
+			custom = append(custom, e)
+		}
+	}
+	if len(custom) > 0 {
+		s += " and " + strings.Join(custom, ", ")
+	}
+	return s
 }
 
 // depth reads the attributes of the tenant's queue and DLQ.

@@ -90,22 +90,7 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := awstest.Name(t)
-	s, err := devstack.Start(ctx, devstack.Options{
-		Name: "in" + name[len(name)-9:], TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0",
-		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t), LogFile: filepath.Join(t.TempDir(), "functions.log"),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	go func() { _ = s.Serve(ctx) }()
-	d, err := devstack.Inspected(ctx, s.AWS, s.Name, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.IngestLogFile = s.LogFile
-	in := inspect.NewAWS(s.AWS, d, false)
+	s, in := localStack(ctx, t, "in", tenants)
 
 	var signatures []string
 	// post sends a Stripe event (a signed id: the id is in the key) or, with
@@ -307,6 +292,29 @@ func TestInspectOnTheLocalStack(t *testing.T) {
 	if _, err := in.Summarize(ctx, "nobody"); !errors.Is(err, inspect.ErrUnknownTenant) {
 		t.Errorf("Summarize(nobody) = %v, want ErrUnknownTenant", err)
 	}
+}
+
+// localStack serves make run's pipeline for the tenants file (its stack
+// name prefixed with prefix) until ctx ends, and returns it with an
+// inspector of its demo tenant that reads its log file.
+func localStack(ctx context.Context, t *testing.T, prefix, tenants string) (*devstack.Stack, *inspect.Inspector) {
+	t.Helper()
+	name := awstest.Name(t)
+	s, err := devstack.Start(ctx, devstack.Options{
+		Name: prefix + name[len(name)-9:], TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0",
+		Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t), LogFile: filepath.Join(t.TempDir(), "functions.log"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	go func() { _ = s.Serve(ctx) }()
+	d, err := devstack.Inspected(ctx, s.AWS, s.Name, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.IngestLogFile = s.LogFile
+	return s, inspect.NewAWS(s.AWS, d, false)
 }
 
 // postGitHub posts body as a GitHub "issues" delivery signed with the demo

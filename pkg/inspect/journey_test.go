@@ -70,6 +70,16 @@ func (s *stores) Runs(context.Context, string, string) ([]Run, error) { return s
 
 func (s *stores) Deliveries(context.Context, string, string) ([]Delivery, error) { return s.lines, nil }
 
+// fakeInspector reads s and, when out is not nil, the tenant's
+// destinations from out, at t0.
+func fakeInspector(s *stores, out outboundReader) *Inspector {
+	return New(Config{
+		Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
+		Claims:     s, Ledger: ledgerFake{s}, Queues: s, DeadLetters: s, Logs: s, Runs: s,
+		Outbound: out, Providers: []string{"stripe"}, Now: func() time.Time { return t0 },
+	})
+}
+
 // The journey of one event in each state it goes through, from the fakes:
 // the state, the effects as an operator reads them, the attempts and the
 // history, and the text an operator reads.
@@ -127,12 +137,7 @@ func TestJourney(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.s
-			in := New(Config{
-				Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
-				Claims:     &s, Ledger: ledgerFake{&s}, Queues: &s, DeadLetters: &s, Logs: &s, Runs: &s,
-				Providers: []string{"stripe"}, Now: func() time.Time { return t0 },
-			})
-			js, err := in.Inspect(context.Background(), Query{Tenant: "acme", Event: key})
+			js, err := fakeInspector(&s, nil).Inspect(context.Background(), Query{Tenant: "acme", Event: key})
 			if err != nil || len(js) != 1 {
 				t.Fatalf("Inspect() = %d journeys, %v; want one", len(js), err)
 			}

@@ -31,15 +31,20 @@ func WriteJourney(w io.Writer, j Journey) error {
 	if d := j.DeadLetter; d != nil {
 		line("dead letter", "%s", deadLetterText(*d, j.Attempts))
 	}
-	if len(j.Effects) == 0 {
-		line("effects", "none recorded")
-	}
 	effects := make([]string, len(j.Effects))
 	for i, e := range j.Effects {
 		effects[i] = fmt.Sprintf("%s %s: %s; Idempotency-Key %s", e.Name, strings.ToUpper(string(e.State)), e.Meaning, e.IdempotencyKey)
 		if e.Reason != "" {
 			effects[i] += ", reason: " + e.Reason
 		}
+	}
+	for _, d := range j.Destinations {
+		if d.Meaning != "" {
+			effects = append(effects, fmt.Sprintf("%s %s; filter %s", d.Effect, d.Meaning, d.filterText()))
+		}
+	}
+	if len(effects) == 0 {
+		line("effects", "none recorded")
 	}
 	list(line, "effects", "", effects)
 	if p := j.Payload; p != nil {
@@ -90,6 +95,11 @@ func WriteSummary(w io.Writer, s Summary) error {
 		reasons[i] = fmt.Sprintf("%d × %s", r.Count, r.Reason)
 	}
 	list(line, "dead-letter reasons", "", reasons)
+	dests := make([]string, len(s.Destinations))
+	for i, d := range s.Destinations {
+		dests[i] = paceText(d, s.Now)
+	}
+	list(line, "destinations", "", dests)
 	list(line, "notes", "- ", s.Notes)
 	return tw.Flush()
 }
@@ -148,4 +158,33 @@ func short(digest string) string {
 		return "(none)"
 	}
 	return digest
+}
+
+// paceText is a destination's line of a summary taken at now: its rate,
+// its limiter, and when the tenant's backlog drains at its rate.
+func paceText(d DestinationSummary, now time.Time) string {
+	s := d.Name + ": " + d.rateText() + ", filter " + d.filterText()
+	l := d.Limiter
+	switch {
+	case l == nil:
+		return s + fmt.Sprintf("; backlog %d queued for the tenant (no estimate without a rate)", d.Backlog)
+	case l.Idle:
+		s += "; limiter idle (unused for the last hour: its burst is ready)"
+	default:
+		s += "; limiter: next slot " + stamp(l.NextSlot)
+		if !l.NextSlot.After(now) {
+			s += " (free now)"
+		}
+		if !l.PausedUntil.IsZero() {
+			s += ", paused by a 429 until " + stamp(l.PausedUntil)
+		}
+		if l.Factor < 1 {
+			s += fmt.Sprintf(", at %.0f%% of its rate after %d 429(s) (back to 100%% within 30 s without one)", 100*l.Factor, l.Strikes)
+		}
+	}
+	if d.DrainedBy == nil {
+		return s + "; backlog 0"
+	}
+	return s + fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s (in %s at %s, if every queued message is for it and no 429 slows it)",
+		d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
@@ -45,7 +46,7 @@ func readEffect(e Effect, q Depth, deadLetter bool, now time.Time) (EffectState,
 		return EffectDead, "dead-lettered from message " + e.DeadMessage + " (" + e.Reason + "); runs again only through a replay"
 	case e.Status == ledger.StatusFailed:
 		return EffectRetrying, "failed; runs again " + again
-	case e.Name == worker.ForwardEffect && (!live || q.InFlight == 0):
+	case isForward(e.Name) && (!live || q.InFlight == 0):
 		// Completion by deletion (docs/ledger.md): its claim was its only write.
 		return EffectDone, "forwarded (the ledger's record stays INPROGRESS: its completion is its message's deletion)"
 	case live:
@@ -53,6 +54,37 @@ func readEffect(e Effect, q Depth, deadLetter bool, now time.Time) (EffectState,
 	default:
 		return EffectRetrying, "interrupted (its worker stopped while it ran); runs again " + again
 	}
+}
+
+// isForward reports whether effect name is the forward (the event's own
+// record) or a destination's (worker.DestinationEffect): both are
+// completed by their message's deletion.
+func isForward(name string) bool {
+	return name == worker.ForwardEffect || strings.HasPrefix(name, worker.ForwardEffect+":")
+}
+
+// countState counts the effects in state s.
+func countState(effects []Effect, s EffectState) int {
+	n := 0
+	for _, e := range effects {
+		if e.State == s {
+			n++
+		}
+	}
+	return n
+}
+
+// unrecorded says why the event has no record of a destination's effect,
+// from its state: a destination is claimed only when its filter selects the
+// event and, with a rate, once its slot came.
+func unrecorded(s State) string {
+	switch s {
+	case StateDone:
+		return "not selected by its filter (the event is done)"
+	case StateDeadLettered, StateReplaying:
+		return "not selected by its filter, or it was waiting for its rate when the event was dead-lettered"
+	}
+	return "not selected by its filter, or not started yet (waiting for its rate, or for the worker)"
 }
 
 // newestDeadLetter returns the newest dead letter of key among dead (the
@@ -75,12 +107,51 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		e.State, e.Meaning = readEffect(*e, j.Queue, j.DeadLetter != nil, now)
 	}
 	j.State, j.Why = decide(*j, now)
+	if len(j.Destinations) > 0 {
+		recorded := 0
+		for i, d := range j.Destinations {
+			if slices.ContainsFunc(j.Effects, func(e Effect) bool { return e.Name == d.Effect }) {
+				recorded++
+				continue
+			}
+			j.Destinations[i].Meaning = "no record: " + unrecorded(j.State)
+		}
+		for i := range j.Effects {
+			if e := &j.Effects[i]; e.Name == worker.ForwardEffect && e.State == EffectDone && e.Status == ledger.StatusInProgress {
+				e.Meaning = "the event's own record (it stays INPROGRESS: its completion is its message's deletion); each destination has its own"
+			}
+		}
+		if recorded == 0 && j.State == StateDone {
+			j.Why = "filtered: no destination's filter selects it (done, delivered nowhere)"
+		}
+		// A message waiting for a rate gives the event's record up (FAILED)
+		// with the reason, as does a destination a 429 paused: no attempt.
+		paced := 0
+		for i := range j.Effects {
+			e := &j.Effects[i]
+			if e.State != EffectRetrying || !strings.Contains(e.Reason, worker.ErrPaced.Error()) {
+				continue
+			}
+			paced++
+			reason := e.Reason
+			if name, ok := strings.CutPrefix(e.Name, worker.ForwardEffect+":"); ok && len(pacedFor(reason)) == 0 {
+				reason = "destination " + name + ": " + reason // a 429 of its own target
+			}
+			e.Meaning = pacedText(Run{Error: reason}) + "; runs again when the slot is due"
+		}
+		if j.State == StateRetrying && paced > 0 && paced == countState(j.Effects, EffectRetrying) {
+			j.Why = pacedText(Run{Error: j.Effects[slices.IndexFunc(j.Effects, func(e Effect) bool { return e.State == EffectRetrying })].Reason}) +
+				": its message comes back when the slot is due"
+		}
+	}
 	if replayed := slices.ContainsFunc(j.Messages, func(m Message) bool { return m.Replay }); replayed &&
 		(j.State == StateInFlight || j.State == StateRetrying || j.State == StateQueued) {
 		j.Why += " (a replay of its dead letter, the worker log shows)"
 	}
 	j.History = history(*j)
-	if in.cfg.Runs != nil && j.State == StateDone && !slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "processed" || r.Outcome == "skipped_duplicate" }) {
+	if in.cfg.Runs != nil && j.State == StateDone && !slices.ContainsFunc(j.Runs, func(r Run) bool {
+		return r.Outcome == "processed" || r.Outcome == "skipped_duplicate" || r.Outcome == "filtered"
+	}) {
 		j.Notes = append(j.Notes, "the worker log has no line of its last attempt: the worker logs a message done at DEBUG, "+
 			"which a deployed stack's log level (INFO) drops; done is the ledger's word")
 	}
@@ -112,7 +183,7 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		j.Notes = append(j.Notes, "the idempotency claim has expired (kept "+days(in.cfg.Deployment.DedupRetention)+"); the ledger keeps effects longer")
 	}
 	if !q.Scan {
-		j.Notes = append(j.Notes, "only the forward"+effectList(q.Effects)+" was looked up: name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
+		j.Notes = append(j.Notes, "looked up only "+lookedUp(q)+": name custom effects with -effects, or find them with -scan (a Scan of the ledger)")
 	}
 	if j.DeadLetter == nil && j.State != StateDone && j.State != StateDeadLettered && len(j.Runs) == 0 {
 		j.Notes = append(j.Notes, "which queued message is this event, and its failed attempts so far, are not visible without receiving it "+

@@ -33,7 +33,12 @@ type Summary struct {
 	DeadLetterExpires *time.Time `json:"deadLetterExpires,omitempty"`
 	// Reasons counts the listed dead letters by reason, most frequent first.
 	Reasons []ReasonCount `json:"reasons,omitempty"`
-	Notes   []string      `json:"notes,omitempty"`
+	// Destinations are the tenant's destinations (none for a targetUrl):
+	// each one's rate, limiter and when the backlog drains at its rate.
+	Destinations []DestinationSummary `json:"destinations,omitempty"`
+	// Now is when the summary was taken.
+	Now   time.Time `json:"now"`
+	Notes []string  `json:"notes,omitempty"`
 }
 
 // ReasonCount is how many dead letters share a reason.
@@ -45,13 +50,17 @@ type ReasonCount struct {
 // Summarize returns the tenant's queue depth, in-flight and dead-letter
 // counts (queue attributes), its oldest dead letter and the reasons (a DLQ
 // listing, only when the DLQ holds messages) and, with Metrics, the age of
-// its oldest queued message. It returns an error wrapping ErrMalformed
+// its oldest queued message, and for each of the tenant's destinations
+// (Config.Outbound) its rate, its limiter's state (Config.Limits: one
+// GetItem per rated destination) and when the backlog drains at its rate,
+// taking every queued message as that destination's. An outbound
+// configuration that cannot be read is a note. It returns an error wrapping ErrMalformed
 // (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
 	if err := CheckTenant(tenantID); err != nil {
 		return Summary{}, err
 	}
-	s := Summary{Tenant: tenantID}
+	s := Summary{Tenant: tenantID, Now: in.cfg.Now()}
 	var err error
 	if s.Queue, err = in.depth(ctx, tenantID); err != nil {
 		return s, err
@@ -81,6 +90,18 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 	if s.OldestDeadLetter != nil && s.Queue.DeadLetterRetentionSeconds > 0 {
 		exp := s.OldestDeadLetter.Add(time.Duration(s.Queue.DeadLetterRetentionSeconds) * time.Second)
 		s.DeadLetterExpires = &exp
+	}
+	dests, note := in.destinations(ctx, tenantID)
+	if note != "" {
+		s.Notes = append(s.Notes, note)
+	}
+	backlog := s.Queue.Visible + s.Queue.InFlight + s.Queue.Delayed
+	for _, d := range dests {
+		p, err := in.pace(ctx, tenantID, d, backlog, s.Now)
+		if err != nil {
+			return s, err
+		}
+		s.Destinations = append(s.Destinations, p)
 	}
 	if in.cfg.Metrics == nil {
 		s.Notes = append(s.Notes, "oldest message age: a CloudWatch metric (ApproximateAgeOfOldestMessage), which a local stack does not have")

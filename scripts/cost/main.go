@@ -17,18 +17,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -102,8 +105,21 @@ type measured struct {
 func run(outFile string, ingestOverride, workerOverride float64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	// The destinations' receiver: it answers 200 to every delivery and
+	// counts them.
+	var received atomic.Int64
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		received.Add(1)
+	}))
+	defer recv.Close()
+	tenants, err := tenantsFile(recv.URL)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(tenants))
 	// Any free port: the tenants' targetUrls follow the target service.
-	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: "events/tenants.json", Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", ManualWorker: true, DynamoDBLocalDir: devstack.EnvOptions().DynamoDBLocalDir})
+	s, err := devstack.Start(ctx, devstack.Options{Name: "hookpack-cost", TenantsFile: tenants, Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", ManualWorker: true, DynamoDBLocalDir: devstack.EnvOptions().DynamoDBLocalDir})
 	if err != nil {
 		return err
 	}
@@ -118,7 +134,6 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 	ih := ingest.NewAWS(ingestReqs.Install(s.AWS), s.Settings, slog.New(slog.NewJSONHandler(ingestLog, nil)))
 	wh := worker.NewAWS(workerReqs.Install(s.AWS), s.Worker, slog.New(slog.NewJSONHandler(workerLog, nil)))
 	sq := sqs.NewFromConfig(workerReqs.Install(s.AWS))
-	cfg := s.Tenants.Tenants["demo"].Providers["stripe"]
 
 	// A warm-up run first, not reported: DynamoDB Local's JVM compiles its
 	// hot paths during the first requests, and that is no part of what a
@@ -127,6 +142,12 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 	var runs []measured
 	for mi, mix := range mixes {
 		m := measured{mix: mix}
+		tenantID := "demo"
+		if mix.Destinations != "" {
+			tenantID = destinationsTenant
+		}
+		cfg := s.Tenants.Tenants[tenantID].Providers["stripe"]
+		receivedBefore := received.Load()
 		// Ingest: the mix's Stripe events, signed, as API Gateway delivers
 		// them; a duplicate is the same delivery again.
 		sent := map[int]events.APIGatewayV2HTTPRequest{}
@@ -137,7 +158,7 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 			if !ok {
 				body := fmt.Sprintf(`{"id":"evt_cost%d_%d_%d","object":"event","type":"invoice.paid","data":{"object":{"id":"in_%d","object":"invoice","customer":"cus_%d_%d","amount_paid":4200,"currency":"usd"}}}`,
 					mi, time.Now().UnixNano(), d.Event, d.Event, mi, d.Conversation)
-				if ev, err = apiEvent(body, cfg); err != nil {
+				if ev, err = apiEvent(body, cfg, tenantID); err != nil {
 					return err
 				}
 				sent[d.Event] = ev
@@ -161,7 +182,7 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 		var workerDur []time.Duration
 		processed := 0
 		for empty := 0; processed < m.accepted && empty < 20; {
-			ev, err := esm.Receive(ctx, sq, s.Queues["demo"].URL, esm.ReceiveOptions{})
+			ev, err := esm.Receive(ctx, sq, s.Queues[tenantID].URL, esm.ReceiveOptions{})
 			if err != nil {
 				return err
 			}
@@ -178,13 +199,17 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 			if err != nil {
 				return err
 			}
-			if err := esm.Settle(ctx, sq, s.Queues["demo"].URL, ev, resp); err != nil {
+			if err := esm.Settle(ctx, sq, s.Queues[tenantID].URL, ev, resp); err != nil {
 				return err
 			}
 			m.invocations++
 			processed += len(ev.Records) - len(resp.BatchItemFailures)
 		}
-		if applied := len(s.Target.Applied()) - appliedBefore; applied != m.accepted {
+		if mix.Destinations != "" {
+			if got := int(received.Load() - receivedBefore); got != m.accepted*mix.PerEvent {
+				return fmt.Errorf("%s: the destinations received %d deliveries, want %d", mix.Name, got, m.accepted*mix.PerEvent)
+			}
+		} else if applied := len(s.Target.Applied()) - appliedBefore; applied != m.accepted {
 			return fmt.Errorf("%s: target applied %d of %d effects", mix.Name, applied, m.accepted)
 		}
 		m.ingest, m.worker = ingestReqs.Take(), workerReqs.Take()
@@ -279,7 +304,10 @@ func report(runs []measured) []byte {
 	for _, m := range runs {
 		t := cost.Total(cost.PerMillion(cost.USEast1, m.usage))
 		verdict := "within"
-		if t > Budget {
+		switch {
+		case m.mix.Destinations != "":
+			verdict = fmt.Sprintf("not held to it: %d deliveries per event", m.mix.PerEvent)
+		case t > Budget:
 			verdict = fmt.Sprintf("**over by $%.2f**", t-Budget)
 		}
 		fmt.Fprintf(&b, "| %s | **%.2f** | %s |\n", m.mix.Name, t, verdict)
@@ -341,6 +369,8 @@ func report(runs []measured) []byte {
 	fmt.Fprintf(&b, "\nWith `WorkerCompleteEffects=true` (the forward's completion written as it runs too, as custom effects always do) the first workload costs $%.2f.\n",
 		cost.Total(cost.PerMillion(cost.USEast1, strict)))
 
+	destinations(&b, first)
+
 	// The durations are the emulators' on one machine; in AWS every call
 	// crosses the network. Say what that does to the total.
 	inAWS := u
@@ -356,6 +386,28 @@ func report(runs []measured) []byte {
 	return b.Bytes()
 }
 
+// destinations prices cost.DestinationMixes on m, the first workload (one
+// targetUrl): computed from its measured counts, not run through the
+// pipeline.
+func destinations(b *bytes.Buffer, m measured) {
+	n := float64(m.mix.Webhooks)
+	accepted, invocations := float64(m.accepted)/n, float64(m.invocations)/n
+	base := cost.Total(cost.PerMillion(cost.USEast1, m.usage))
+	fmt.Fprintf(b, "\n## Destinations\n\n"+
+		"Computed, not run through the pipeline: the first workload's measured usage (%.2f worker invocations and %.2f accepted events per webhook) "+
+		"plus, per event, one ledger claim (PutItem, 1 WRU) for each destination that selects it, and per worker invocation one reservation "+
+		"(UpdateItem, 1 WRU) for each rated destination its batch reaches; the event's own record stays. Filters cost no call. "+
+		"The reservation's count is measured by pkg/ratelimit's BenchmarkReserveDynamoDB (1.00 call per reservation from one invocation at a time). "+
+		"A 429 costs at most one more UpdateItem ($%.3f per million 429s); worker durations are the single target's.\n\n",
+		invocations, accepted, cost.USEast1.DynamoWritePerMillion)
+	fmt.Fprintf(b, "| destinations | DynamoDB writes per webhook | USD per million | against one targetUrl |\n|---|---:|---:|---:|\n")
+	for _, d := range cost.DestinationMixes {
+		u := d.Apply(m.usage, accepted, invocations)
+		t := cost.Total(cost.PerMillion(cost.USEast1, u))
+		fmt.Fprintf(b, "| %s | %.2f | **%.2f** | +%.2f |\n", d.Name, u.DynamoWrites, t, t-base)
+	}
+}
+
 // counts formats request counts in a stable order.
 func counts(c map[string]int) string {
 	var parts []string
@@ -365,10 +417,47 @@ func counts(c map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// apiEvent builds the HTTP API event of a signed Stripe delivery.
-func apiEvent(body string, cfg webhook.Config) (events.APIGatewayV2HTTPRequest, error) {
-	u := "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/demo/stripe"
-	req := &webhook.Request{Method: "POST", Tenant: "demo", Provider: "stripe", Header: http.Header{"Content-Type": {"application/json"}}, Query: url.Values{}, Body: []byte(body), URL: u}
+// destinationsTenant receives the mixes with destinations.
+const destinationsTenant = "dests"
+
+// tenantsFile writes events/tenants.json with destinationsTenant added (the
+// demo tenant's senders, the destinations of the mix that has them, at
+// url) to a temporary directory and returns its path.
+func tenantsFile(url string) (string, error) {
+	raw, err := os.ReadFile("events/tenants.json")
+	if err != nil {
+		return "", err
+	}
+	var f struct {
+		Tenants map[string]map[string]json.RawMessage `json:"tenants"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return "", fmt.Errorf("events/tenants.json: %w", err)
+	}
+	for _, m := range cost.Mixes {
+		if m.Destinations != "" {
+			f.Tenants[destinationsTenant] = map[string]json.RawMessage{
+				"providers": f.Tenants["demo"]["providers"],
+				"outbound":  json.RawMessage(strings.ReplaceAll(m.Destinations, "{url}", url)),
+			}
+		}
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "hookpack-cost")
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "tenants.json")
+	return path, os.WriteFile(path, b, 0o600)
+}
+
+// apiEvent builds the HTTP API event of a signed Stripe delivery to tenantID.
+func apiEvent(body string, cfg webhook.Config, tenantID string) (events.APIGatewayV2HTTPRequest, error) {
+	u := "https://abc123.execute-api.us-east-1.amazonaws.com/webhooks/" + tenantID + "/stripe"
+	req := &webhook.Request{Method: "POST", Tenant: tenantID, Provider: "stripe", Header: http.Header{"Content-Type": {"application/json"}}, Query: url.Values{}, Body: []byte(body), URL: u}
 	p, _ := provider.Registry().Lookup("stripe")
 	if err := p.(webhook.Signer).Sign(req, cfg, time.Now()); err != nil {
 		return events.APIGatewayV2HTTPRequest{}, err

@@ -1,7 +1,8 @@
 // Command inspect shows where a tenant's event is, read-only: its
 // idempotency claim, its queue and dead-letter queue, its effects in the
-// ledger, its offloaded body, and its history from the functions' logs; or, with -summary, the tenant's queue depth,
-// in-flight and dead-letter counts and oldest ages. See package inspect.
+// ledger (each destination's effect too), its offloaded body, and its history from the functions' logs; or, with
+// -summary, the tenant's queue depth, in-flight and dead-letter counts, oldest ages, and per destination its rate,
+// its limiter and when the backlog drains. See package inspect.
 //
 //	go run ./scripts/inspect -local -tenant demo devstack-1         # make run
 //	go run ./scripts/inspect -local -tenant demo -summary

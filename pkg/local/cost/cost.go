@@ -170,12 +170,24 @@ type Mix struct {
 	// PerConversation is the number of events of each conversation; the
 	// conversations are interleaved, as independent customers' events are.
 	PerConversation int
+	// Destinations, when set, sends the mix to a tenant with these
+	// destinations (tenant.Outbound's JSON, "{url}" standing for the
+	// harness's receiver) instead of the demo tenant's one targetUrl, each
+	// event reaching PerEvent of them. Such a mix is priced, not held to
+	// the budget.
+	Destinations string
+	PerEvent     int
 }
 
 // Mixes are the workloads docs/cost.md prices.
 var Mixes = []Mix{
 	{Name: "200 webhooks, conversations of 5", Webhooks: 200, PerConversation: 5},
 	{Name: "200 webhooks, 30% duplicates, conversations of 10", Webhooks: 200, DuplicateShare: 0.3, PerConversation: 10},
+	{Name: "200 webhooks, conversations of 5, three destinations: two select each event (one rated), one none", Webhooks: 200, PerConversation: 5, PerEvent: 2,
+		Destinations: `{"destinations": [
+		  {"name": "billing", "url": "{url}/billing", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"], "filter": {"events": ["stripe:invoice.*"]}, "rate": "1000/s", "burst": 1000},
+		  {"name": "audit", "url": "{url}/audit", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"]},
+		  {"name": "ci", "url": "{url}/ci", "secrets": ["whsec_Y29zdC1kZXN0aW5hdGlvbnMtc2VjcmV0"], "filter": {"events": ["github:push"]}}]}`},
 }
 
 // Delivery is one webhook of a mix: event Event (numbered from 0 in order
@@ -208,4 +220,38 @@ func (m Mix) Deliveries() []Delivery {
 		sent++
 	}
 	return out
+}
+
+// Destinations is how a tenant's destinations add to a workload measured
+// with one targetUrl: the event's own record stays, each destination that
+// selects an event claims its own ledger record (one PutItem, 1 WRU, per
+// event and destination), and each rated destination reserves its slots
+// once per worker invocation (one UpdateItem, 1 WRU; a reservation that
+// meets another invocation's write costs one more, and a counted 429 at
+// most one more), never per message.
+type Destinations struct {
+	Name string
+	// Selected is how many destinations select an average event; Rated how
+	// many rated destinations an average invocation's batch reaches.
+	Selected, Rated float64
+	// RecordBytes is a destination record's stored size (the forward's
+	// record's, about half of the 400 B an event keeps).
+	RecordBytes float64
+}
+
+// Apply returns u with d's writes and records added: accepted webhooks per
+// webhook received and worker invocations per webhook as u was measured.
+func (d Destinations) Apply(u Usage, accepted, invocations float64) Usage {
+	u.Functions = append([]Function(nil), u.Functions...)
+	u.DynamoWrites += d.Selected*accepted + d.Rated*invocations
+	u.StoredBytes += d.Selected * d.RecordBytes * accepted
+	return u
+}
+
+// DestinationMixes are the destination layouts docs/cost.md prices on its
+// first workload.
+var DestinationMixes = []Destinations{
+	{Name: "one destination, every event, no rate", Selected: 1, RecordBytes: 200},
+	{Name: "one destination, every event, rated", Selected: 1, Rated: 1, RecordBytes: 200},
+	{Name: "three destinations, two selecting each event, two rated", Selected: 2, Rated: 2, RecordBytes: 200},
 }

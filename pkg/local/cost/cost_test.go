@@ -84,3 +84,14 @@ func TestMixDeliveries(t *testing.T) {
 		})
 	}
 }
+
+func TestDestinationsApply(t *testing.T) {
+	u := Usage{Functions: []Function{{Name: "worker"}}, DynamoWrites: 3, StoredBytes: 400}
+	// 70% accepted, a worker invocation per 10 accepted webhooks: two
+	// destinations per event claim 1.4 records per webhook received, one
+	// rated destination reserves 0.07 times.
+	got := Destinations{Selected: 2, Rated: 1, RecordBytes: 200}.Apply(u, 0.7, 0.07)
+	if math.Abs(got.DynamoWrites-(3+1.4+0.07)) > 1e-9 || math.Abs(got.StoredBytes-(400+280)) > 1e-9 || u.DynamoWrites != 3 {
+		t.Errorf("Apply() = %+v (u %+v), want 4.47 writes and 680 B, u unchanged", got, u)
+	}
+}

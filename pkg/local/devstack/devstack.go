@@ -277,6 +277,7 @@ func Stores(name string) inspect.Deployment {
 		IdempotencyTable: name + "-idempotency",
 		LedgerTable:      name + "-ledger",
 		PayloadBucket:    provision.BucketName(name),
+		ParameterPrefix:  "/" + name,
 	}
 }
 
