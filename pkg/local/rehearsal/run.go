@@ -189,13 +189,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := writeJSON(in, ft.Inbound); err != nil {
 		return nil, err
 	}
-	// Onboarded as a destination with a rate, so the worker's rate limit
-	// (its reservation on the ledger table) runs under the role too; the
-	// target verifies with the same secrets.
-	onboarded := tenant.Outbound{Destinations: []tenant.Destination{{
-		Name: "main", URL: outbound.TargetURL, Secrets: outbound.Secrets, Timeout: outbound.Timeout, Rate: "100/s",
-	}}}
-	if err := writeJSON(out, onboarded); err != nil {
+	if err := writeJSON(out, outbound); err != nil {
 		return nil, err
 	}
 	if _, err := addTenant(ctx, o.Root, o.Endpoint, o.StackName, o.Tenant, in, out); err != nil {
