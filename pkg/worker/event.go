@@ -109,8 +109,12 @@ type Event struct {
 	// pace hands out the invocation's rate slots (nil outside Handle:
 	// limits are not enforced); filtered is set by Forward when no
 	// destination selects the event.
-	pace      *pacer
-	filtered  bool
+	pace     *pacer
+	filtered bool
+	// expiring is when the message nears the end of its queue retention
+	// (its end less Config.ExpiryMargin; zero: unknown): an effect
+	// interrupted again past it ends the message with ErrExpiring.
+	expiring  time.Time
 	ran       int
 	skipped   int
 	effectDur time.Duration
@@ -337,6 +341,11 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, ledger.TokenReceive(l.Taken.Fence))
 	var cause error
 	switch {
+	case !e.expiring.IsZero() && !e.now().Before(e.expiring):
+		// Every invocation that runs it may end before the worker decides
+		// (the effect hangs past it), so the retention's end is checked
+		// here, or SQS would delete the message without a trace.
+		cause = fmt.Errorf("%w: effect %s was interrupted again (it ran past its budget, or its invocation ended) at the end of the message's queue retention", ErrExpiring, name)
 	case e.maxAttempts <= 0:
 		return nil
 	case err != nil && e.Attempt >= maxBatch*e.maxAttempts:

@@ -492,6 +492,36 @@ func TestInterruptedRunIsARepeatAndAnAttempt(t *testing.T) {
 	}
 }
 
+// An effect interrupted again while its message nears the end of its queue
+// retention: the message is dead-lettered with ErrExpiring instead of run
+// once more, since every invocation that runs it may end before the worker
+// decides anything, and SQS would then delete it without a trace (make
+// simulate rapid seed 37311842: attempts not countable, the target timing
+// every invocation out).
+func TestInterruptedNearRetentionEndIsDeadLettered(t *testing.T) {
+	f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 5 })
+	e := env("interrupted-late", "A")
+	ran := 0
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
+	})
+	k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
+	if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), k, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(2 * time.Second)
+	r := rec(t, e, 2)
+	sent := f.clock.Now().Add(-worker.DefaultQueueRetention + worker.DefaultExpiryMargin/2)
+	r.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
+	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+	if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || ran != 0 {
+		t.Fatalf("failures %v, dead letters %d, runs %d; want it dead-lettered, not run again", failed(resp), len(f.sqs.sent), ran)
+	}
+	if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, "interrupted again") {
+		t.Errorf("reason = %q, want the retention's end and the interruption named", reason)
+	}
+}
+
 // A queue deleted and created again while a warm instance still holds its
 // old incarnation (read less than a minute before): a copy of a done event
 // in the new queue, numbered after the old one's message, must not be taken

@@ -94,6 +94,9 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
 		maxAttempts: h.cfg.MaxAttempts, pace: b.pace,
 	}
+	if end, ok := h.retentionEnd(rec); ok {
+		ev.expiring = end.Add(-h.cfg.ExpiryMargin)
+	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, b.deadline) }
