@@ -271,8 +271,10 @@ func (w *world) ranHandler(e *simEvent, m *simMsg, err error, answers []string) 
 	for _, a := range answers {
 		clean = clean && a != "failed"
 	}
+	// (Also no target's answer: an effect interrupted in earlier receives,
+	// given up at MaxAttempts or at its retention's end.)
 	conflict := false
-	for _, c := range []error{ledger.ErrInFlight, ledger.ErrFenced, ledger.ErrLeaseLost, ledger.ErrDead, worker.ErrNoTime} {
+	for _, c := range []error{ledger.ErrInFlight, ledger.ErrFenced, ledger.ErrLeaseLost, ledger.ErrDead, worker.ErrNoTime, worker.ErrTimedOut, worker.ErrExpiring} {
 		conflict = conflict || errors.Is(err, c)
 	}
 	if clean && !conflict && w.dests != nil {
