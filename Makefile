@@ -174,7 +174,7 @@ cost: emulators
 SEED ?= 1
 STEPS ?= 30000
 simulate:
-	set -o pipefail; $(GO) test -count=1 -run '^TestSimulation$$' -v ./pkg/worker -rapid.seed=$(SEED) -rapid.checks=$$(( $(STEPS) / 21 )) -rapid.steps=30 2>&1 | grep -v -e '^=== RUN' -e 'OK, passed 0 tests'
+	set -o pipefail; $(GO) test -count=1 -timeout 3h -run '^TestSimulation$$' -v ./pkg/worker -rapid.seed=$(SEED) -rapid.checks=$$(( $(STEPS) / 21 )) -rapid.steps=30 2>&1 | grep -v -e '^=== RUN' -e 'OK, passed 0 tests'
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:
