@@ -141,7 +141,7 @@ func deliver(ctx context.Context, ev *Event, client poster, d tenant.Destination
 	if paced && !ev.completed(name) {
 		// The slot first: a message that waits for the limit outside the
 		// invocation has claimed nothing of the destination.
-		demand := func() int { return ev.pace.Demand(d.Filter.Match) }
+		demand := func() int { return ev.pace.demand(d.Filter.Match) }
 		if err := ev.pace.take(ctx, key, rl, budget, demand); err != nil {
 			return err
 		}

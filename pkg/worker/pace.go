@@ -24,7 +24,7 @@ type limiter interface {
 
 // pacer hands a limit's slots to the messages of one invocation. The first
 // message that needs a slot of a limit reserves one for every message of
-// the batch that may need it (Demand), all within the invocation's working
+// the batch that may need it (demand), all within the invocation's working
 // time: one write per invocation and limit, never one per message. The
 // others take from what it got; a message left without a slot waits for the
 // limit outside the invocation (ErrPaced: not an attempt).
@@ -59,10 +59,10 @@ func (h *Handler) newPacer(recs []events.SQSMessage, b budget) *pacer {
 	return &pacer{lim: h.cfg.Limiter, now: h.cfg.Now, wait: h.cfg.Wait, work: b.work, recs: recs, pools: map[ratelimit.Key]*pool{}}
 }
 
-// Demand counts the messages of the invocation that may need a slot: those
+// demand counts the messages of the invocation that may need a slot: those
 // whose event sel selects, and those whose body cannot be read here (an
 // offloaded one: counted, as it may be selected).
-func (p *pacer) Demand(sel func(*route.Event) bool) int {
+func (p *pacer) demand(sel func(*route.Event) bool) int {
 	p.routedMu.Lock()
 	defer p.routedMu.Unlock()
 	if p.routed == nil {
@@ -96,11 +96,7 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 		return nil
 	}
 	p.mu.Lock()
-	pl := p.pools[k]
-	if pl == nil {
-		pl = &pool{}
-		p.pools[k] = pl
-	}
+	pl := p.pool(k)
 	if !pl.asked && !pl.paused {
 		pl.asked = true
 		now := p.now()
@@ -142,11 +138,7 @@ func (p *pacer) slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, re
 	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	pl := p.pools[k]
-	if pl == nil {
-		pl = &pool{}
-		p.pools[k] = pl
-	}
+	pl := p.pool(k)
 	pl.slots, pl.paused, pl.asked = nil, true, true
 	if err != nil {
 		until = p.now().Add(max(retryAfter, time.Second))
@@ -155,12 +147,13 @@ func (p *pacer) slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, re
 	return until, err
 }
 
-// sleepUntil waits until t on the wall clock, and reports false if ctx
-// ended first.
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
+// pool returns limit k's pool of this invocation, created empty. The
+// caller holds p.mu.
+func (p *pacer) pool(k ratelimit.Key) *pool {
+	pl := p.pools[k]
+	if pl == nil {
+		pl = &pool{}
+		p.pools[k] = pl
 	}
-	return pause(ctx, d)
+	return pl
 }
