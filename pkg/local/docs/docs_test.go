@@ -408,3 +408,38 @@ func TestMakeHelp(t *testing.T) {
 		t.Errorf("make help lists %d names, the Makefile has %d targets:\n%s", len(listed), len(targets), out)
 	}
 }
+
+// topLevel is what a clone holds at its root, as docs/development.md's
+// layout and the brief promise users.
+var topLevel = []string{
+	".ci", ".gitignore", "Makefile", "README.md", "docs", "events", "functions",
+	"go.mod", "go.sum", "pkg", "samconfig.toml", "scripts", "template-tenant.yaml", "template.yaml",
+}
+
+// TestTracked fails when a commit adds a file at the root that users do not
+// expect there, or any tracked file over 256 KiB (a built binary, a log, a
+// dump) — the kind of file a stray `go build ./scripts/inspect` leaves.
+func TestTracked(t *testing.T) {
+	root := awstest.ModuleRoot()
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	files := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if len(files) < 100 {
+		t.Fatalf("git ls-files listed %d files; the listing is broken", len(files))
+	}
+	for _, f := range files {
+		top, _, _ := strings.Cut(f, "/")
+		if !slices.Contains(topLevel, top) {
+			t.Errorf("%s is tracked at the root; users expect only %v there", f, topLevel)
+		}
+		fi, err := os.Lstat(filepath.Join(root, f))
+		if err != nil {
+			continue // deleted in the work tree, not yet committed
+		}
+		if fi.Size() > 256<<10 {
+			t.Errorf("%s is tracked and %d KiB; a built binary or a dump does not belong in git", f, fi.Size()>>10)
+		}
+	}
+}
