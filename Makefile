@@ -74,11 +74,12 @@ vet:
 #   binaries, so none rots unseen; budgets are read with make bench and
 #   benchstat). Given to go test as -bench it would run the packages one at
 #   a time ("benchmarks run in serial"), which took the run to 8-10 minutes.
-# The deploy rehearsal (pkg/local/rehearsal: one rehearsal and three runs
-# with one statement removed each, two at a time), scripts/tenant and the
-# chaos run (1,000 deliveries) take 85 to 160 s each, side by side.
+# The deploy rehearsal (pkg/local/rehearsal: one rehearsal and one run
+# with a statement removed), scripts/tenant and the chaos run (1,000
+# deliveries) run side by side.
 # make test-long holds what does not fit: the rehearsal without each
-# statement of both roles, a forced tenant removal keeping its dead letters.
+# statement of both roles, a forced tenant removal keeping its dead letters,
+# concurrent onboardings racing for the tenant list's lock.
 TEST_FLAGS := -race -count=1 -timeout 30m
 TEST_BENCH := -args -test.bench=. -test.benchtime=1x
 TEST_FIRST := ./pkg/local/rehearsal ./scripts/tenant
@@ -95,7 +96,7 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
 
-## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters; the rehearsal without each statement of both roles
+## test-long: the slow cases kept out of make test (build tag long): tenant removal keeping dead letters; concurrent onboardings; the rehearsal without each statement of both roles
 test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- \
 	  $(GO) test -tags long -race -count=1 -p 4 -timeout 60m ./pkg/local/rehearsal ./scripts/tenant

@@ -80,6 +80,20 @@ func run(ctx context.Context, out io.Writer) error {
 		SQS: sqs.NewFromConfig(cfg), DLQURL: dlq, Out: out,
 	})
 	rep.Print(out)
+	if err != nil {
+		return err
+	}
+	// The backlog scenario needs the tenant with a rated destination.
+	relay, err := devstack.LoadTenant(tenantsFile, demo.BacklogTenant)
+	if err != nil {
+		fmt.Fprintf(out, "\nNo backlog scenario: %v\n", err)
+		return nil
+	}
+	b, err := demo.RunBacklog(ctx, demo.BacklogOptions{
+		BaseURL: "http://" + addr, TargetURL: "http://" + targetAddr, Tenant: demo.BacklogTenant,
+		Stripe: relay.Providers["stripe"], Outbound: relay.Outbound, Rated: demo.BacklogDestination, Out: out,
+	})
+	b.Print(out)
 	return err
 }
 

@@ -51,6 +51,10 @@ func TestRunFollowsMakeVariables(t *testing.T) {
 		fmt.Sprintf("target service at http://127.0.0.1:%d", ports[1]),
 		"applied 16 effects of this run",
 		"after 1 attempt(s)",
+		"Backlog drained at billing's rate",
+		"billing: 25 forwards in",
+		"audit: 30 forwards, no rate",
+		"0 forwards where a filter excludes them, 0 conversations out of order",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("make demo printed no %q:\n%s", want, out.String())

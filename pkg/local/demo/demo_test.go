@@ -126,6 +126,29 @@ func TestEndToEnd(t *testing.T) {
 	if seen["hmac/"+flakyID(rep)] != 1 {
 		t.Errorf("flaky event applied %d times, want 1", seen["hmac/"+flakyID(rep)])
 	}
+
+	// The backlog: 30 events sent at once to a tenant whose billing
+	// destination takes 5/s (burst 2) drain at that rate, in order, each
+	// where its filter selects it. Unpaced, billing would take its 25 in
+	// well under a second (and RunBacklog fails with ErrTooFast).
+	out.Reset()
+	relay := f.Tenants[BacklogTenant]
+	b, err := RunBacklog(ctx, BacklogOptions{BaseURL: s.URL(), TargetURL: s.TargetURL(), Tenant: BacklogTenant,
+		Stripe: relay.Providers["stripe"], Outbound: relay.Outbound, Rated: BacklogDestination, Out: &out, Wait: 90 * time.Second})
+	b.Print(&out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ByDest["billing"] != 25 || b.ByDest["audit"] != 30 || len(b.ByDest) != 2 {
+		t.Errorf("forwards per destination %v, want billing 25 (its filter: invoice.*) and audit 30", b.ByDest)
+	}
+	if min := time.Duration((float64(25-b.Limit.Burst) - b.Limit.PerSecond) / b.Limit.PerSecond * float64(time.Second)); b.Drain < min {
+		t.Errorf("billing drained in %s, faster than its rate allows (at least %s)", b.Drain, min)
+	}
+	if b.Max() > b.Bound() || b.Max() == 0 {
+		t.Errorf("billing took at most %d in a second, want 1 to %d", b.Max(), b.Bound())
+	}
 }
 
 func flakyID(rep Report) string {

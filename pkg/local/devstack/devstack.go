@@ -169,7 +169,11 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
 	}
 	for _, m := range retarget(s.Tenants, dialAddr(s.targetL.Addr())) {
-		o.Logger.Info("targetUrl follows TARGET_ADDR", slog.String("tenantId", m.tenant), slog.String("targetUrl", m.to), slog.String("from", m.from))
+		attrs := []any{slog.String("tenantId", m.tenant)}
+		if m.dest != "" {
+			attrs = append(attrs, slog.String("destination", m.dest))
+		}
+		o.Logger.Info("target URL follows TARGET_ADDR", append(attrs, slog.String("url", m.to), slog.String("from", m.from))...)
 	}
 	if o.Endpoint == "" {
 		if s.moto, err = emulator.StartMotoOn(ctx, o.Host, o.MotoPort); err != nil {
@@ -418,26 +422,39 @@ func (s *Stack) Banner() string {
 // file points its targetUrl values at.
 const DefaultTargetAddr = "127.0.0.1:3001"
 
-// move is one targetUrl retarget changed.
-type move struct{ tenant, from, to string }
+// move is one target URL retarget changed: a tenant's targetUrl, or the url
+// of its destination dest.
+type move struct{ tenant, dest, from, to string }
 
-// retarget points every targetUrl of f on DefaultTargetAddr (or its port
-// on another loopback name: localhost, [::1]) at addr instead, and returns
-// what it changed, by tenant id.
+// retarget points every targetUrl and destination url of f on
+// DefaultTargetAddr (or its port on another loopback name: localhost,
+// [::1]) at addr instead, and returns what it changed, by tenant id.
 func retarget(f *tenant.File, addr string) []move {
 	_, defPort, _ := net.SplitHostPort(DefaultTargetAddr)
+	follow := func(raw string) (string, bool) {
+		u, err := url.Parse(raw)
+		if raw == "" || err != nil || u.Port() != defPort || !slices.Contains([]string{"127.0.0.1", "localhost", "::1"}, u.Hostname()) || u.Host == addr {
+			return raw, false
+		}
+		u.Host = addr
+		return u.String(), true
+	}
 	var moved []move
 	for _, id := range f.IDs() {
 		t := f.Tenants[id]
-		u, err := url.Parse(t.Outbound.TargetURL)
-		if err != nil || u.Port() != defPort || !slices.Contains([]string{"127.0.0.1", "localhost", "::1"}, u.Hostname()) || u.Host == addr {
-			continue
+		if to, ok := follow(t.Outbound.TargetURL); ok {
+			moved = append(moved, move{id, "", t.Outbound.TargetURL, to})
+			t.Outbound.TargetURL = to
 		}
-		from := u.String()
-		u.Host = addr
-		t.Outbound.TargetURL = u.String()
+		ds := slices.Clone(t.Outbound.Destinations)
+		for i, d := range ds {
+			if to, ok := follow(d.URL); ok {
+				moved = append(moved, move{id, d.Name, d.URL, to})
+				ds[i].URL = to
+			}
+		}
+		t.Outbound.Destinations = ds
 		f.Tenants[id] = t
-		moved = append(moved, move{id, from, t.Outbound.TargetURL})
 	}
 	return moved
 }

@@ -49,8 +49,11 @@ func TestMakeRunIngestPath(t *testing.T) {
 		t.Fatalf("TargetURL() = %s, want %s", got, want)
 	}
 	want := "http://" + targetAddr + "/tenants/demo/events"
-	if !strings.Contains(logs.String(), `"msg":"targetUrl follows TARGET_ADDR","tenantId":"demo","targetUrl":"`+want+`","from":"http://127.0.0.1:3001/tenants/demo/events"`) {
+	if !strings.Contains(logs.String(), `"msg":"target URL follows TARGET_ADDR","tenantId":"demo","url":"`+want+`","from":"http://127.0.0.1:3001/tenants/demo/events"`) {
 		t.Errorf("Start logged\n%s\nwant demo's targetUrl moved to %s", logs, want)
+	}
+	if !strings.Contains(logs.String(), `"tenantId":"relay","destination":"billing","url":"http://`+targetAddr+`/tenants/relay/events?to=billing"`) {
+		t.Errorf("Start logged\n%s\nwant relay's destination billing moved to %s", logs, targetAddr)
 	}
 	go func() { _ = s.Serve(ctx) }()
 
@@ -132,12 +135,22 @@ func TestRetarget(t *testing.T) {
 		{"a tenant's own service", "https://hooks.example.com/in", "127.0.0.1:3901", "https://hooks.example.com/in", false},
 		{"no targetUrl", "", "127.0.0.1:3901", "", false},
 	}
+	dests := func(u string) []tenant.Destination {
+		return []tenant.Destination{{Name: "billing", URL: u}, {Name: "crm", URL: "https://crm.example.com/in"}}
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &tenant.File{Tenants: map[string]tenant.FileTenant{"demo": {Outbound: tenant.Outbound{TargetURL: tt.targetURL}}}}
+			f := &tenant.File{Tenants: map[string]tenant.FileTenant{
+				"demo":  {Outbound: tenant.Outbound{TargetURL: tt.targetURL}},
+				"relay": {Outbound: tenant.Outbound{Destinations: dests(tt.targetURL)}},
+			}}
 			moved := retarget(f, tt.addr)
-			if got := f.Tenants["demo"].Outbound.TargetURL; got != tt.want || (len(moved) == 1) != tt.moved {
+			if got := f.Tenants["demo"].Outbound.TargetURL; got != tt.want || (len(moved) == 2) != tt.moved {
 				t.Errorf("retarget(%q, %s) = %q, moved %v; want %q, moved %v", tt.targetURL, tt.addr, got, moved, tt.want, tt.moved)
+			}
+			got := f.Tenants["relay"].Outbound.Destinations
+			if got[0].URL != tt.want || got[1].URL != "https://crm.example.com/in" {
+				t.Errorf("retarget(%q, %s) left the destinations at %s, %s; want %s and the crm's own", tt.targetURL, tt.addr, got[0].URL, got[1].URL, tt.want)
 			}
 		})
 	}

@@ -21,11 +21,14 @@ import (
 
 // Applied is one effect the target applied.
 type Applied struct {
-	Tenant         string    `json:"tenant"`
-	Provider       string    `json:"provider"`
-	EventID        string    `json:"eventId"`
-	Type           string    `json:"type"`
-	Conversation   string    `json:"conversation"`
+	Tenant       string `json:"tenant"`
+	Provider     string `json:"provider"`
+	EventID      string `json:"eventId"`
+	Type         string `json:"type"`
+	Conversation string `json:"conversation"`
+	// Destination is the destination's name (Hookpack-Destination); empty
+	// for a tenant's legacy targetUrl.
+	Destination    string    `json:"destination,omitempty"`
 	IdempotencyKey string    `json:"idempotencyKey"`
 	At             time.Time `json:"at"`
 }
@@ -40,7 +43,8 @@ type Stats struct {
 
 // Target is the local stand-in for a tenant's own service, the forward
 // effect's destination: it verifies the Standard Webhooks signature with the
-// tenant's outbound secrets, deduplicates by Idempotency-Key (as a
+// tenant's outbound secrets (the named destination's, by the
+// Hookpack-Destination header), deduplicates by Idempotency-Key (as a
 // well-behaved receiver must) and records what it applied, in order. Its
 // rules (Rule) make it refuse, hang or rate-limit forwards on request.
 //
@@ -198,7 +202,11 @@ func (t *Target) receive(w http.ResponseWriter, r *http.Request, tenantID string
 		http.NotFound(w, r)
 		return
 	}
-	if err := VerifyForward(r.Header, body, out.Secrets); err != nil {
+	secrets, err := destinationSecrets(out, r.Header.Get("Hookpack-Destination"))
+	if err == nil {
+		err = VerifyForward(r.Header, body, secrets)
+	}
+	if err != nil {
 		t.count(func(s *Stats) { s.Rejected++ })
 		t.logger.Warn("target rejected delivery", slog.String("tenantId", tenantID), slog.String("error", err.Error()))
 		http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -213,6 +221,7 @@ func (t *Target) receive(w http.ResponseWriter, r *http.Request, tenantID string
 		Tenant: tenantID, IdempotencyKey: key,
 		Provider: r.Header.Get("Hookpack-Provider"), EventID: r.Header.Get("Hookpack-Event-Id"),
 		Type: r.Header.Get("Hookpack-Event-Type"), Conversation: r.Header.Get("Hookpack-Conversation"),
+		Destination: r.Header.Get("Hookpack-Destination"),
 	}
 	log := t.logger.With(slog.String("stage", "target"), slog.String("tenantId", tenantID), slog.String("provider", a.Provider),
 		slog.String("eventId", a.EventID), slog.String("conversation", a.Conversation))
@@ -253,6 +262,23 @@ func (t *Target) receive(w http.ResponseWriter, r *http.Request, tenantID string
 	t.stats.Applied++
 	log.Info("target: effect applied", slog.String("outcome", "applied"), slog.String("type", a.Type))
 	w.WriteHeader(http.StatusOK)
+}
+
+// destinationSecrets returns the secrets a forward to destination name of
+// out is signed with: the legacy targetUrl's when name is empty.
+func destinationSecrets(out tenant.Outbound, name string) ([]string, error) {
+	if name == "" {
+		if len(out.Destinations) > 0 {
+			return nil, errors.New("the tenant has destinations: a forward without a Hookpack-Destination header names none")
+		}
+		return out.Secrets, nil
+	}
+	for _, d := range out.Destinations {
+		if d.Name == name {
+			return d.Secrets, nil
+		}
+	}
+	return nil, fmt.Errorf("the tenant has no destination %q", name)
 }
 
 func (t *Target) count(f func(*Stats)) {

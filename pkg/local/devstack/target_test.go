@@ -170,3 +170,54 @@ func TestTargetControl(t *testing.T) {
 		t.Errorf("e6, held and given up by its sender, was not applied")
 	}
 }
+
+// TestTargetDestinations checks that the target verifies a forward with the
+// secrets of the destination its Hookpack-Destination header names, and
+// records the destination of what it applied.
+func TestTargetDestinations(t *testing.T) {
+	const billing, audit = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_dGVzdC1hY21lLW91dGJvdW5kLXNlY3JldC0x"
+	tgt := NewTarget(map[string]tenant.Outbound{
+		"relay": {Destinations: []tenant.Destination{{Name: "billing", Secrets: []string{billing}}, {Name: "audit", Secrets: []string{audit}}}},
+		"demo":  {TargetURL: "http://x", Secrets: []string{audit}},
+	}, slog.New(slog.DiscardHandler))
+	srv := httptest.NewServer(tgt)
+	defer srv.Close()
+	tests := []struct {
+		name, tenant, dest, secret string
+		code                       int
+	}{
+		{"billing with its secret", "relay", "billing", billing, 200},
+		{"audit with its secret", "relay", "audit", audit, 200},
+		{"billing with audit's secret", "relay", "billing", audit, 401},
+		{"no such destination", "relay", "crm", billing, 401},
+		{"no destination named", "relay", "", billing, 401},
+		{"a legacy targetUrl", "demo", "", audit, 200},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := []byte(`{"id":"e"}`)
+			id := strconv.Itoa(i)
+			sig, err := forward.Sign("msg_"+id, time.Now(), body, []string{tt.secret})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/tenants/"+tt.tenant+"/events", bytes.NewReader(body))
+			for k, v := range map[string]string{forward.HeaderID: "msg_" + id, forward.HeaderTimestamp: strconv.FormatInt(time.Now().Unix(), 10),
+				forward.HeaderSignature: sig, "Idempotency-Key": "key-" + id, "Hookpack-Event-Id": "e" + id, "Hookpack-Destination": tt.dest} {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.code {
+				t.Fatalf("forward = %d, want %d", resp.StatusCode, tt.code)
+			}
+			applied := tgt.Applied()
+			if tt.code == 200 && (len(applied) == 0 || applied[len(applied)-1].Destination != tt.dest) {
+				t.Errorf("applied %+v, want its last at destination %q", applied, tt.dest)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package docs
 import (
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/local/demo"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/provider/catalog"
 	"github.com/hookpack/hookpack/pkg/queue"
@@ -87,7 +89,22 @@ func statements(t *testing.T, root string) []statement {
 		lambdaSrc = "ingest.MaxLambdaBodyBytes"
 		sqsSrc    = "queue.MaxMessageBytes"
 	)
+	relay, err := devstack.LoadTenant(filepath.Join(root, "events", "tenants.json"), demo.BacklogTenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var billing tenant.Destination
+	for _, d := range relay.Outbound.Destinations {
+		if d.Name == demo.BacklogDestination {
+			billing = d
+		}
+	}
+	relaySrc := "events/tenants.json, tenant " + demo.BacklogTenant + ", destination " + demo.BacklogDestination
 	out := []statement{
+		{"docs/operations.md", "`" + demo.BacklogDestination + "`: `stripe:invoice\\.\\*` at `([^`]+)`", billing.Rate, relaySrc + " rate"},
+		{"docs/operations.md", "`" + demo.BacklogDestination + "`: `stripe:invoice\\.\\*` at `[^`]+`, burst (\\d+)", strconv.Itoa(billing.Burst), relaySrc + " burst"},
+		{"docs/operations.md", `ends with a backlog: (\d+) Stripe events`, strconv.Itoa(demo.DefaultBacklogEvents), "demo.DefaultBacklogEvents"},
+		{"docs/operations.md", `sent at once over (\d+) customers`, strconv.Itoa(demo.DefaultBacklogCustomers), "demo.DefaultBacklogCustomers"},
 		// The ingest's dedup window.
 		{"README.md", `deduplicated for (\d+) days`, dedup, dedupSrc},
 		{"README.md", "duplicate` for (\\d+) days", dedup, dedupSrc},

@@ -207,7 +207,10 @@ func settle(ctx context.Context, o Options, client *sqs.Client, rep *Report, acc
 				done++
 			}
 		}
-		if done >= len(want) && depth(ctx, client, dlqURL) >= len(poison) || time.Now().After(deadline) || ctx.Err() != nil {
+		// The target applies an effect before the worker answers its
+		// batch and the poller deletes the message: settled is also the
+		// tenant queue empty.
+		if done >= len(want) && depth(ctx, client, dlqURL) >= len(poison) && depth(ctx, client, queueURL) == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
 		time.Sleep(250 * time.Millisecond)
@@ -243,12 +246,29 @@ func settle(ctx context.Context, o Options, client *sqs.Client, rep *Report, acc
 			rep.failf("poison event %s dead-lettered without its reason (%s)", id, worker.AttrReason)
 		}
 	}
+	lim, _ := tenant.Destination{Rate: RehearsalRate, Burst: RehearsalBurst}.Limit()
+	if max, bound := busiestSecond(rep.Applied), int(lim.PerSecond)+lim.Burst; max > bound {
+		rep.failf("destination %s took %d forwards in one second, above its rate %s + burst %d", RehearsalDestination, max, RehearsalRate, RehearsalBurst)
+	}
 	if len(rep.DeadLetter) != len(poison) {
 		rep.failf("DLQ holds %d messages, want %d (the poison events)", len(rep.DeadLetter), len(poison))
 	}
 	if n := depth(ctx, client, queueURL); n != 0 {
 		rep.failf("tenant queue holds %d messages after the run, want 0", n)
 	}
+}
+
+// busiestSecond is the most forwards applied in one second, counted from
+// the first.
+func busiestSecond(applied []devstack.Applied) int {
+	per := map[int]int{}
+	most := 0
+	for _, a := range applied {
+		sec := int(a.At.Sub(applied[0].At) / time.Second)
+		per[sec]++
+		most = max(most, per[sec])
+	}
+	return most
 }
 
 func depth(ctx context.Context, client *sqs.Client, url string) int {

@@ -172,8 +172,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	outbound := ft.Outbound
-	outbound.TargetURL = "http://" + targetL.Addr().String() + "/tenants/" + o.Tenant + "/events"
+	// The tenant's forwards go to one destination with a rate, so the
+	// limiter's calls run under the worker's role too: every event (no
+	// filter), RehearsalRate at most.
+	outbound := tenant.Outbound{Destinations: []tenant.Destination{{
+		Name: RehearsalDestination, URL: "http://" + targetL.Addr().String() + "/tenants/" + o.Tenant + "/events",
+		Secrets: ft.Outbound.Secrets, Rate: RehearsalRate, Burst: RehearsalBurst,
+	}}}
 	target := devstack.NewTarget(map[string]tenant.Outbound{o.Tenant: outbound}, slog.New(slog.DiscardHandler))
 	targetSrv := &http.Server{Handler: target, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = targetSrv.Serve(targetL) }()
@@ -236,6 +241,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Took = time.Since(start)
 	return rep, nil
 }
+
+// The destination the rehearsal's tenant forwards to, and its rate.
+const (
+	RehearsalDestination = "all"
+	RehearsalRate        = "20/s"
+	RehearsalBurst       = 5
+)
 
 func writeJSON(path string, v any) error {
 	b, err := json.Marshal(v)
