@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/queue"
@@ -49,17 +50,27 @@ func root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// rendered holds each template's render.py output: a render starts the SAM
+// translator (seconds of CPU), and the templates do not change during a run.
+var rendered sync.Map // name → []byte
+
+// render returns the template name as the SAM transform renders it, a
+// fresh value each call (tests may change theirs).
 func render(t *testing.T, name string) tpl {
 	t.Helper()
-	cmd := exec.Command("python3", filepath.Join(root(), "scripts", "template", "render.py"), filepath.Join(root(), name))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("render %s: %v\n%s", name, err, stderr.Bytes())
+	out, ok := rendered.Load(name)
+	if !ok {
+		cmd := exec.Command("python3", filepath.Join(root(), "scripts", "template", "render.py"), filepath.Join(root(), name))
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("render %s: %v\n%s", name, err, stderr.Bytes())
+		}
+		out, _ = rendered.LoadOrStore(name, b)
 	}
 	var v tpl
-	if err := json.Unmarshal(out, &v); err != nil {
+	if err := json.Unmarshal(out.([]byte), &v); err != nil {
 		t.Fatal(err)
 	}
 	return v

@@ -54,6 +54,13 @@ func TestRehearsal(t *testing.T) {
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}
+	md, err := os.ReadFile(filepath.Join(awstest.ModuleRoot(), "docs", "iam.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range CheckIAMDoc(string(md), rep) {
+		t.Error(p)
+	}
 	for _, f := range rep.IAM.Functions {
 		for _, s := range f.WithoutEach {
 			if len(s.Breaks) == 0 && !strings.HasPrefix(s.Policy, "arn:") {
