@@ -437,6 +437,9 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 	if l.w.sess.lost() {
 		return 0, errLost
 	}
+	if m := l.w.batch[id]; m != nil && err == nil && n >= maxAttempts {
+		l.w.learned[id] = m.receives // the worker knows its limit is reached
+	}
 	return n, err
 }
 

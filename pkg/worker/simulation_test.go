@@ -224,6 +224,11 @@ type world struct {
 	tally *simTally
 	// broken is the first violation found inside the current invocation.
 	broken string
+	// learned holds, per message, the receive in which the worker was
+	// answered a count of maxAttempts or more; spent the receives of those
+	// whose invocation then ended (not crashed): the worker dead-letters
+	// the message there, so no later receive of it may call a target.
+	learned, spent map[string]int
 }
 
 func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
@@ -231,7 +236,7 @@ func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
 	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter()}
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, spent: map[string]int{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
@@ -390,6 +395,11 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	}
 	if isForward(effect) && webhookID != forward.MessageID(eventKey) {
 		w.violate("%s of %s carries webhook-id %s", effect, e.id, webhookID)
+	}
+	if m := w.cur; m != nil {
+		if at, ok := w.spent[m.id]; ok && m.receives > at {
+			w.violate("%s of %s is attempted on receive %d of message %s, whose count of %d attempts the worker was answered on receive %d: the attempt limit is %d", effect, e.id, m.receives, m.id, maxAttempts, at, maxAttempts)
+		}
 	}
 	w.arrive(effect)
 	mode := w.mode[e.conv+"/"+effect]
@@ -760,6 +770,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 		failed := w.handle(msgs, ev)
 		w.notePaced(msgs)
+		w.noteSpent(msgs)
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
@@ -798,6 +809,22 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	}
 	w.sess = nil
 	return true
+}
+
+// noteSpent records the messages of an invocation that ended (not
+// crashed) after the worker learned their count reached maxAttempts
+// (w.spent).
+func (w *world) noteSpent(msgs []*simMsg) {
+	if w.sess.crashed {
+		return
+	}
+	for _, m := range msgs {
+		if r, ok := w.learned[m.id]; ok && r == m.receives {
+			if _, ok := w.spent[m.id]; !ok {
+				w.spent[m.id] = r
+			}
+		}
+	}
 }
 
 // heldBehind reports whether m, deleted as a copy of a done event, is the
