@@ -213,9 +213,10 @@ type world struct {
 	steps     int
 	history   []string
 	// logs holds the worker's log lines of the current invocation, and
-	// outcomes each message's outcome in them.
+	// outcomes each message's outcome in them, errs its error.
 	logs     bytes.Buffer
 	outcomes map[string]string
+	errs     map[string]string
 	// drainFault, when set, draws the fault of each invocation the event
 	// source mapping makes while the clock advances (none when nil).
 	drainFault func() (string, int)
@@ -225,10 +226,8 @@ type world struct {
 	// broken is the first violation found inside the current invocation.
 	broken string
 	// learned holds, per message, the receive in which the worker was
-	// answered a count of maxAttempts or more; spent the receives of those
-	// whose invocation then ended (not crashed): the worker dead-letters
-	// the message there, so no later receive of it may call a target.
-	learned, spent map[string]int
+	// answered a count of maxAttempts or more (noteLimit's rule).
+	learned map[string]int
 }
 
 func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
@@ -236,7 +235,7 @@ func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
 	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, spent: map[string]int{}}
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
@@ -395,11 +394,6 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	}
 	if isForward(effect) && webhookID != forward.MessageID(eventKey) {
 		w.violate("%s of %s carries webhook-id %s", effect, e.id, webhookID)
-	}
-	if m := w.cur; m != nil {
-		if at, ok := w.spent[m.id]; ok && m.receives > at {
-			w.violate("%s of %s is attempted on receive %d of message %s, whose count of %d attempts the worker was answered on receive %d: the attempt limit is %d", effect, e.id, m.receives, m.id, maxAttempts, at, maxAttempts)
-		}
 	}
 	w.arrive(effect)
 	mode := w.mode[e.conv+"/"+effect]
@@ -770,7 +764,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 		failed := w.handle(msgs, ev)
 		w.notePaced(msgs)
-		w.noteSpent(msgs)
+		w.noteLimit(msgs, failed)
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
@@ -811,18 +805,23 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	return true
 }
 
-// noteSpent records the messages of an invocation that ended (not
-// crashed) after the worker learned their count reached maxAttempts
-// (w.spent).
-func (w *world) noteSpent(msgs []*simMsg) {
-	if w.sess.crashed {
+// noteLimit checks the attempt limit: a message whose count of
+// maxAttempts or more the worker was answered in this receive is
+// dead-lettered, never left to come back for another attempt, when the
+// invocation ended (not crashed) with every AWS answer heard (where one
+// was lost, the worker may not know its dead letter landed).
+func (w *world) noteLimit(msgs []*simMsg, failed map[string]bool) {
+	if w.sess.crashed || w.sess.loseAt > 0 && w.sess.calls >= w.sess.loseAt {
 		return
 	}
 	for _, m := range msgs {
-		if r, ok := w.learned[m.id]; ok && r == m.receives {
-			if _, ok := w.spent[m.id]; !ok {
-				w.spent[m.id] = r
-			}
+		if r, ok := w.learned[m.id]; !ok || r != m.receives {
+			continue
+		}
+		// Retried as an attempt, not because the dead letter could not be
+		// sent (deadLetter's rule: nothing is dropped).
+		if failed[m.id] && !w.dlFrom[m.id] && w.outcomes[m.id] == "retried" && !strings.Contains(w.errs[m.id], "dead-letter") {
+			w.violate("message %s of %s is left to come back (receive %d) though the worker was answered its count of %d attempts: the attempt limit is %d", m.id, eventName(m), m.receives, maxAttempts, maxAttempts)
 		}
 	}
 }
@@ -918,13 +917,14 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 // and, when check, verifies that every line names its event (an offloaded
 // body included), so an operator can find it.
 func (w *world) readLogs(check bool) {
-	w.outcomes = map[string]string{}
+	w.outcomes, w.errs = map[string]string{}, map[string]string{}
 	for _, line := range bytes.Split(w.logs.Bytes(), []byte("\n")) {
-		var l struct{ MessageID, EventID, TenantID, Outcome string }
+		var l struct{ MessageID, EventID, TenantID, Outcome, Error string }
 		if json.Unmarshal(line, &l) != nil || l.MessageID == "" {
 			continue
 		}
 		w.outcomes[l.MessageID] = l.Outcome
+		w.errs[l.MessageID] = l.Error
 		if !check {
 			continue
 		}
