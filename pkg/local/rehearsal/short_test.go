@@ -1,5 +1,5 @@
 package rehearsal
 
-// everyStatement makes the negative check remove every statement of both
-// roles (build tag long, make test-long), not only the representative ones.
+// everyStatement runs the rehearsal once without each statement of both
+// roles (build tag long, make test-long).
 var everyStatement bool
