@@ -98,8 +98,8 @@ test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	@mkdir -p bin
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- bash -c '\
 	  $(GO) test $(TEST_FLAGS) ./pkg/local/chaos $(TEST_BENCH) > bin/test-chaos.log 2>&1 & chaos=$$!; \
-	  nice -n 10 $(GO) test $(HARNESS_FLAGS) -p 3 $(TEST_FIRST) $$($(GO) list ./pkg/local/... ./scripts/... | grep -v /pkg/local/chaos$$) $(TEST_BENCH) > bin/test-harness.log 2>&1 & harness=$$!; \
-	  nice -n 10 $(GO) test $(TEST_FLAGS) -p 3 $(RACE_FIRST) $$($(GO) list ./... | grep -v -e /pkg/local/ -e /pkg/local$$ -e /scripts/) $(TEST_BENCH); rest=$$?; \
+	  nice -n 10 $(GO) test $(HARNESS_FLAGS) -p 4 $(TEST_FIRST) $$($(GO) list ./pkg/local/... ./scripts/... | grep -v /pkg/local/chaos$$) $(TEST_BENCH) > bin/test-harness.log 2>&1 & harness=$$!; \
+	  nice -n 10 $(GO) test $(TEST_FLAGS) -p 4 $(RACE_FIRST) $$($(GO) list ./... | grep -v -e /pkg/local/ -e /pkg/local$$ -e /scripts/) $(TEST_BENCH); rest=$$?; \
 	  wait $$harness; h=$$?; cat bin/test-harness.log; \
 	  wait $$chaos; c=$$?; cat bin/test-chaos.log; exit $$(( rest != 0 || h != 0 || c != 0 ))'
 
