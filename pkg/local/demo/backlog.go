@@ -206,10 +206,10 @@ func RunBacklog(ctx context.Context, o BacklogOptions) (Backlog, error) {
 // measure fills the per-second counts, the drain time, the filter and the
 // order checks from the target's record.
 func (b *Backlog) measure(applied []devstack.Applied, rated *tenant.Destination) {
-	var first, last time.Time
 	// Event ids end in their send index, zero-padded: a conversation's
 	// forwards are in order at a destination when their ids ascend.
 	got := map[string][]string{} // destination + conversation → event ids in arrival order
+	var at []devstack.Applied    // the rated destination's, in arrival order
 	for _, a := range applied {
 		k := a.Destination + " " + a.Conversation
 		got[k] = append(got[k], a.EventID)
@@ -219,17 +219,12 @@ func (b *Backlog) measure(applied []devstack.Applied, rated *tenant.Destination)
 		if rated.Filter != nil && !rated.Filter.Match(route.NewEvent("stripe", a.Type, nil)) {
 			b.Excluded++
 		}
-		if first.IsZero() {
-			first = a.At
-		}
-		last = a.At
-		sec := int(a.At.Sub(first) / time.Second)
-		for len(b.PerSecond) <= sec {
-			b.PerSecond = append(b.PerSecond, 0)
-		}
-		b.PerSecond[sec]++
+		at = append(at, a)
 	}
-	b.Drain = last.Sub(first)
+	b.PerSecond = devstack.PerSecond(at)
+	if len(at) > 0 {
+		b.Drain = at[len(at)-1].At.Sub(at[0].At)
+	}
 	for _, ids := range got {
 		if !slices.IsSorted(ids) {
 			b.OutOfOrder++

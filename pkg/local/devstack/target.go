@@ -33,6 +33,20 @@ type Applied struct {
 	At             time.Time `json:"at"`
 }
 
+// PerSecond counts the effects of applied (in the order applied) in each
+// second from the first one's: what a rate limit is checked against.
+func PerSecond(applied []Applied) []int {
+	var out []int
+	for _, a := range applied {
+		sec := int(a.At.Sub(applied[0].At) / time.Second)
+		for len(out) <= sec {
+			out = append(out, 0)
+		}
+		out[sec]++
+	}
+	return out
+}
+
 // Stats are the target's counters.
 type Stats struct {
 	Applied    int `json:"applied"`

@@ -221,3 +221,29 @@ func TestTargetDestinations(t *testing.T) {
 		})
 	}
 }
+
+func TestPerSecond(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	at := func(ms ...int) []Applied {
+		var out []Applied
+		for _, m := range ms {
+			out = append(out, Applied{At: t0.Add(time.Duration(m) * time.Millisecond)})
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		applied []Applied
+		want    []int
+	}{
+		{"none", nil, nil},
+		{"one", at(0), []int{1}},
+		{"a burst, then the rate", at(0, 10, 200, 900, 1100, 1500), []int{4, 2}},
+		{"a quiet second", at(0, 2100), []int{1, 0, 1}},
+	}
+	for _, tt := range tests {
+		if got := PerSecond(tt.applied); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: PerSecond() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -247,7 +247,7 @@ func settle(ctx context.Context, o Options, client *sqs.Client, rep *Report, acc
 		}
 	}
 	lim, _ := tenant.Destination{Rate: RehearsalRate, Burst: RehearsalBurst}.Limit()
-	if max, bound := busiestSecond(rep.Applied), int(lim.PerSecond)+lim.Burst; max > bound {
+	if max, bound := slices.Max(append(devstack.PerSecond(rep.Applied), 0)), int(lim.PerSecond)+lim.Burst; max > bound {
 		rep.failf("destination %s took %d forwards in one second, above its rate %s + burst %d", RehearsalDestination, max, RehearsalRate, RehearsalBurst)
 	}
 	if len(rep.DeadLetter) != len(poison) {
@@ -256,19 +256,6 @@ func settle(ctx context.Context, o Options, client *sqs.Client, rep *Report, acc
 	if n := depth(ctx, client, queueURL); n != 0 {
 		rep.failf("tenant queue holds %d messages after the run, want 0", n)
 	}
-}
-
-// busiestSecond is the most forwards applied in one second, counted from
-// the first.
-func busiestSecond(applied []devstack.Applied) int {
-	per := map[int]int{}
-	most := 0
-	for _, a := range applied {
-		sec := int(a.At.Sub(applied[0].At) / time.Second)
-		per[sec]++
-		most = max(most, per[sec])
-	}
-	return most
 }
 
 func depth(ctx context.Context, client *sqs.Client, url string) int {
