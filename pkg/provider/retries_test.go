@@ -49,6 +49,9 @@ func init() {
 // would run twice) and to its page: docs/providers/<name>.md carries the
 // line RetriesLine writes from the code, word for word.
 func TestRetries(t *testing.T) {
+	if webhook.UndocumentedHorizon+webhook.Skew >= idempotency.DefaultRetention {
+		t.Errorf("webhook.UndocumentedHorizon %s plus skew reaches the dedup retention %s", webhook.UndocumentedHorizon, idempotency.DefaultRetention)
+	}
 	if webhook.MaxTolerance > idempotency.DefaultRetention {
 		t.Errorf("webhook.MaxTolerance %s lets a tenant's tolerance outlast the dedup retention %s", webhook.MaxTolerance, idempotency.DefaultRetention)
 	}
@@ -57,8 +60,11 @@ func TestRetries(t *testing.T) {
 			if r.Window.Past >= idempotency.DefaultRetention {
 				t.Errorf("window %s back reaches the dedup retention %s", r.Window.Past, idempotency.DefaultRetention)
 			}
-			if r.Signing == webhook.Unsaid && r.Window.Past < r.Horizon {
-				t.Errorf("window %s back is shorter than the retry horizon %s of a sender that may not sign its retries again", r.Window.Past, r.Horizon)
+			if r.Window.Past < r.Covers() {
+				t.Errorf("window %s back is shorter than the retry horizon %s of a sender that may not sign its retries again", r.Window.Past, r.Covers())
+			}
+			if r.Horizon > webhook.UndocumentedHorizon {
+				t.Errorf("documented horizon %s outlasts webhook.UndocumentedHorizon %s, the horizon assumed where none is documented", r.Horizon, webhook.UndocumentedHorizon)
 			}
 			page, err := os.ReadFile(filepath.Join("..", "..", "docs", "providers", name+".md"))
 			if err != nil {
@@ -90,6 +96,9 @@ func retriesLine(r *webhook.Retries) string {
 		ahead = span(r.Window.Future) + " ahead"
 	}
 	horizon := "not documented"
+	if r.Horizon == 0 && r.Covers() > 0 {
+		horizon += ", " + span(r.Covers()) + " assumed"
+	}
 	if r.Horizon > 0 {
 		horizon = span(r.Horizon)
 	} else if r.Signing == webhook.Once {

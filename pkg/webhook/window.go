@@ -85,14 +85,38 @@ const (
 type Retries struct {
 	Signing Signing
 	// Horizon is how long after the first attempt the sender sends its
-	// last retry.
+	// last retry; zero when its documentation does not say.
 	Horizon time.Duration
 	// Source is the page (URL or repository path) that says so.
 	Source string
 	// Window is the default rule: the sender's own where it has one, Skew
-	// when each attempt is signed when sent, else Covering(Horizon).
+	// when each attempt is signed when sent, else Covering(Horizon), or
+	// Covering(UndocumentedHorizon) when the horizon is not documented.
 	Window Window
 }
+
+// Covers is the horizon a Window that may see a retry's first signature
+// must reach back over: Horizon, or UndocumentedHorizon when the sender
+// documents neither a schedule nor that it signs each retry again. Zero
+// when each retry is signed when sent or there is none.
+func (r Retries) Covers() time.Duration {
+	switch {
+	case r.Signing != Unsaid:
+		return 0
+	case r.Horizon > 0:
+		return r.Horizon
+	default:
+		return UndocumentedHorizon
+	}
+}
+
+// UndocumentedHorizon is the retry horizon assumed for a sender that
+// documents neither its schedule nor that it signs each retry again: four
+// days, past the longest schedule a named sender documents (Standard
+// Webhooks' 75 h 35 min 5 s) and inside the idempotency table's seven-day
+// retention, so a retry carrying its first signature is still verified
+// and still found a duplicate.
+const UndocumentedHorizon = 96 * time.Hour
 
 // Covering returns the window of a sender whose retry may carry its first
 // signature: Horizon plus Skew back, Skew ahead.

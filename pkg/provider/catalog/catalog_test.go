@@ -370,6 +370,9 @@ func TestRowRetries(t *testing.T) {
 		{"calendly", "", -5*time.Minute - time.Second, webhook.ErrStale},
 		{"calendly", "1h", time.Hour + time.Second, webhook.ErrStale},
 		{"calendly", "1h", -5 * time.Minute, nil},
+		{"zendesk", "", 96*time.Hour + 5*time.Minute, nil}, // no documented horizon: webhook.UndocumentedHorizon
+		{"zendesk", "", 96*time.Hour + 5*time.Minute + time.Second, webhook.ErrStale},
+		{"zendesk", "", -5*time.Minute - time.Second, webhook.ErrStale},
 		{"zendesk", "10m", 10 * time.Minute, nil},
 		{"zendesk", "10m", -5*time.Minute - time.Second, webhook.ErrStale},
 		{"zendesk", "168h", 0, webhook.ErrMisconfigured},

@@ -68,12 +68,12 @@ var Rows = []Row{
 		TimestampHeader: "X-Zendesk-Webhook-Signature-Timestamp", Signed: "{timestamp}{body}",
 		ID: "json:id", Type: "json:type", Conversation: "json:subject",
 		// Zendesk names the responses it retries but no schedule, and not
-		// whether a retry is signed again: the clock allowance is all the
-		// window can be sure of.
+		// whether a retry is signed again: the window covers the horizon
+		// assumed for a sender that does not say.
 		Retries: &webhook.Retries{
 			Signing: webhook.Unsaid,
 			Source:  "https://developer.zendesk.com/api-reference/webhooks/introduction/#webhook-retries",
-			Window:  webhook.Covering(0),
+			Window:  webhook.Covering(webhook.UndocumentedHorizon),
 		},
 	},
 
