@@ -26,12 +26,13 @@ const (
 
 // Retries is what Zoom documents: a notification not answered in 3 seconds
 // is retried three times, the last about 90 minutes after the first
-// attempt, and nothing says a retry is signed again. The window covers the
+// attempt (its support article: 5, then 20, then 60 minutes apart, 85 in
+// all), and nothing says a retry is signed again. The window covers the
 // whole horizon.
 var Retries = webhook.Retries{
 	Signing: webhook.Unsaid,
 	Horizon: 90 * time.Minute,
-	Source:  "https://developers.zoom.us/docs/api/webhooks/#notification-delivery",
+	Source:  "https://developers.zoom.us/docs/api/webhooks/#notification-delivery, https://devsupport.zoom.us/hc/en-us/articles/360059893812-Webhook-delays",
 	Window:  webhook.Covering(90 * time.Minute),
 }
 
