@@ -83,16 +83,20 @@ func TestCtrlCLeavesNothingBehind(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
+	interrupted := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
+		t.Logf("stopped %s after Ctrl-C", time.Since(interrupted).Round(time.Millisecond))
 		if err != nil {
 			t.Errorf("exit after Ctrl-C: %v", err)
 		}
 	case <-time.After(30 * time.Second):
 		_ = cmd.Process.Kill()
-		t.Fatal("did not stop within 30s of Ctrl-C")
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("did not stop within 30s of Ctrl-C; stderr:\n%s", b.String())
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for _, p := range ports {
