@@ -86,13 +86,16 @@ vet:
 # make test-long (CI runs it) holds what does not fit: the chaos run under
 # the race detector, the rehearsal without each statement of both roles, a
 # forced tenant removal keeping its dead letters, concurrent onboardings
-# racing for the tenant list's lock.
+# racing for the tenant list's lock, and make demo and make run's Ctrl-C
+# run as a fresh machine runs them (each starts its own moto and JVM;
+# pkg/local/demo and pkg/local/devstack test the same code in make test on
+# the run's shared emulators).
 TEST_FLAGS := -race -count=1 -timeout 30m
 HARNESS_FLAGS := -count=1 -timeout 30m
 TEST_BENCH := -args -test.bench=. -test.benchtime=1x
 # Each group names its slowest packages first: go test starts them in the
 # order given, so they overlap the many short ones instead of ending last.
-TEST_FIRST := ./pkg/local/rehearsal ./scripts/tenant ./scripts/demo ./scripts/devstack ./scripts/inspect ./scripts/template ./scripts/replay ./pkg/local/samples ./pkg/local/demo
+TEST_FIRST := ./pkg/local/rehearsal ./scripts/tenant ./scripts/inspect ./scripts/template ./pkg/local/samples ./scripts/replay ./pkg/local/demo ./scripts/devstack
 RACE_FIRST := ./pkg/worker ./pkg/inspect ./pkg/ingest ./functions ./pkg/provider ./pkg/idempotency ./pkg/tenant ./pkg/watch ./pkg/replay ./pkg/ledger
 test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	@scripts/prerequisites.sh cfn-lint
@@ -109,13 +112,13 @@ lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	cfn-lint $(TEMPLATES)
 
-## test-long: what make test leaves out: the chaos run under the race detector; (build tag long) tenant removal keeping dead letters, concurrent onboardings, the rehearsal without each statement of both roles
+## test-long: what make test leaves out: the chaos run under the race detector; (build tag long) tenant removal keeping dead letters, concurrent onboardings, the rehearsal without each statement of both roles, make demo and make run's Ctrl-C as a fresh machine runs them
 # The chaos run first, alone: under the race detector it takes about a core
 # and races real clocks (make test runs it without the detector).
 test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- bash -c '\
 	  $(GO) test -race -count=1 -timeout 30m ./pkg/local/chaos && \
-	  $(GO) test -tags long -race -count=1 -p 4 -timeout 60m ./pkg/local/rehearsal ./scripts/tenant'
+	  $(GO) test -tags long -race -count=1 -p 4 -timeout 60m ./pkg/local/rehearsal ./scripts/tenant ./scripts/demo ./scripts/devstack'
 
 # make run installs only what it runs (DynamoDB Local); the npm libraries
 # of scripts/verifiers and scripts/senders are the tests' (make emulators).

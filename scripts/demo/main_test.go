@@ -1,3 +1,5 @@
+//go:build long
+
 package main
 
 import (
@@ -14,7 +16,9 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 )
 
-// TestRunFollowsMakeVariables runs make demo as a fresh machine would,
+// TestRunFollowsMakeVariables (make test-long: pkg/local/demo's TestEndToEnd
+// runs the same demo in make test, on the run's shared emulators) runs make
+// demo as a fresh machine would,
 // with no make run answering and every port and directory moved: the stack
 // it starts listens where the variables say, its functions log to
 // LOG_FILE, and its dead letter stays visible for the next listing.
