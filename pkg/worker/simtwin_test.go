@@ -329,7 +329,12 @@ func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributes
 	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
-	q := c.w.queueByURL(aws.ToString(in.QueueUrl))
+	url := aws.ToString(in.QueueUrl)
+	if c.w.srcGone && url == c.w.src.url() && c.w.now.Before(c.w.staleUntil) {
+		// Deleted a moment ago: a read may still answer.
+		return &sqs.GetQueueAttributesOutput{Attributes: map[string]string{"CreatedTimestamp": strconv.FormatInt(c.w.src.created.Unix(), 10)}}, nil
+	}
+	q := c.w.queueByURL(url)
 	if q == nil {
 		return nil, fmt.Errorf("AWS.SimpleQueueService.NonExistentQueue")
 	}

@@ -166,13 +166,18 @@ type fataler interface {
 }
 
 type world struct {
-	t       fataler
-	hz      horizons
-	now     time.Time
-	ids     int
-	src     *fifo
-	ledger  *ledger.Memory
-	handler *worker.Handler
+	t   fataler
+	hz  horizons
+	now time.Time
+	ids int
+	src *fifo
+	// srcGone: src was deleted under an invocation that still runs; its
+	// CreatedTimestamp is still read until staleUntil (AWS does not
+	// promise that no read succeeds while a queue is being deleted).
+	srcGone    bool
+	staleUntil time.Time
+	ledger     *ledger.Memory
+	handler    *worker.Handler
 	// mode holds the faults that last: per conversation and effect, the
 	// target's ("" ok, "transient", "permanent", "hang", "timeout"); per
 	// conversation, its handlers' between two effects (conv/between:
@@ -624,6 +629,9 @@ func (w *world) eventOfBody(body string) *simEvent {
 func (w *world) queueByURL(url string) *fifo {
 	switch url {
 	case w.src.url():
+		if w.srcGone {
+			return nil
+		}
 		return w.src
 	case w.src.dlq.url():
 		return w.src.dlq
@@ -750,6 +758,16 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	if fault == "duplicate" {
 		runs = 2
 	}
+	var deletedAt time.Time
+	if fault == "deleted" {
+		// The operator deletes the queue under the running invocation,
+		// which reads its attributes crashAfter seconds later.
+		deletedAt = w.now
+		w.logf("    operator deletes the source queue under it (%d messages lost); the instance reads it %ds later", len(w.src.msgs), crashAfter)
+		w.dropSource()
+		w.srcGone, w.staleUntil = true, w.now.Add(time.Minute)
+		w.now = w.now.Add(time.Duration(crashAfter) * time.Second)
+	}
 	for r := 0; r < runs; r++ {
 		w.sess = &session{crashAfter: -1}
 		switch fault {
@@ -802,6 +820,10 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 	}
 	w.sess = nil
+	if fault == "deleted" {
+		w.srcGone = false
+		w.createSource(deletedAt)
+	}
 	return true
 }
 
@@ -1133,6 +1155,14 @@ func keep(to, from map[string]string, names ...string) {
 // (an operator's act): its messages are gone, sequence numbers restart.
 func (w *world) recreate() {
 	w.logf("operator deletes and re-creates the source queue (%d messages lost)", len(w.src.msgs))
+	w.dropSource()
+	w.createSource(w.now)
+}
+
+// dropSource is the deletion of the source queue: its messages are gone,
+// and with them the places of their events and what their deletions
+// completed.
+func (w *world) dropSource() {
 	for _, m := range w.src.msgs {
 		if m.event != nil {
 			// Lost with the queue: if its sender delivers it again, it is
@@ -1151,10 +1181,19 @@ func (w *world) recreate() {
 		maps.DeleteFunc(e.durable, func(fx, why string) bool { return isForward(fx) && strings.Contains(why, "was deleted") })
 		e.done = ""
 	}
+	w.src.msgs = nil
+}
+
+// createSource creates the source queue again, 61 s after its deletion at
+// deletedAt at the earliest (SQS: wait 60 s before re-creating).
+func (w *world) createSource(deletedAt time.Time) {
+	if at := deletedAt.Add(61 * time.Second); w.now.Before(at) {
+		w.now = at
+	}
 	dlq := w.src.dlq
-	w.now = w.now.Add(61 * time.Second) // SQS: wait 60 s before re-creating
 	w.src = newFIFO("hp-acme", w.now, &w.ids)
 	w.src.dlq, w.src.maxRecv, w.src.retention = dlq, worker.MinMaxReceiveCount(maxAttempts), w.hz.retention
+	w.logf("    the source queue exists again (created %s)", w.now.Format("15:04:05"))
 }
 
 // --- invariants ---
@@ -1440,6 +1479,12 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			"recreate queue": func(rt *rapid.T) {
 				if rapid.IntRange(0, 9).Draw(rt, "rarely") != 0 {
 					rt.Skip("rare")
+				}
+				// Between invocations, or under one that reads the
+				// deleted queue's attributes up to a minute later and
+				// caches them while the new queue's messages arrive.
+				if rapid.Bool().Draw(rt, "under an invocation") && w.invoke("deleted", rapid.IntRange(0, 59).Draw(rt, "read after (s)")) {
+					return
 				}
 				w.recreate()
 			},
