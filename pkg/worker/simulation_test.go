@@ -141,6 +141,10 @@ type simEvent struct {
 	deadReason  string
 	deadFrom    map[string]bool
 	lostByOwner bool
+	// partlyLost: a message of it was lost with its queue after it was
+	// applied at some destinations only: it keeps its place at those, and
+	// has none left at the others (the queue that held it is gone).
+	partlyLost bool
 	// buriedReplay is a replay of it dead-lettered before its claim while
 	// it was dead-lettered already (see world.knownHole).
 	buriedReplay *simMsg
@@ -523,7 +527,7 @@ func (w *world) apply(e *simEvent, effect string) {
 	e.runs[effect]++
 	if isForward(effect) {
 		w.ranForward[m] = append(w.ranForward[m], effect)
-		if !e.at[effect] && !replayed {
+		if !e.at[effect] && !replayed && !e.partlyLost {
 			for _, o := range w.perConv[e.conv] {
 				if o.order > e.order && o.at[effect] {
 					w.violate("%s applied at %s after %s, which was queued after it (conversation %s)", e.id, effect, o.id, e.conv)
@@ -759,12 +763,13 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		runs = 2
 	}
 	var deletedAt time.Time
+	var lost []*simMsg
 	if fault == "deleted" {
 		// The operator deletes the queue under the running invocation,
 		// which reads its attributes crashAfter seconds later.
 		deletedAt = w.now
 		w.logf("    operator deletes the source queue under it (%d messages lost); the instance reads it %ds later", len(w.src.msgs), crashAfter)
-		w.dropSource()
+		lost = w.dropSource()
 		w.srcGone, w.staleUntil = true, w.now.Add(time.Minute)
 		w.now = w.now.Add(time.Duration(crashAfter) * time.Second)
 	}
@@ -822,6 +827,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	w.sess = nil
 	if fault == "deleted" {
 		w.srcGone = false
+		w.forgetPlaces(lost)
 		w.createSource(deletedAt)
 	}
 	return true
@@ -1155,23 +1161,13 @@ func keep(to, from map[string]string, names ...string) {
 // (an operator's act): its messages are gone, sequence numbers restart.
 func (w *world) recreate() {
 	w.logf("operator deletes and re-creates the source queue (%d messages lost)", len(w.src.msgs))
-	w.dropSource()
+	w.forgetPlaces(w.dropSource())
 	w.createSource(w.now)
 }
 
-// dropSource is the deletion of the source queue: its messages are gone,
-// and with them the places of their events and what their deletions
-// completed.
-func (w *world) dropSource() {
-	for _, m := range w.src.msgs {
-		if m.event != nil {
-			// Lost with the queue: if its sender delivers it again, it is
-			// queued anew, in its new place.
-			// (An event applied before keeps its place.)
-			m.event.lostByOwner = true
-			m.event.queued = m.event.applied
-		}
-	}
+// dropSource is the deletion of the source queue: its messages are gone
+// (returned), and with them what their deletions completed.
+func (w *world) dropSource() []*simMsg {
 	// A forward's completion implied by its message's deletion was only
 	// readable in the deleted queue: an event its sender delivers again
 	// forwards again, under the same keys (docs/ledger.md).
@@ -1181,7 +1177,23 @@ func (w *world) dropSource() {
 		maps.DeleteFunc(e.durable, func(fx, why string) bool { return isForward(fx) && strings.Contains(why, "was deleted") })
 		e.done = ""
 	}
+	lost := w.src.msgs
 	w.src.msgs = nil
+	return lost
+}
+
+// forgetPlaces forgets the places of the events whose messages were lost
+// with their queue, once no invocation still runs them: if its sender
+// delivers one again, it is queued anew, in its new place. An event
+// applied before keeps its place where it was applied.
+func (w *world) forgetPlaces(lost []*simMsg) {
+	for _, m := range lost {
+		if m.event != nil {
+			m.event.lostByOwner = true
+			m.event.queued = m.event.applied
+			m.event.partlyLost = m.event.partlyLost || m.event.applied
+		}
+	}
 }
 
 // createSource creates the source queue again, 61 s after its deletion at
