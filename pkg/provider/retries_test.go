@@ -95,14 +95,16 @@ func retriesLine(r *webhook.Retries) string {
 	if r.Window.Future != webhook.AnyFuture {
 		ahead = span(r.Window.Future) + " ahead"
 	}
-	horizon := "not documented"
-	if r.Horizon == 0 && r.Covers() > 0 {
-		horizon += ", " + span(r.Covers()) + " assumed"
-	}
-	if r.Horizon > 0 {
+	var horizon string
+	switch {
+	case r.Horizon > 0:
 		horizon = span(r.Horizon)
-	} else if r.Signing == webhook.Once {
+	case r.Signing == webhook.Once:
 		horizon = "none"
+	case r.Covers() > 0:
+		horizon = "not documented, " + span(r.Covers()) + " assumed"
+	default:
+		horizon = "not documented"
 	}
 	return fmt.Sprintf("Retries: %s (%s): accepted for %s back, %s (retry horizon: %s).", signing, r.Source, span(r.Window.Past), ahead, horizon)
 }

@@ -150,8 +150,8 @@ func StartDynamoDBLocal(ctx context.Context, dir string, port int) (*Process, er
 	return start(ctx, "DynamoDB Local", port, "/", func(p int) []string {
 		// C1 only and the serial collector: an emulator's JVM lives for a
 		// test run or a `make run`, where C2's compilations and G1's
-		// threads cost more CPU than they win back (start-up 5.1 s of CPU
-		// → 3.3 s on 2 cores).
+		// threads cost more CPU than they win back (start-up: 3.3 s of CPU
+		// on 2 cores, 5.1 s with the defaults).
 		return []string{"java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
 			"-jar", jar, "-inMemory", "-sharedDb", "-port", fmt.Sprint(p), "-disableTelemetry"}
 	})
