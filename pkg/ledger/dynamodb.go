@@ -176,17 +176,20 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 	case old == nil:
 		prev := out.Attributes
 		// A copy of the dead letter's body re-sent by hand revived the
-		// event (or this is its retry): mark its claim a replay's, as
+		// event, or replaced a record another message of its origin wrote
+		// (see resent), or this is its retry: mark its claim a replay's, as
 		// scripts/replay's are (see done), so that another copy counts it
 		// done once it was deleted. And the messages the event was
 		// dead-lettered from stay on the record (the put dropped them).
-		mark := !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence])))
+		live := len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now)
+		mark := !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence])) ||
+			live && resent(strAttr(prev[attrSeries]), strAttr(prev[attrFence]), strAttr(prev[attrOrigin]), f))
 		if deadFrom := prev[attrDeadFrom]; mark || deadFrom != nil {
 			if err := d.afterClaim(ctx, l, mark, deadFrom); err != nil {
 				return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 			}
 		}
-		if len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now) {
+		if live {
 			l.Repeat = true
 			if strAttr(prev[attrStatus]) == string(StatusInProgress) {
 				r := record(k, prev)

@@ -374,7 +374,8 @@ func newer(storedSeries, stored string, f Fence) bool {
 // INPROGRESS. That last message comes back (a replay) as a new message with
 // the same envelope, so the same origin: an earlier claim of the same
 // origin counts as done only when a replay made it (a replay that was
-// deleted; the event has several dead letters).
+// deleted; the event has several dead letters), marked or found by its
+// record (see resent).
 //
 // A record of another series is another queue incarnation's: its message
 // may have been lost with the queue that was deleted under it, so it never
@@ -394,6 +395,14 @@ func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) boo
 		return !f.Replay && stored < f.first()
 	}
 	return stored < f.first() && (storedOrigin != f.Origin || byReplay)
+}
+
+// resent reports whether f is another message than the one that wrote a
+// record of origin storedOrigin under token stored of storedSeries, carrying
+// the same enqueued copy of the event: the ingest sends each copy once, so
+// f is a copy of that message's body sent again (a replay, by any tool).
+func resent(storedSeries, stored, storedOrigin string, f Fence) bool {
+	return f.Origin != "" && storedOrigin == f.Origin && !(storedSeries == f.series() && f.SameMessage(stored))
 }
 
 // revives reports whether f may claim a DEAD record buried by message

@@ -87,8 +87,9 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		}
 		deadFrom = r.DeadFrom // the claim keeps them (DynamoDB: carry)
 		repeat = true
-		// A revival, or a retry of one, is a replay's claim (see done).
-		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence)
+		// A revival, a retry of a replay's claim, or another message of
+		// the same origin is a replay's claim (see done).
+		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence) || resent(r.series, r.Fence, r.origin, f)
 	}
 	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken, Repeat: repeat}
 	m.effects[pk] = memEffect{

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"sync"
@@ -173,6 +174,78 @@ func TestDestinationFailureIsolated(t *testing.T) {
 		t.Errorf("after the replay a got %v, b got %v; want a unchanged, b once more e1", a, b)
 	}
 }
+
+// Two copies of one event's body re-sent by hand (two dead letters of one
+// message, neither naming its event, re-sent without the replay tool's
+// marker), in one batch: the second counts each destination the first
+// delivered done once the first is deleted, and posts nothing again (make
+// simulate SEED=12 found it posting again to billing). Whether the first
+// attempt reached a destination (billing refused) or none (the tenant's
+// destinations could not be read), and so whether the destinations'
+// records exist before the copies run.
+func TestTwoHandResendsOfOneEventPostOnce(t *testing.T) {
+	two := `{"destinations": [
+		{"name": "billing", "url": "https://billing.example/hooks", "secrets": ["whsec_c2VjcmV0"]},
+		{"name": "support", "url": "https://support.example/hooks", "secrets": ["whsec_c2VjcmV0"]}]}`
+	for _, tt := range []struct {
+		name                     string
+		refused, unreadable      bool
+		wantBilling, wantSupport []string
+	}{
+		{"billing refused the first attempt", true, false, []string{"e1", "e1"}, []string{"e1"}},
+		{"no destination reached", false, true, []string{"e1"}, []string{"e1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 3 })
+			p := &destPoster{now: f.clock.Now, errs: map[string]error{}}
+			out := &flakyOutbound{out: outboundOf(t, two)}
+			if tt.refused {
+				p.errs["billing"] = forward.Classify(503, nil, nil, time.Now())
+			}
+			if tt.unreadable {
+				out.err = errors.New("read the tenant's destinations: throttled")
+			}
+			f.reg.Handle(worker.Any, worker.Any, worker.Forward(out, p))
+			e := stripeEvent("e1", "c1", "invoice.paid", "usd")
+			// Its message fails, and is given up later with a dead letter
+			// that names no event (its body unreadable then): the event's
+			// record is left as that failed attempt wrote it.
+			if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{rec(t, e, 1)}}); len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("first attempt: failures %v, want it retried", failed(resp))
+			}
+			delete(p.errs, "billing")
+			out.err = nil
+			f.clock.Advance(time.Hour)
+			first, second := recAs(t, "hand-1-"+t.Name(), e, 1), recAs(t, "hand-2-"+t.Name(), e, 1)
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{first, second}})
+			if got := failed(resp); len(got) > 1 || len(got) == 1 && got[0] != second.MessageId {
+				t.Fatalf("failures %v, want at most the second copy back", got)
+			}
+			// The second copy again, after every lease of the first ended.
+			for i := 2; i <= 3 && len(resp.BatchItemFailures) > 0; i++ {
+				f.clock.Advance(time.Hour)
+				resp, _ = f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{recAs(t, second.MessageId, e, i)}})
+			}
+			if len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("the second copy never ended: %v\n%s", failed(resp), f.logs)
+			}
+			if b, s := p.to("billing"), p.to("support"); !slices.Equal(b, tt.wantBilling) || !slices.Equal(s, tt.wantSupport) {
+				t.Errorf("billing got %v, support %v; want %v and %v (once each, beside a refused post)", b, s, tt.wantBilling, tt.wantSupport)
+			}
+			if got := outcomes(t, f.logs)[second.MessageId]; got != "skipped_duplicate" {
+				t.Errorf("the second copy's outcome = %q, want skipped_duplicate", got)
+			}
+		})
+	}
+}
+
+// flakyOutbound is a tenant's destinations whose read fails while err is set.
+type flakyOutbound struct {
+	out tenant.Outbound
+	err error
+}
+
+func (f *flakyOutbound) Get(context.Context, string) (tenant.Outbound, error) { return f.out, f.err }
 
 // countingLimiter counts Reserve and Slow calls on the memory twin.
 type countingLimiter struct {

@@ -883,6 +883,41 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("ASecondCopyOfOneBodyCountsTheFirstDone", func(t *testing.T) {
+		// One message's body sent again twice by hand (two dead letters of
+		// it, re-sent without the replay tool's marker): the first copy
+		// replaces the record its message left, so it claims as a replay,
+		// and the second copy counts its claim done once it was deleted,
+		// on its first claim or a retry's (make simulate SEED=12).
+		for _, retried := range []bool{false, true} {
+			t.Run(fmt.Sprintf("retried=%v", retried), func(t *testing.T) {
+				clock := lease.NewClock()
+				s := newStore(t, clock)
+				conv := "conv-" + uniq(t)
+				k := key(t, ledger.EventEffect)
+				msg := func(seq, attempt int) ledger.Fence {
+					f := fence(t, conv, seq, attempt)
+					f.MessageID, f.Origin = fmt.Sprintf("m%d", seq), "2026-11-28T06:00:00.000000001Z"
+					return f
+				}
+				if err := s.Fail(ctx, mustClaim(t, s, msg(10, 1), k), "503"); err != nil {
+					t.Fatal(err)
+				}
+				l := mustClaim(t, s, msg(20, 1), k)
+				if retried {
+					if err := s.Fail(ctx, l, "503"); err != nil {
+						t.Fatal(err)
+					}
+					mustClaim(t, s, msg(20, 2), k)
+				}
+				clock.Advance(2 * Lease)
+				if _, err := s.Claim(ctx, msg(30, 1), k, 0); !errors.Is(err, ledger.ErrCompleted) {
+					t.Errorf("Claim() by the second copy = %v, want ErrCompleted (done by the first copy's deletion)", err)
+				}
+			})
+		}
+	})
+
 	t.Run("RecreatedQueueIsNotFencedByTheOldOne", func(t *testing.T) {
 		// The queue was deleted and created again under its name: its
 		// SequenceNumbers start over, below everything the old one wrote.
