@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -23,6 +24,9 @@ type tracker struct {
 	// sending counts dead letters in flight: their messages' fate is
 	// decided by the send, so close waits for them.
 	sending sync.WaitGroup
+	// newest is the latest SentTimestamp of the batch's messages (zero when
+	// none has one): every one of them was sent by then (see incarnation).
+	newest time.Time
 }
 
 func newTracker(n int) *tracker {

@@ -570,3 +570,43 @@ func TestRecreatedQueueWithinTheCacheDoesNotLoseTheEvent(t *testing.T) {
 		}
 	}
 }
+
+// A read of a queue being deleted may still return its old CreatedTimestamp
+// for up to 60 s, and the queue may be created again right after: the value
+// read then must not label a message sent after the read. The new queue's
+// message is labelled with the new incarnation, so the event's later copy
+// in the new queue counts its claim done once it was deleted (make simulate
+// SEED=15 ran the forward again), and a batch reads the queue once.
+func TestStaleQueueReadLabelsNoLaterMessage(t *testing.T) {
+	q := &fakeQueues{created: "1700000000"}
+	f := newFixture(t, func(c *worker.Config) { c.Queues = q })
+	_, runs := oneEffect(f, true)
+	handle := func(recs ...events.SQSMessage) events.SQSEventResponse {
+		t.Helper()
+		resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: recs})
+		return resp
+	}
+	// The old queue's last message, read while the queue is being deleted.
+	last := sentAt(rec(t, env("stale-0", "S"), 1), f.clock.Now())
+	last.Attributes["SequenceNumber"] = "900"
+	if resp := handle(last); len(resp.BatchItemFailures) != 0 || q.calls != 1 {
+		t.Fatalf("the old queue's message: failures %v, %d reads; want done, 1 read", failed(resp), q.calls)
+	}
+	q.created = "1700000061" // created again once SQS allows it
+	f.clock.Advance(30 * time.Second)
+	e := env("stale-1", "S")
+	first, other := sentAt(rec(t, e, 1), f.clock.Now()), sentAt(rec(t, env("stale-2", "T"), 1), f.clock.Now())
+	first.Attributes["SequenceNumber"], other.Attributes["SequenceNumber"] = "1", "2"
+	if resp := handle(first, other); len(resp.BatchItemFailures) != 0 || q.calls != 2 {
+		t.Fatalf("the new queue's first batch: failures %v, %d reads; want done, read again once (sent after the read)", failed(resp), q.calls)
+	}
+	f.clock.Advance(time.Hour) // every lease has ended
+	again := sentAt(recAs(t, "m-stale-1-again", reenqueued(e), 1), f.clock.Now())
+	again.Attributes["SequenceNumber"] = "3"
+	if resp := handle(again); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("the event's later copy: failures %v", failed(resp))
+	}
+	if got := outcomes(t, f.logs)[again.MessageId]; got != "skipped_duplicate" || len(runs()) != 3 {
+		t.Errorf("the event's later copy in the new queue: outcome %q, %d forwards; want skipped_duplicate, 3 (one per event)", got, len(runs()))
+	}
+}

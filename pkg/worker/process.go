@@ -106,7 +106,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
 	var err error
-	if ev.fence.Queue, err = h.incarnation(ctx, rec); err != nil {
+	if ev.fence.Queue, err = h.incarnation(ctx, rec, t.newest); err != nil {
 		cancel()
 		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
 	}
@@ -143,9 +143,23 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
 }
 
-// incarnation returns the CreatedTimestamp of rec's queue (one
-// GetQueueAttributes per queue and instance), or "" without Config.Queues.
-func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (string, error) {
+// incarnation returns the CreatedTimestamp of rec's queue, or "" without
+// Config.Queues. A value read before is used only for a message sent no
+// later than the newest message of the batch it was read in (newest: this
+// batch's, see tracker.newest): that message was received, so sent, before
+// the read, and so was this one. A message sent after it may belong to a
+// queue created since: its value is read again, at most once per batch
+// (one GetQueueAttributes per invocation and queue).
+//
+// Why not a time-to-live: SQS makes whoever deletes a queue wait 60 seconds
+// before creating one of the same name, but for up to 60 seconds after the
+// deletion a read may still succeed and return the old CreatedTimestamp. A
+// value read then, kept for any time at all, would label the new queue's
+// first messages with the old incarnation; their records would then count
+// for no later copy of their events in the new queue, which would run them
+// again (make simulate SEED=15). Sent times are SQS's own clock on both
+// sides of the comparison.
+func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newest time.Time) (string, error) {
 	if h.cfg.Queues == nil {
 		return "", nil
 	}
@@ -153,7 +167,8 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (stri
 	if err != nil {
 		return "", Permanent(err)
 	}
-	if v, ok := h.created.Load(url); ok && h.cfg.Now().Sub(v.(incarnation).read) < incarnationTTL {
+	sent, ok := sentAt(rec)
+	if v, cached := h.created.Load(url); cached && ok && !sent.After(v.(incarnation).covers) {
 		return v.(incarnation).created, nil
 	}
 	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
@@ -166,27 +181,21 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage) (stri
 	if created == "" {
 		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
 	}
-	h.created.Store(url, incarnation{created: created, read: h.cfg.Now()})
+	h.created.Store(url, incarnation{created: created, covers: newest})
 	return created, nil
 }
 
-// incarnationTTL is how long a queue's CreatedTimestamp is cached. SQS
-// makes whoever deletes a queue wait 60 seconds before creating one of the
-// same name, so a value read before the deletion has expired before the new
-// queue's first message arrives: a warm instance never fences a re-created
-// queue's messages with its old incarnation.
-const incarnationTTL = time.Minute
-
-// incarnation is a cached CreatedTimestamp and when it was read.
+// incarnation is a cached CreatedTimestamp and the newest SentTimestamp of
+// the batch it was read in: it holds for messages sent no later.
 type incarnation struct {
 	created string
-	read    time.Time
+	covers  time.Time
 }
 
 // requeued reports whether rec's queue has another incarnation than
 // cached (it was deleted and created again), and caches the new one: one
 // GetQueueAttributes, only for a fenced message.
-func (h *Handler) requeued(ctx context.Context, rec *events.SQSMessage, cached string) bool {
+func (h *Handler) requeued(ctx context.Context, rec *events.SQSMessage, cached string, newest time.Time) bool {
 	if h.cfg.Queues == nil {
 		return false
 	}
@@ -195,7 +204,7 @@ func (h *Handler) requeued(ctx context.Context, rec *events.SQSMessage, cached s
 		return false
 	}
 	h.created.Delete(url)
-	now, err := h.incarnation(ctx, rec)
+	now, err := h.incarnation(ctx, rec, newest)
 	return err == nil && now != cached
 }
 

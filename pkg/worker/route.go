@@ -54,7 +54,7 @@ func (h *Handler) judge(ctx context.Context, t *tracker, i int, rec *events.SQSM
 				r.attempt = f.attempt
 			}
 		case vAskQueue:
-			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, incarnation)
+			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, incarnation, t.newest)
 		default:
 			return h.act(ctx, t, i, rec, r, d)
 		}
@@ -155,7 +155,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 			keys = append([]ledger.Key{event}, keys...)
 		}
 		if fence.Sequence == "" {
-			fence = h.fenceOf(ctx, rec, id, group)
+			fence = h.fenceOf(ctx, rec, id, group, t.newest)
 		}
 		fence.HeldFrom = r.heldFrom
 	}
@@ -167,7 +167,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	var ce *ledger.ConflictError
 	if errors.Is(err, ledger.ErrCompleted) {
 		qctx, qcancel := h.finish(ctx)
-		requeued := errors.As(err, &ce) && ce.Record.Status == ledger.StatusInProgress && h.requeued(qctx, rec, fence.Queue)
+		requeued := errors.As(err, &ce) && ce.Record.Status == ledger.StatusInProgress && h.requeued(qctx, rec, fence.Queue, t.newest)
 		qcancel()
 		if requeued {
 			// Done only by a deletion in another incarnation of the queue:
@@ -229,7 +229,7 @@ func identify(rec *events.SQSMessage, env *envelope.Envelope) (queue.Identity, b
 // place in the conversation and its queue's incarnation (so that the event's
 // record tells a done event from one to bury), or, when those cannot be
 // had, the fence of an unknown place, which buries without comparing.
-func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string) ledger.Fence {
+func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string, newest time.Time) ledger.Fence {
 	f, err := ledger.NewFence(id.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
 	if err != nil {
 		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
@@ -240,7 +240,7 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.
 	}
 	if f.Sequence != "" {
 		fctx, cancel := h.finish(ctx)
-		f.Queue, _ = h.incarnation(fctx, rec)
+		f.Queue, _ = h.incarnation(fctx, rec, newest)
 		cancel()
 	}
 	return f

@@ -133,7 +133,7 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	// created caches each source queue's CreatedTimestamp by URL
-	// (incarnation, for incarnationTTL).
+	// (incarnation: for the messages sent before it was read).
 	created sync.Map
 }
 
@@ -258,6 +258,11 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	b := h.newBudget(ctx)
 	b.pace = h.newPacer(ev.Records, b)
 	t := newTracker(len(ev.Records))
+	for i := range ev.Records {
+		if at, ok := sentAt(&ev.Records[i]); ok && at.After(t.newest) {
+			t.newest = at
+		}
+	}
 	grouped := groups(ev.Records)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
