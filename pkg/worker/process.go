@@ -171,6 +171,13 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 	if v, cached := h.created.Load(url); cached && ok && !sent.After(v.(incarnation).covers) {
 		return v.(incarnation).created, nil
 	}
+	// The batch's groups run at once: one of them reads, the others wait
+	// for its value.
+	h.reading.Lock()
+	defer h.reading.Unlock()
+	if v, cached := h.created.Load(url); cached && ok && !sent.After(v.(incarnation).covers) {
+		return v.(incarnation).created, nil
+	}
 	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameCreatedTimestamp},
 	})

@@ -133,8 +133,10 @@ type Config struct {
 type Handler struct {
 	cfg Config
 	// created caches each source queue's CreatedTimestamp by URL
-	// (incarnation: for the messages sent before it was read).
+	// (incarnation: for the messages sent before it was read); reading
+	// serialises the reads.
 	created sync.Map
+	reading sync.Mutex
 }
 
 // New returns a handler; missing optional fields take defaults.

@@ -279,6 +279,7 @@ func usage(m measured) cost.Usage {
 		DynamoReads:  per(sum(m.ingest, "DynamoDB", "GetItem", "Query") + sum(m.worker, "DynamoDB", "GetItem", "Query")),
 		SQSRequests: per(sum(m.ingest, "SQS", "SendMessage", "SendMessageBatch") +
 			sum(m.worker, "SQS", "ReceiveMessage", "DeleteMessageBatch", "DeleteMessage", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "SendMessage")),
+		SQSQueueReads: per(sum(m.ingest, "SQS", "GetQueueAttributes") + sum(m.worker, "SQS", "GetQueueAttributes")),
 		LogBytes:      per(m.ingestBytes + m.workerBytes),
 		StoredBytes:   400 * float64(m.accepted) / float64(m.mix.Webhooks),
 		RetentionDays: 7,

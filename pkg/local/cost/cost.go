@@ -62,6 +62,9 @@ type Usage struct {
 	// SQSRequests per webhook (send, receive and delete, amortised over
 	// batches).
 	SQSRequests float64
+	// SQSQueueReads per webhook: GetQueueAttributes (the worker's queue
+	// incarnation, about one per invocation), priced at the standard rate.
+	SQSQueueReads float64
 	// LogBytes per webhook (all functions' log lines).
 	LogBytes float64
 	// StoredBytes is the DynamoDB item bytes a webhook keeps for the
@@ -96,6 +99,7 @@ func PerMillion(p Prices, u Usage) []Line {
 		Line{"DynamoDB reads", fmt.Sprintf("%.1f RRU", u.DynamoReads), u.DynamoReads * p.DynamoReadPerMillion},
 		Line{"DynamoDB storage + PITR", fmt.Sprintf("%.0f B for %.0f days", u.StoredBytes, u.RetentionDays), storage},
 		Line{"SQS FIFO", fmt.Sprintf("%.2f requests", u.SQSRequests), u.SQSRequests * p.SQSFIFOPerMillion},
+		Line{"SQS queue reads", fmt.Sprintf("%.2f GetQueueAttributes", u.SQSQueueReads), u.SQSQueueReads * p.SQSStandardPerMillion},
 		Line{"CloudWatch Logs", fmt.Sprintf("%.0f bytes", u.LogBytes), u.LogBytes * m / 1e9 * p.LogsIngestGB},
 	)
 	return lines

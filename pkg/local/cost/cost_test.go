@@ -10,7 +10,7 @@ import (
 func TestPerMillion(t *testing.T) {
 	u := Usage{
 		Functions:    []Function{{Name: "ingest", Invocations: 1, DurationMs: 20, MemoryMB: 256}},
-		DynamoWrites: 2, SQSRequests: 1, LogBytes: 1000, StoredBytes: 200, RetentionDays: 30,
+		DynamoWrites: 2, SQSRequests: 1, SQSQueueReads: 0.1, LogBytes: 1000, StoredBytes: 200, RetentionDays: 30,
 	}
 	lines := PerMillion(USEast1, u)
 	want := map[string]float64{
@@ -19,6 +19,7 @@ func TestPerMillion(t *testing.T) {
 		"Lambda ingest compute":   1e6 * 0.25 * 0.02 * 0.0000133334, // 5,000 GB-s
 		"DynamoDB writes":         2 * 0.625,
 		"SQS FIFO":                0.50,
+		"SQS queue reads":         0.1 * 0.40,
 		"CloudWatch Logs":         1e9 / 1e9 * 0.50, // 1 GB
 		"DynamoDB storage + PITR": 0.2 * 0.45,       // 0.2 GB for one month
 	}

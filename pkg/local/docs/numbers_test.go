@@ -55,6 +55,7 @@ var sweeps = []sweep{
 	{"a length in characters", "README.md docs/*.md", "", `\b\d+(?:–\d+)? characters\b|≤ \d+ characters`},
 	{"a make variable's default", "docs/development.md", "^\\| `[A-Z]", "^\\| `[A-Z_]+`(?:, `[A-Z_]+`)* \\| `[^`]+`"},
 	{"an attempt or receive count", "README.md docs/*.md", "", `\b\d+ attempts\b|\(\d+ by default\)|\(default \d+\)`},
+	{"a price make cost measured", "README.md docs/operations.md", `(?i)per million|tenant-month|/month|costs \$|under the \$`, `\$\d+\.\d+`},
 }
 
 // doc is one markdown file's lines, read once.

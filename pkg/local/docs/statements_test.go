@@ -80,7 +80,9 @@ func statements(t *testing.T, root string) []statement {
 	expiryAlarm := watch.DefaultDeadLetterExpiry
 	oldest := time.Duration(number(t, tenantTpl("Parameters", "OldestMessageAlarmSeconds", "Default"), "OldestMessageAlarmSeconds")) * time.Second
 
+	cost := costFigures(t, root)
 	const (
+		costSrc   = "docs/cost.md, as make cost wrote it"
 		dedupSrc  = "idempotency.DefaultRetention"
 		ledgerSrc = "ledger.DefaultRetention"
 		queueSrc  = "worker.DefaultQueueRetention, template-tenant.yaml MessageRetentionPeriod"
@@ -105,6 +107,15 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/operations.md", "`" + demo.BacklogDestination + "`: `stripe:invoice\\.\\*` at `[^`]+`, burst (\\d+)", strconv.Itoa(billing.Burst), relaySrc + " burst"},
 		{"docs/operations.md", `ends with a backlog: (\d+) Stripe events`, strconv.Itoa(demo.DefaultBacklogEvents), "demo.DefaultBacklogEvents"},
 		{"docs/operations.md", `sent at once over (\d+) customers`, strconv.Itoa(demo.DefaultBacklogCustomers), "demo.DefaultBacklogCustomers"},
+		// What make cost measured (docs/cost.md, which it writes): the
+		// pages that quote it must quote this run's figures.
+		{"README.md", `About \*\*\$(\d+\.\d+) per million webhooks\*\*`, cost["first"], costSrc},
+		{"README.md", `^\$(\d+\.\d+) per idle tenant-month`, cost["idle"], costSrc},
+		{"docs/operations.md", `\*\*\$(\d+\.\d+) and \$\d+\.\d+ per million webhooks all-in\*\*`, cost["first"], costSrc},
+		{"docs/operations.md", `\*\*\$\d+\.\d+ and \$(\d+\.\d+) per million webhooks all-in\*\*`, cost["duplicates"], costSrc},
+		{"docs/operations.md", `under the \$(\d+\.\d+)$`, cost["budget"], costSrc},
+		{"docs/operations.md", `the first workload costs \$(\d+\.\d+)`, cost["sensitivity"], costSrc},
+		{"docs/operations.md", `idle tenant ≈ \*\*\$(\d+\.\d+)/month\*\*`, cost["idle"], costSrc},
 		// The ingest's dedup window.
 		{"README.md", `deduplicated for (\d+) days`, dedup, dedupSrc},
 		{"README.md", "duplicate` for (\\d+) days", dedup, dedupSrc},
@@ -320,6 +331,8 @@ func horizon(name string, unit time.Duration) string {
 
 // allowances are the swept numbers that state nothing the code decides.
 var allowances = []allowed{
+	{"docs/operations.md", `\+\$0\.63 per million`, "one write unit at on-demand's $0.625 per million, as docs/ledger.md derives it"},
+	{"docs/operations.md", `polls ≈ \$0\.32, the watch's two queue reads every 5 minutes ≈ \$0\.007`, "the idle tenant-month's lines, which the total beside them is checked against"},
 	{"docs/providers/github.md", `\(for up to 3 days\)|^3 days\)`, "GitHub's own redelivery horizon"},
 	{"docs/providers/openai.md", `for up to 72 hours`, "OpenAI's own retry horizon, quoted from its docs"},
 	{"docs/providers/razorpay.md", `for 24 hours after`, "Razorpay's own retry horizon, quoted from its docs"},
@@ -330,4 +343,30 @@ var allowances = []allowed{
 	{"docs/reliability.md", `ledger 7 days \+ 10 h 30 min`, "the simulation's compressed ledger retention (pkg/worker's simulation, not product code)"},
 	{"docs/providers/square.md", `retried for up to 24 hours`, "Square's own retry horizon, quoted from its docs"},
 	{"docs/providers/linear.md", `after 1 minute, 1 hour and 6 hours`, "Linear's own retry schedule, quoted from its docs (their sum is the row's Retries.Horizon, on the page's Retries line, which TestRetries checks)"},
+}
+
+// costFigures reads what make cost measured from docs/cost.md, which it
+// writes: each workload's total, the budget, the sensitivity's price and
+// the idle tenant-month.
+func costFigures(t *testing.T, root string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "docs", "cost.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for name, pattern := range map[string]string{
+		"first":       `(?m)^\| 200 webhooks, conversations of 5 \| \*\*(\d+\.\d+)\*\*`,
+		"duplicates":  `(?m)^\| 200 webhooks, 30% duplicates, conversations of 10 \| \*\*(\d+\.\d+)\*\*`,
+		"budget":      `\| against \$(\d+\.\d+) \|`,
+		"sensitivity": `the first workload costs \$(\d+\.\d+);`,
+		"idle":        `(?s)Fixed cost per tenant per month.*?\*\*total\*\* \| \| \*\*(\d+\.\d+)\*\*`,
+	} {
+		m := regexp.MustCompile(pattern).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("docs/cost.md has no %s figure (%s): make cost changed its report; change costFigures", name, pattern)
+		}
+		out[name] = string(m[1])
+	}
+	return out
 }
