@@ -60,7 +60,11 @@ vet:
 # - one DynamoDB Local for the whole run (scripts/testenv; each test names
 #   its own tables) instead of a JVM per test binary, and every JVM with C1
 #   only and the serial collector (pkg/local/emulator); moto stays one per
-#   test binary (its FIFO corrections keep server-wide state);
+#   test binary (its FIFO corrections keep server-wide state, and one moto
+#   shared by the product packages' tests answered a DynamoDB request with a
+#   body that failed its CRC32 under their load);
+# - the race detector's one-second sleep at each test binary's exit off
+#   (GORACE=atexit_sleep_ms=0);
 # - the bootstraps built once, with make build's flags, before the tests
 #   (HOOKPACK_BOOTSTRAP_DIR; package pkg/local/bootstrap);
 # - -p 4 test binaries at a time: the slow ones (the deploy rehearsal,
@@ -103,7 +107,7 @@ test: emulators vet $(FUNCTIONS:%=bin/local/%/bootstrap)
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- bash -c '\
 	  $(GO) test $(HARNESS_FLAGS) ./pkg/local/chaos $(TEST_BENCH) > bin/test-chaos.log 2>&1 & chaos=$$!; \
 	  nice -n 10 $(GO) test $(HARNESS_FLAGS) -p 4 $(TEST_FIRST) $$($(GO) list ./pkg/local/... ./scripts/... | grep -v /pkg/local/chaos$$) $(TEST_BENCH) > bin/test-harness.log 2>&1 & harness=$$!; \
-	  nice -n 10 $(GO) test $(TEST_FLAGS) -p 4 $(RACE_FIRST) $$($(GO) list ./... | grep -v -e /pkg/local/ -e /pkg/local$$ -e /scripts/) $(TEST_BENCH); rest=$$?; \
+	  GORACE=atexit_sleep_ms=0 nice -n 10 $(GO) test $(TEST_FLAGS) -p 4 $(RACE_FIRST) $$($(GO) list ./... | grep -v -e /pkg/local/ -e /pkg/local$$ -e /scripts/) $(TEST_BENCH); rest=$$?; \
 	  wait $$harness; h=$$?; cat bin/test-harness.log; \
 	  wait $$chaos; c=$$?; cat bin/test-chaos.log; exit $$(( rest != 0 || h != 0 || c != 0 ))'
 
