@@ -5,7 +5,10 @@
 // tables). moto stays one per test binary: the FIFO corrections the
 // project adds to it (sequence numbers, DLQ moves) keep state for the whole
 // server, and tests that check them must not meet other packages' traffic.
-// It exits with the command's status and stops DynamoDB Local.
+// Each is forked from one warm moto (a zygote, on the Unix socket named by
+// HOOKPACK_MOTO_ZYGOTE) instead of started cold: about 2 s of CPU saved per
+// test binary that uses moto.
+// It exits with the command's status and stops both emulators.
 //
 //	go run ./scripts/testenv [-dynamodb-local-dir .cache/dynamodb-local] -- go test ./...
 package main
@@ -18,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/hookpack/hookpack/pkg/local/emulator"
@@ -42,9 +46,22 @@ func run(dir string, argv []string) int {
 		return 1
 	}
 	defer ddb.Stop()
+	sockets, err := os.MkdirTemp("", "hookpack-testenv-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer os.RemoveAll(sockets)
+	socket := filepath.Join(sockets, "moto.sock")
+	zygote, err := emulator.StartMotoZygote(ctx, socket)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	defer zygote.Stop()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint)
+	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	err = cmd.Run()
 	var exit *exec.ExitError

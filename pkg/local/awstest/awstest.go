@@ -31,15 +31,23 @@ type server struct {
 	once     sync.Once
 	endpoint string
 	err      error
+	// proc is kept for the test binary's life: a forked moto lives as long
+	// as its connection, which a collected Process would close.
+	proc *emulator.Process
 }
 
 var moto, ddbLocal server
 
 // Moto returns the endpoint of this test binary's moto server, starting it on
-// first use. Env HOOKPACK_MOTO_ENDPOINT points at an already running one.
+// first use: forked warm from the zygote at HOOKPACK_MOTO_ZYGOTE when set
+// (make test's scripts/testenv), else started cold. Env
+// HOOKPACK_MOTO_ENDPOINT points at an already running one.
 func Moto(t testing.TB) string {
 	t.Helper()
 	return moto.endpointFor(t, "moto", "HOOKPACK_MOTO_ENDPOINT", func() (*emulator.Process, error) {
+		if socket := os.Getenv("HOOKPACK_MOTO_ZYGOTE"); socket != "" {
+			return emulator.ForkMoto(context.Background(), socket)
+		}
 		return emulator.StartMoto(context.Background(), 0)
 	})
 }
@@ -72,7 +80,7 @@ func (s *server) endpointFor(t testing.TB, name, env string, start func() (*emul
 			s.err = err
 			return
 		}
-		s.endpoint = p.Endpoint
+		s.endpoint, s.proc = p.Endpoint, p
 	})
 	if s.err != nil {
 		if os.Getenv("CI") == "true" {

@@ -27,6 +27,21 @@ type Process struct {
 	Endpoint string
 	cmd      *exec.Cmd
 	done     chan struct{}
+	// conn, for a server a zygote forked (ForkMoto), is what keeps it
+	// alive: it exits when conn closes; pid is its process id.
+	conn net.Conn
+	pid  int
+}
+
+// PID returns the emulator's process id (0 when unknown).
+func (p *Process) PID() int {
+	switch {
+	case p.conn != nil:
+		return p.pid
+	case p.cmd != nil && p.cmd.Process != nil:
+		return p.cmd.Process.Pid
+	}
+	return 0
 }
 
 // motoServer is moto_server with AWS's FIFO receive semantics; see
@@ -88,6 +103,86 @@ func StartMotoOn(ctx context.Context, host string, port int) (*Process, error) {
 	return start(ctx, "moto", port, "/moto-api/", func(p int) []string {
 		return []string{python, "-c", motoServer, "-H", host, "-p", fmt.Sprint(p)}
 	})
+}
+
+// StartMotoZygote starts a moto launcher that imports the services the
+// project calls, then forks a warm moto server (StartMoto's) for each
+// ForkMoto on the Unix socket path socket. A cold start costs about 2 s of
+// CPU (SSM's models import EC2's); a fork, almost none: make test's
+// scripts/testenv runs one for the test binaries' servers. The forked
+// servers share the zygote's process group, so Stop ends them too.
+func StartMotoZygote(ctx context.Context, socket string) (*Process, error) {
+	python, err := motoPython()
+	if err != nil {
+		return nil, err
+	}
+	p, logf, err := spawn("moto zygote", []string{python, "-c", motoServer, "--zygote", socket})
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			out, _ := os.ReadFile(logf.Name())
+			return nil, fmt.Errorf("moto zygote exited at start: %s", strings.TrimSpace(string(out)))
+		case <-ctx.Done():
+			p.Stop()
+			return nil, ctx.Err()
+		default:
+		}
+		if c, err := net.Dial("unix", socket); err == nil {
+			c.Close()
+			return p, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.Stop()
+	return nil, fmt.Errorf("moto zygote did not listen on %s within %s", socket, startTimeout)
+}
+
+// ForkMoto returns a moto server forked by the zygote listening on socket
+// (StartMotoZygote), on a free loopback port, at the caller's nice value;
+// Stop ends it, and so does the caller's exit.
+func ForkMoto(ctx context.Context, socket string) (*Process, error) {
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, fmt.Errorf("moto zygote at %s: %w", socket, err)
+	}
+	p := &Process{Name: "moto", Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), conn: conn}
+	_ = conn.SetDeadline(time.Now().Add(startTimeout))
+	// The server runs at the caller's nice value, as a child would: make
+	// test runs most test binaries under nice, and a server at a higher
+	// priority than its client starves the client's deadlines.
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		prio = 20
+	}
+	if _, err := fmt.Fprintf(conn, "127.0.0.1 %d %d\n", port, 20-prio); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("moto zygote at %s: %w", socket, err)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if _, serr := fmt.Sscanf(line, "ok %d\n", &p.pid); err != nil || serr != nil {
+		conn.Close()
+		return nil, fmt.Errorf("moto zygote at %s forked no server (%q): %v", socket, line, errors.Join(err, serr))
+	}
+	_ = conn.SetDeadline(time.Time{})
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if resp, err := http.Get(p.Endpoint + "/moto-api/"); err == nil {
+			resp.Body.Close()
+			return p, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.Stop()
+	return nil, fmt.Errorf("forked moto did not answer on %s within %s", p.Endpoint, startTimeout)
 }
 
 // Python returns the Python interpreter moto_server runs on, whose moto
@@ -174,32 +269,11 @@ func start(ctx context.Context, name string, port int, probe string, argv func(i
 	} else if err := portFree(port); err != nil {
 		return nil, fmt.Errorf("%s: port %d is in use (is another `make run` running?): %w", name, port, err)
 	}
-	args := argv(port)
-	logf, err := os.CreateTemp("", "hookpack-emulator-*.log")
+	p, logf, err := spawn(name, argv(port))
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{Name: name, Endpoint: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.Dir = os.TempDir() // DynamoDB Local drops metadata files in its working directory
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		p.cmd = cmd
-		started <- nil
-		_ = cmd.Wait()
-		close(p.done)
-		select {} // never exit this thread: see above
-	}()
-	if err := <-started; err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
+	p.Endpoint = fmt.Sprintf("http://127.0.0.1:%d", port)
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -222,8 +296,51 @@ func start(ctx context.Context, name string, port int, probe string, argv func(i
 	return nil, fmt.Errorf("%s did not answer on %s within %s: %s", name, p.Endpoint, startTimeout, strings.TrimSpace(string(out)))
 }
 
-// Stop kills the emulator's process group and waits for it to exit.
+// spawn starts args as the emulator name, its output to a temporary log.
+func spawn(name string, args []string) (*Process, *os.File, error) {
+	logf, err := os.CreateTemp("", "hookpack-emulator-*.log")
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &Process{Name: name, done: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		cmd.Dir = os.TempDir() // DynamoDB Local drops metadata files in its working directory
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		p.cmd = cmd
+		started <- nil
+		_ = cmd.Wait()
+		close(p.done)
+		select {} // never exit this thread: see above
+	}()
+	if err := <-started; err != nil {
+		return nil, nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	return p, logf, nil
+}
+
+// Stop kills the emulator's process group and waits for it to exit (a
+// forked moto: closes its connection, and waits for its port to close).
 func (p *Process) Stop() {
+	if p != nil && p.conn != nil {
+		p.conn.Close()
+		addr := strings.TrimPrefix(p.Endpoint, "http://")
+		for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+		return
+	}
 	if p == nil || p.cmd == nil || p.cmd.Process == nil {
 		return
 	}
