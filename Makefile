@@ -53,16 +53,17 @@ vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
-# About 4 minutes on 2 idle cores with warm caches, all of them busy: the
-# run is CPU-bound (about 8 minutes of CPU), so what shortens it is CPU
+# 3m28s to 4m05s on 2 idle cores with warm caches, all of them busy: the
+# run is CPU-bound (about 7 minutes of CPU), so what shortens it is CPU
 # saved; docs/development.md has the numbers.
 # What makes it fit:
 # - one DynamoDB Local for the whole run (scripts/testenv; each test names
 #   its own tables) instead of a JVM per test binary, and every JVM with C1
 #   only and the serial collector (pkg/local/emulator); moto stays one per
-#   test binary (its FIFO corrections keep server-wide state, and one moto
-#   shared by the product packages' tests answered a DynamoDB request with a
-#   body that failed its CRC32 under their load);
+#   test binary (its FIFO corrections keep server-wide state; one shared by
+#   the product packages' tests failed pkg/ledger's), each forked warm from
+#   one zygote at the test binary's nice value (a cold start is about 2 s
+#   of CPU);
 # - the race detector's one-second sleep at each test binary's exit off
 #   (GORACE=atexit_sleep_ms=0);
 # - the bootstraps built once, with make build's flags, before the tests

@@ -534,14 +534,19 @@ func TestRecreatedQueueWithinTheCacheDoesNotLoseTheEvent(t *testing.T) {
 		f := newFixture(t, func(c *worker.Config) { c.Queues = q })
 		effect, runs := oneEffect(f, true)
 		e := env(fmt.Sprintf("requeued-%v", deadLetter), "Q")
+		// Both sent at once: the old queue's value, read for the first,
+		// holds for the second too (as if a read of the queue had still
+		// returned the deleted queue's value after the new queue's first
+		// message was sent), so only requeued's read tells them apart.
+		sent := strconv.FormatInt(f.clock.Now().UnixMilli(), 10)
 		old := rec(t, e, 1)
-		old.Attributes["SequenceNumber"] = "5"
+		old.Attributes["SequenceNumber"], old.Attributes["SentTimestamp"] = "5", sent
 		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old}}); len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("old queue's message failed: %v", failed(resp))
 		}
-		q.created = "1700000030" // deleted and created again 30 s later: the cache still holds the old one
+		q.created = "1700000030" // deleted and created again: the cache still holds the old one
 		again := recAs(t, "m-"+e.EventID+"-new", reenqueued(e), 1)
-		again.Attributes["SequenceNumber"] = "10"
+		again.Attributes["SequenceNumber"], again.Attributes["SentTimestamp"] = "10", sent
 		if deadLetter { // behind an expiring message: dead-lettered before its claim
 			again.Attributes["SentTimestamp"] = strconv.FormatInt(f.clock.Now().Add(-13*24*time.Hour).UnixMilli(), 10)
 			f.reg.Handle("stripe", "blocked.type", func(context.Context, *worker.Event) error { return errors.New("target answered 503") })
@@ -553,7 +558,7 @@ func TestRecreatedQueueWithinTheCacheDoesNotLoseTheEvent(t *testing.T) {
 			if got := outcomes(t, f.logs)[again.MessageId]; got == "skipped_duplicate" || len(resp.BatchItemFailures) != 1 {
 				t.Fatalf("dead-lettered copy in the new queue: outcome %q, failures %v; want it taken again, not deleted", got, failed(resp))
 			}
-			again.Attributes["SentTimestamp"] = strconv.FormatInt(f.clock.Now().UnixMilli(), 10)
+			again.Attributes["SentTimestamp"] = sent
 		} else {
 			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}})
 			if got := outcomes(t, f.logs)[again.MessageId]; got == "skipped_duplicate" || len(resp.BatchItemFailures) != 1 {
