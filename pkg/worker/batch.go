@@ -29,8 +29,15 @@ type tracker struct {
 	newest time.Time
 }
 
-func newTracker(n int) *tracker {
-	return &tracker{results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
+func newTracker(records []events.SQSMessage) *tracker {
+	n := len(records)
+	t := &tracker{results: make([]result, n), finished: make([]bool, n), started: make([]bool, n), reserved: make([]bool, n)}
+	for i := range records {
+		if at, ok := sentAt(&records[i]); ok && at.After(t.newest) {
+			t.newest = at
+		}
+	}
+	return t
 }
 
 // start marks message i started; it reports false once the batch closed

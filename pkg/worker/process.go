@@ -157,8 +157,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 // value read then, kept for any time at all, would label the new queue's
 // first messages with the old incarnation; their records would then count
 // for no later copy of their events in the new queue, which would run them
-// again (make simulate SEED=15). Sent times are SQS's own clock on both
-// sides of the comparison.
+// again. Sent times are SQS's own clock on both sides of the comparison.
 func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newest time.Time) (string, error) {
 	if h.cfg.Queues == nil {
 		return "", nil
@@ -168,15 +167,22 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 		return "", Permanent(err)
 	}
 	sent, ok := sentAt(rec)
-	if v, cached := h.created.Load(url); cached && ok && !sent.After(v.(incarnation).covers) {
-		return v.(incarnation).created, nil
+	cached := func() (string, bool) {
+		v, found := h.created.Load(url)
+		if !found || !ok || sent.After(v.(incarnation).covers) {
+			return "", false
+		}
+		return v.(incarnation).created, true
+	}
+	if created, hit := cached(); hit {
+		return created, nil
 	}
 	// The batch's groups run at once: one of them reads, the others wait
 	// for its value.
 	h.reading.Lock()
 	defer h.reading.Unlock()
-	if v, cached := h.created.Load(url); cached && ok && !sent.After(v.(incarnation).covers) {
-		return v.(incarnation).created, nil
+	if created, hit := cached(); hit {
+		return created, nil
 	}
 	out, err := h.cfg.Queues.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
 		QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameCreatedTimestamp},

@@ -259,12 +259,7 @@ type result struct {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	b := h.newBudget(ctx)
 	b.pace = h.newPacer(ev.Records, b)
-	t := newTracker(len(ev.Records))
-	for i := range ev.Records {
-		if at, ok := sentAt(&ev.Records[i]); ok && at.After(t.newest) {
-			t.newest = at
-		}
-	}
+	t := newTracker(ev.Records)
 	grouped := groups(ev.Records)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
