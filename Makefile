@@ -95,8 +95,10 @@ vet:
 # run as a fresh machine runs them (each starts its own moto and JVM;
 # pkg/local/demo and pkg/local/devstack test the same code in make test on
 # the run's shared emulators).
-TEST_FLAGS := -race -count=1 -timeout 30m
-HARNESS_FLAGS := -count=1 -timeout 30m
+# -vet=off: make test has just run go vet ./... (every analyzer, test files
+# included), a superset of the checks go test would run again per package.
+TEST_FLAGS := -race -count=1 -vet=off -timeout 30m
+HARNESS_FLAGS := -count=1 -vet=off -timeout 30m
 TEST_BENCH := -args -test.bench=. -test.benchtime=1x
 # Each group names its slowest packages first: go test starts them in the
 # order given, so they overlap the many short ones instead of ending last.

@@ -7,7 +7,7 @@
 package template
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,9 +17,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	rendering "github.com/hookpack/hookpack/pkg/local/render"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/watch"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -50,27 +50,16 @@ func root() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// rendered holds each template's render.py output: a render starts the SAM
-// translator (seconds of CPU), and the templates do not change during a run.
-var rendered sync.Map // name → []byte
-
-// render returns the template name as the SAM transform renders it, a
-// fresh value each call (tests may change theirs).
+// render returns the template name as the SAM transform renders it
+// (package render), a fresh value each call (tests may change theirs).
 func render(t *testing.T, name string) tpl {
 	t.Helper()
-	out, ok := rendered.Load(name)
-	if !ok {
-		cmd := exec.Command("python3", filepath.Join(root(), "scripts", "template", "render.py"), filepath.Join(root(), name))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("render %s: %v\n%s", name, err, stderr.Bytes())
-		}
-		out, _ = rendered.LoadOrStore(name, b)
+	out, err := rendering.JSON(context.Background(), root(), name)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var v tpl
-	if err := json.Unmarshal(out.([]byte), &v); err != nil {
+	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
 	return v

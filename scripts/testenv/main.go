@@ -7,7 +7,9 @@
 // server, and tests that check them must not meet other packages' traffic.
 // Each is forked from one warm moto (a zygote, on the Unix socket named by
 // HOOKPACK_MOTO_ZYGOTE) instead of started cold: about 2 s of CPU saved per
-// test binary that uses moto.
+// test binary that uses moto. Templates rendered through package render
+// (the SAM transform, seconds of CPU) are rendered once for the whole run,
+// shared through the directory named by HOOKPACK_RENDER_CACHE.
 // It exits with the command's status and stops both emulators.
 //
 //	go run ./scripts/testenv [-dynamodb-local-dir .cache/dynamodb-local] -- go test ./...
@@ -25,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/render"
 )
 
 func main() {
@@ -61,7 +64,12 @@ func run(dir string, argv []string) int {
 	defer zygote.Stop()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket)
+	renders := filepath.Join(sockets, "renders")
+	if err := os.Mkdir(renders, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "testenv:", err)
+		return 1
+	}
+	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket, render.CacheEnv+"="+renders)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	err = cmd.Run()
 	var exit *exec.ExitError

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/local/render"
 )
 
 // TestDynamoDBLocalReachesTheCommand: under make test, the tests see the
@@ -27,5 +28,21 @@ func TestDynamoDBLocalReachesTheCommand(t *testing.T) {
 	check := `test -n "$HOOKPACK_DYNAMODB_LOCAL_ENDPOINT" && exit 3`
 	if got := run(dir, []string{"sh", "-c", check}); got != 3 {
 		t.Errorf("run(sh -c %q) = %d, want 3: the endpoint did not reach the command, or its status was lost", check, got)
+	}
+}
+
+// TestRenderCacheReachesTheCommand: the tests of one run share their
+// template renders (package render) through a directory testenv makes.
+func TestRenderCacheReachesTheCommand(t *testing.T) {
+	if dir := os.Getenv(render.CacheEnv); dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			t.Fatalf("%s=%q is not a directory: %v", render.CacheEnv, dir, err)
+		}
+		return
+	}
+	dir := filepath.Join(awstest.ModuleRoot(), ".cache", "dynamodb-local")
+	check := `test -d "$` + render.CacheEnv + `" && exit 3`
+	if got := run(dir, []string{"sh", "-c", check}); got != 3 {
+		t.Errorf("run(sh -c %q) = %d, want 3: the render cache did not reach the command", check, got)
 	}
 }

@@ -1,18 +1,15 @@
 package rehearsal
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,54 +21,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/render"
 )
 
 // Template is a rendered CloudFormation template (JSON object).
 type Template map[string]any
 
-// Render renders path the way CloudFormation sees it, through
-// scripts/template/render.py (cfn-lint's pipeline: the SAM transform for
-// template.yaml). A file is rendered once per process while it is
-// unchanged (the transform takes seconds; the rehearsal's negative runs
-// render the same template); each call gets its own copy.
+// Render renders path the way CloudFormation sees it (package render:
+// render.py, cfn-lint's pipeline, the SAM transform for template.yaml);
+// each call gets its own copy.
 func Render(ctx context.Context, root, path string) (Template, error) {
-	file := filepath.Join(root, path)
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
-	}
-	src, err := os.ReadFile(file)
+	out, err := render.JSON(ctx, root, path)
 	if err != nil {
-		return nil, fmt.Errorf("render %s: %w", path, err)
+		return nil, err
 	}
-	key := file + "\x00" + string(src)
-	rendered.Lock()
-	t, ok := rendered.m[key]
-	rendered.Unlock()
-	if ok {
-		return t.Clone(), nil
-	}
-	cmd := exec.CommandContext(ctx, "python3", filepath.Join(root, "scripts", "template", "render.py"), path)
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("render %s: %w: %s", path, err, strings.TrimSpace(stderr.String()))
-	}
+	var t Template
 	if err := json.Unmarshal(out, &t); err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
-	rendered.Lock()
-	rendered.m[key] = t
-	rendered.Unlock()
-	return t.Clone(), nil
+	return t, nil
 }
-
-// rendered are the templates Render rendered, by file and content.
-var rendered = struct {
-	sync.Mutex
-	m map[string]Template
-}{m: map[string]Template{}}
 
 // Resources returns the template's Resources section.
 func (t Template) Resources() map[string]any {

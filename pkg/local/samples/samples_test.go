@@ -2,12 +2,12 @@ package samples_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/local/render"
 	"github.com/hookpack/hookpack/pkg/local/samples"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/provider/providertest"
@@ -293,12 +294,9 @@ func TestWriteReplacesTheFolder(t *testing.T) {
 // environment) declaring exactly the variables template.yaml gives
 // IngestFunction, rendered as CloudFormation will see it.
 func TestEnvJSONMatchesTemplate(t *testing.T) {
-	cmd := exec.Command("python3", filepath.Join(root, "scripts", "template", "render.py"), filepath.Join(root, "template.yaml"))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	out, err := render.JSON(context.Background(), root, "template.yaml")
 	if err != nil {
-		t.Fatalf("render template.yaml: %v\n%s", err, stderr.Bytes())
+		t.Fatal(err)
 	}
 	var tpl struct {
 		Resources map[string]struct {
