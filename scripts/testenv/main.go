@@ -24,6 +24,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/hookpack/hookpack/pkg/local/emulator"
@@ -69,7 +71,8 @@ func run(dir string, argv []string) int {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
-	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket, render.CacheEnv+"="+renders)
+	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket, render.CacheEnv+"="+renders,
+		"PATH="+unshimmed(os.Getenv("PATH"), "aws", "python3", "cfn-lint"))
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	err = cmd.Run()
 	var exit *exec.ExitError
@@ -82,4 +85,40 @@ func run(dir string, argv []string) int {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
+}
+
+// unshimmed returns path with, in front, the directory each tool resolves
+// to when path finds it through a pyenv shim (…/shims/tool): the shim runs
+// pyenv's bash scripts to pick the same program on every call, about 0.3 s
+// of CPU each, and the tests call aws, python3 and cfn-lint dozens of
+// times. A tool that is no shim, or that pyenv cannot resolve, keeps path's
+// own resolution.
+func unshimmed(path string, tools ...string) string {
+	var front []string
+	for _, tool := range tools {
+		found := lookPath(path, tool)
+		if found == "" || filepath.Base(filepath.Dir(found)) != "shims" {
+			continue
+		}
+		out, err := exec.Command("pyenv", "which", tool).Output()
+		if err != nil {
+			continue
+		}
+		dir := filepath.Dir(strings.TrimSpace(string(out)))
+		if !slices.Contains(front, dir) {
+			front = append(front, dir)
+		}
+	}
+	return strings.Join(append(front, path), string(os.PathListSeparator))
+}
+
+// lookPath is exec.LookPath over the given PATH.
+func lookPath(path, tool string) string {
+	for _, dir := range filepath.SplitList(path) {
+		file := filepath.Join(dir, tool)
+		if fi, err := os.Stat(file); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return file
+		}
+	}
+	return ""
 }

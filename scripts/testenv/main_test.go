@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hookpack/hookpack/pkg/local/awstest"
@@ -44,5 +45,42 @@ func TestRenderCacheReachesTheCommand(t *testing.T) {
 	check := `test -d "$` + render.CacheEnv + `" && exit 3`
 	if got := run(dir, []string{"sh", "-c", check}); got != 3 {
 		t.Errorf("run(sh -c %q) = %d, want 3: the render cache did not reach the command", check, got)
+	}
+}
+
+func TestUnshimmed(t *testing.T) {
+	root := t.TempDir()
+	shims, plain, bin := filepath.Join(root, "shims"), filepath.Join(root, "plain"), filepath.Join(root, "bin")
+	exe := func(dir, name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tool := range []string{"aws", "cfn-lint", "moto_server", "broken"} {
+		exe(shims, tool, "exit 0")
+	}
+	exe(plain, "python3", "exit 0")
+	// pyenv resolves aws, cfn-lint and moto_server (one version's bin), not broken.
+	exe(bin, "pyenv", `case "$2" in aws|cfn-lint|moto_server) echo /versions/3.11/bin/$2;; *) echo "pyenv: $2: command not found" >&2; exit 127;; esac`)
+	path := strings.Join([]string{bin, shims, plain}, string(os.PathListSeparator))
+	t.Setenv("PATH", path)
+	cases := []struct {
+		tools []string
+		want  string
+	}{
+		{[]string{"aws"}, "/versions/3.11/bin" + string(os.PathListSeparator) + path},
+		{[]string{"aws", "cfn-lint", "moto_server"}, "/versions/3.11/bin" + string(os.PathListSeparator) + path},
+		{[]string{"python3"}, path}, // no shim
+		{[]string{"broken"}, path},  // pyenv cannot resolve it
+		{[]string{"missing"}, path}, // not on PATH at all
+	}
+	for _, c := range cases {
+		if got := unshimmed(path, c.tools...); got != c.want {
+			t.Errorf("unshimmed(%v) = %q, want %q", c.tools, got, c.want)
+		}
 	}
 }
