@@ -53,9 +53,9 @@ vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
-# 3m28s to 4m05s on 2 idle cores with warm caches, all of them busy: the
-# run is CPU-bound (about 7 minutes of CPU), so what shortens it is CPU
-# saved; docs/development.md has the numbers.
+# 3m24s on 2 idle cores with warm caches, both of them busy: the run is
+# CPU-bound (396 s of CPU), so what shortens it is CPU saved;
+# docs/development.md has the numbers.
 # What makes it fit:
 # - one DynamoDB Local for the whole run (scripts/testenv; each test names
 #   its own tables) instead of a JVM per test binary, and every JVM with C1
@@ -64,6 +64,10 @@ vet:
 #   the product packages' tests failed pkg/ledger's), each forked warm from
 #   one zygote at the test binary's nice value (a cold start is about 2 s
 #   of CPU);
+# - each template rendered once for the run (package render; the SAM
+#   transform is about 3 s of CPU), the pyenv shims of aws, python3 and
+#   cfn-lint resolved once (scripts/testenv), go test's vet off after the
+#   full go vet above;
 # - the race detector's one-second sleep at each test binary's exit off
 #   (GORACE=atexit_sleep_ms=0);
 # - the bootstraps built once, with make build's flags, before the tests

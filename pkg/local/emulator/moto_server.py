@@ -38,20 +38,15 @@
 # 20 digits like AWS's.
 import base64
 import faulthandler
-import functools
 import json
 import signal
-import string
 import sys
 import threading
 import uuid
 from copy import deepcopy
 
-from moto.core import responses as moto_responses
 from moto.core.responses import ActionResult
 from moto.core.utils import unix_time, unix_time_millis
-from moto.moto_api._internal import mock_random
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from moto.server import main
 from moto.sqs import models
 from moto.sqs.exceptions import SQSException
@@ -107,30 +102,6 @@ def _count(predicate):
 
     return property(count)
 
-
-# Per request, moto 5.2.1 spends most of its CPU on work whose answer never
-# changes while the server runs (measured with cProfile on the chaos run):
-# Queue.attributes, which sends, receives and GetQueueAttributes read
-# several times each, converts every attribute's name with
-# camelcase_to_underscores, a pass over its characters, on each read (about
-# half of the CPU); each response lists its class's methods with
-# inspect.getmembers to find the action; and its random strings (a receipt
-# handle's 185 letters, each response's request id) are drawn one
-# random.choice at a time. Names and method lists are cached; the strings
-# are drawn in one call, from the same alphabets.
-models.camelcase_to_underscores = functools.lru_cache(maxsize=None)(models.camelcase_to_underscores)
-moto_responses.camelcase_to_underscores = functools.lru_cache(maxsize=None)(moto_responses.camelcase_to_underscores)
-moto_responses.method_names_from_class = functools.lru_cache(maxsize=None)(moto_responses.method_names_from_class)
-models.generate_receipt_handle = lambda: "".join(mock_random.choices(string.ascii_lowercase, k=185))
-
-
-def _random_string(self, length=20, include_digits=True, lower_case=False):
-    pool = string.ascii_letters + (string.digits if include_digits else "")
-    s = "".join(self.choices(pool, k=length))
-    return s.lower() if lower_case else s
-
-
-type(mock_random).get_random_string = _random_string
 
 models.Queue.approximate_number_of_messages = _count(lambda m, now: now > m.visible_at and now >= m.delayed_until)
 models.Queue.approximate_number_of_messages_not_visible = _count(lambda m, now: now <= m.visible_at)
@@ -247,7 +218,7 @@ def _add_message(self, message):
             for key, at in list(seen.items()):
                 if now - at >= window:
                     del seen[key]
-            scope = message.group_id if self.deduplication_scope == "messageGroup" else ""
+            scope = message.group_id if self.attributes.get("DeduplicationScope") == "messageGroup" else ""
             key = (scope, message.deduplication_id)
             if key in seen:
                 return
@@ -430,27 +401,6 @@ SQSResponse.start_message_move_task = start_message_move_task
 SQSResponse.list_message_move_tasks = list_message_move_tasks
 SQSResponse.cancel_message_move_task = cancel_message_move_task
 SQSResponse.receive_message = _receive_with_dlq_source(SQSResponse.receive_message)
-
-
-# moto 5.2.1 finds each request's backend under one server-wide lock by
-# listing its package directory (a stat per service, about 170) and then
-# matching the host against every service's URL patterns, for every
-# request. The answer depends on the host alone and neither list changes
-# while the server runs, so each host is resolved once.
-def _memoized_backend_for_host(original):
-    known = {}
-
-    def get_backend_for_host(self, host):
-        if host not in known:
-            known[host] = original(self, host)
-        return known[host]
-
-    return get_backend_for_host
-
-
-DomainDispatcherApplication.get_backend_for_host = _memoized_backend_for_host(
-    DomainDispatcherApplication.get_backend_for_host
-)
 
 
 # The services most tests call, imported by a zygote before it forks: moto
