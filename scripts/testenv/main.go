@@ -51,13 +51,13 @@ func run(dir string, argv []string) int {
 		return 1
 	}
 	defer ddb.Stop()
-	sockets, err := os.MkdirTemp("", "hookpack-testenv-")
+	tmp, err := os.MkdirTemp("", "hookpack-testenv-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
-	defer os.RemoveAll(sockets)
-	socket := filepath.Join(sockets, "moto.sock")
+	defer os.RemoveAll(tmp)
+	socket := filepath.Join(tmp, "moto.sock")
 	zygote, err := emulator.StartMotoZygote(ctx, socket)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
@@ -66,13 +66,13 @@ func run(dir string, argv []string) int {
 	defer zygote.Stop()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	renders := filepath.Join(sockets, "renders")
+	renders := filepath.Join(tmp, "renders")
 	if err := os.Mkdir(renders, 0o700); err != nil {
 		fmt.Fprintln(os.Stderr, "testenv:", err)
 		return 1
 	}
 	cmd.Env = append(os.Environ(), "HOOKPACK_DYNAMODB_LOCAL_ENDPOINT="+ddb.Endpoint, "HOOKPACK_MOTO_ZYGOTE="+socket, render.CacheEnv+"="+renders,
-		"PATH="+unshimmed(os.Getenv("PATH"), "aws", "python3", "cfn-lint"))
+		"PATH="+unshimmed("aws", "python3", "cfn-lint"))
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	err = cmd.Run()
 	var exit *exec.ExitError
@@ -87,17 +87,17 @@ func run(dir string, argv []string) int {
 	}
 }
 
-// unshimmed returns path with, in front, the directory each tool resolves
-// to when path finds it through a pyenv shim (…/shims/tool): the shim runs
+// unshimmed returns $PATH with, in front, the directory each tool resolves
+// to when PATH finds it through a pyenv shim (…/shims/tool): the shim runs
 // pyenv's bash scripts to pick the same program on every call, about 0.3 s
 // of CPU each, and the tests call aws, python3 and cfn-lint dozens of
-// times. A tool that is no shim, or that pyenv cannot resolve, keeps path's
-// own resolution.
-func unshimmed(path string, tools ...string) string {
+// times. A tool that is no shim, or that pyenv cannot resolve, keeps
+// PATH's own resolution.
+func unshimmed(tools ...string) string {
 	var front []string
 	for _, tool := range tools {
-		found := lookPath(path, tool)
-		if found == "" || filepath.Base(filepath.Dir(found)) != "shims" {
+		found, err := exec.LookPath(tool)
+		if err != nil || filepath.Base(filepath.Dir(found)) != "shims" {
 			continue
 		}
 		out, err := exec.Command("pyenv", "which", tool).Output()
@@ -109,16 +109,5 @@ func unshimmed(path string, tools ...string) string {
 			front = append(front, dir)
 		}
 	}
-	return strings.Join(append(front, path), string(os.PathListSeparator))
-}
-
-// lookPath is exec.LookPath over the given PATH.
-func lookPath(path, tool string) string {
-	for _, dir := range filepath.SplitList(path) {
-		file := filepath.Join(dir, tool)
-		if fi, err := os.Stat(file); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return file
-		}
-	}
-	return ""
+	return strings.Join(append(front, os.Getenv("PATH")), string(os.PathListSeparator))
 }

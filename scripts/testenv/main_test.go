@@ -79,7 +79,7 @@ func TestUnshimmed(t *testing.T) {
 		{[]string{"missing"}, path}, // not on PATH at all
 	}
 	for _, c := range cases {
-		if got := unshimmed(path, c.tools...); got != c.want {
+		if got := unshimmed(c.tools...); got != c.want {
 			t.Errorf("unshimmed(%v) = %q, want %q", c.tools, got, c.want)
 		}
 	}

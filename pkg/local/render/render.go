@@ -28,8 +28,8 @@ import (
 // processes of one run.
 const CacheEnv = "HOOKPACK_RENDER_CACHE"
 
-// Script is render.py's path under the module root.
-var Script = filepath.Join("scripts", "template", "render.py")
+// scriptPath is render.py's path under the module root.
+var scriptPath = filepath.Join("scripts", "template", "render.py")
 
 // JSON returns the template at path (absolute, or relative to root, the
 // module root) rendered as CloudFormation JSON. A failed render is not
@@ -46,7 +46,7 @@ func JSON(ctx context.Context, root, path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)
 	}
-	script := filepath.Join(root, Script)
+	script := filepath.Join(root, scriptPath)
 	code, err := os.ReadFile(script)
 	if err != nil {
 		return nil, fmt.Errorf("render %s: %w", path, err)

@@ -14,7 +14,7 @@ import (
 func fakeRoot(t *testing.T) (root string, runs func() int) {
 	t.Helper()
 	root = t.TempDir()
-	script := filepath.Join(root, Script)
+	script := filepath.Join(root, scriptPath)
 	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
