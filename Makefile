@@ -53,8 +53,8 @@ vet:
 	$(GO) vet ./...
 
 ## test: vet, unit + integration tests with -race on real emulators, every benchmark once, template lint
-# 3m24s and 3m42s on 2 idle cores with warm caches, both of them busy: the
-# run is CPU-bound (396 and 433 s of CPU), so what shortens it is CPU saved;
+# 3m24s to 3m53s on 2 idle cores with warm caches, both of them busy: the
+# run is CPU-bound (396 to 454 s of CPU), so what shortens it is CPU saved;
 # docs/development.md has the numbers.
 # What makes it fit:
 # - one DynamoDB Local for the whole run (scripts/testenv; each test names
