@@ -127,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
-	tg, err := resolve(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *queueURL, *template, *tenantID)
+	tg, err := resolve(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *queueURL, *template, *tenantID)
 	if err == nil {
 		err = exists(ctx, sqs.NewFromConfig(tg.cfg), tg.dlq, *tenantID)
 	}
@@ -144,7 +144,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var journeys []inspect.Journey
 	var lookup error
 	if q != nil && tg.inspected != nil {
-		tg.inspected.IngestLogFile = *logFile
 		journeys, lookup = inspect.NewAWS(tg.cfg, *tg.inspected, false).Inspect(ctx, *q)
 		if lookup != nil && !errors.Is(lookup, inspect.ErrUnknownEvent) {
 			return fail(stderr, lookup)
@@ -166,8 +165,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Listed whole, so a selection of nothing can say what it saw.
 		var all []replay.Item
 		all, err = r.List(ctx, tg.dlq, replay.Filter{})
-		items = slices.DeleteFunc(all, func(it replay.Item) bool { return !f.Match(it) })
 		seen = len(all)
+		items = slices.DeleteFunc(all, func(it replay.Item) bool { return !f.Match(it) })
 	} else {
 		items, err = r.Redrive(ctx, tg.dlq, tg.source, f, *dryRun)
 		seen = len(items)
@@ -249,7 +248,7 @@ func fail(stderr io.Writer, err error) int {
 
 // resolve finds the tenant's source queue and DLQ, the AWS configuration
 // to reach them, and with -local or a stack the deployment inspect reads.
-func resolve(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, queueURL, template, tenantID string) (target, error) {
+func resolve(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, logFile, queueURL, template, tenantID string) (target, error) {
 	var tg target
 	var err error
 	if local {
@@ -260,6 +259,7 @@ func resolve(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint
 		if err != nil {
 			return tg, err
 		}
+		d.IngestLogFile = logFile // deployed: Logs Insights
 		tg.source, tg.payloadBucket, tg.inspected = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, &d
 	} else {
 		if tg.cfg, err = config.LoadDefaultConfig(ctx); err != nil {
