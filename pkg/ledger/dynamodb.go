@@ -256,11 +256,8 @@ func replaced(item map[string]types.AttributeValue) map[string]types.AttributeVa
 // are (see done), so that another copy counts it done once it was deleted
 // (one UpdateItem more, on that path only).
 func (d *DynamoDB) claimed(ctx context.Context, l Lease, now time.Time, prev map[string]types.AttributeValue) (Lease, error) {
-	f := l.Fence
 	live := len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now)
-	mark := !f.Replay && (strAttr(prev[attrStatus]) == string(StatusDead) || prev[attrByReplay] != nil && f.SameMessage(strAttr(prev[attrFence])) ||
-		live && resent(strAttr(prev[attrSeries]), strAttr(prev[attrFence]), strAttr(prev[attrOrigin]), f))
-	if mark {
+	if d.marks(l.Fence, now, prev) {
 		if err := d.markReplay(ctx, l); err != nil {
 			return Lease{}, fmt.Errorf("claim %s: %w", l.Key, err)
 		}
@@ -298,6 +295,29 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 	r := record(k, old)
 	r.DeadMessage, r.DeadSent, r.Fence = "", false, f.Token()
 	return conflict(r, true)
+}
+
+// marks reports whether f's claim at now, replacing the record prev (nil:
+// none), is a replay's (see claimed). A record of f's own message that is
+// not marked may be a claim that landed and reported an error (the answers
+// of all its tries were lost, or the mark's write failed): it is judged by
+// what that claim replaced, which it keeps (the prev_ attributes; one level
+// deep).
+func (d *DynamoDB) marks(f Fence, now time.Time, prev map[string]types.AttributeValue) bool {
+	fence, series := strAttr(prev[attrFence]), strAttr(prev[attrSeries])
+	switch {
+	case f.Replay:
+		return false
+	case strAttr(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && f.SameMessage(fence):
+		return true
+	case len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now) && resent(series, fence, strAttr(prev[attrOrigin]), f):
+		return true
+	case series == f.series() && f.SameMessage(fence):
+		// The earlier claim was made when its record's retention began.
+		earlier := epoch.FromSeconds(numAttr(prev[attrExp])).Add(-d.opts.Retention)
+		return d.marks(f, earlier, replaced(prev))
+	}
+	return false
 }
 
 // markReplay marks l's claim as made by a replay: one UpdateItem, on the

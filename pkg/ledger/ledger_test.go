@@ -51,13 +51,14 @@ func runDynamo(t *testing.T, endpoint string, q ledgertest.Quirks) {
 }
 
 // lossyDynamoDB is the DynamoDB ledger on a client that loses answers
-// when told to (LoseAnswers: its next n requests).
+// when told to (LoseAnswers, LoseEveryAnswer: of its next n requests).
 type lossyDynamoDB struct {
 	*ledger.DynamoDB
 	lost *awstest.LostAnswers
 }
 
-func (s lossyDynamoDB) LoseAnswers(n int) { s.lost.Lose(n) }
+func (s lossyDynamoDB) LoseAnswers(n int)     { s.lost.Lose(n) }
+func (s lossyDynamoDB) LoseEveryAnswer(n int) { s.lost.LoseEvery(n) }
 
 // TestFenceTokenOrder: tokens order messages by SequenceNumber as numbers
 // (SQS's are 128-bit decimals of varying length) and deliveries of one

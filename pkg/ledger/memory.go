@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,8 +26,9 @@ type Memory struct {
 	attempts map[string]int
 	// last is the last receive counted per message.
 	last map[string]int
-	// lose is how many of the next claims lose their answer (LoseAnswers).
-	lose int
+	// lose is how many of the next claims lose their first answer
+	// (LoseAnswers), loseEvery all of them (LoseEveryAnswer).
+	lose, loseEvery int
 }
 
 type memEffect struct {
@@ -68,6 +70,18 @@ func (m *Memory) LoseAnswers(n int) {
 	m.lose += n
 }
 
+// LoseEveryAnswer makes each of the next n claims land and lose the
+// answers of all its tries: Claim returns an error, as the AWS SDK does
+// once its retries are spent.
+func (m *Memory) LoseEveryAnswer(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loseEvery += n
+}
+
+// errAnswersLost is the error of a claim whose answers were all lost.
+var errAnswersLost = errors.New("connection reset: every answer lost")
+
 // Claim behaves like (*DynamoDB).Claim.
 func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
@@ -77,7 +91,12 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease))}
-	if m.lose > 0 {
+	switch {
+	case m.loseEvery > 0:
+		m.loseEvery--
+		m.claim(l, now) // it lands; every answer is lost
+		return Lease{}, fmt.Errorf("claim %s: %w", k, errAnswersLost)
+	case m.lose > 0:
 		m.lose--
 		m.claim(l, now) // it lands; its answer is lost
 	}

@@ -34,6 +34,9 @@ type Store interface {
 	// the next n requests) lose its answer after it landed and be sent
 	// again, as the AWS SDK retries a request whose response was lost.
 	LoseAnswers(n int)
+	// LoseEveryAnswer makes each of the next n claims (requests) land and
+	// lose the answers of all its tries: the caller gets an error.
+	LoseEveryAnswer(n int)
 }
 
 // Clock is the settable clock the test shares with the store.
@@ -899,11 +902,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 				s := newStore(t, clock)
 				conv := "conv-" + uniq(t)
 				k := key(t, ledger.EventEffect)
-				msg := func(seq, attempt int) ledger.Fence {
-					f := fence(t, conv, seq, attempt)
-					f.MessageID, f.Origin = fmt.Sprintf("m%d", seq), "2026-11-28T06:00:00.000000001Z"
-					return f
-				}
+				msg := func(seq, attempt int) ledger.Fence { return oneBody(t, conv, seq, attempt) }
 				if err := s.Fail(ctx, mustClaim(t, s, msg(10, 1), k), "503"); err != nil {
 					t.Fatal(err)
 				}
@@ -930,10 +929,9 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		// other copies count its claim done — however many tries it took.
 		// Each history runs on two stores, the claim under test answered at
 		// once on one and after a lost answer on the other.
-		const origin = "2026-12-06T06:00:00.000000001Z"
 		msg := func(t *testing.T, conv string, seq, attempt int, immediate bool) ledger.Fence {
-			f := fence(t, conv, seq, attempt)
-			f.MessageID, f.Origin, f.Immediate = fmt.Sprintf("m%d", seq), origin, immediate
+			f := oneBody(t, conv, seq, attempt)
+			f.Immediate = immediate
 			return f
 		}
 		failed := func(t *testing.T, s Store, f ledger.Fence, k ledger.Key) ledger.Lease {
@@ -1034,6 +1032,33 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 					t.Errorf("Record() after the claim = %+v answered at once, %+v after a lost answer; want the same", x, y)
 				}
 			})
+		}
+	})
+
+	t.Run("ARe-sentBodysClaimThatLandedWithEveryAnswerLostIsStillAReplays", func(t *testing.T) {
+		// A copy of one body re-sent by hand claims, and the answers of
+		// all the SDK's tries are lost: the claim landed, the caller got an
+		// error. Its message's next receive takes the record over, as a
+		// replay's claim still, so a later copy of the body counts it done.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv, k := "conv-"+uniq(t), key(t, ledger.EventEffect)
+		msg := func(seq, attempt int) ledger.Fence { return oneBody(t, conv, seq, attempt) }
+		if err := s.Fail(ctx, mustClaim(t, s, msg(10, 1), k), "503"); err != nil {
+			t.Fatal(err)
+		}
+		s.LoseEveryAnswer(1)
+		if _, err := s.Claim(ctx, msg(20, 1), k, 0); err == nil {
+			t.Fatal("Claim() with every answer lost = nil, want an error")
+		}
+		clock.Advance(2 * Lease)
+		l, err := s.Claim(ctx, msg(20, 2), k, 0)
+		if err != nil || !l.Repeat || l.Taken == nil || l.Taken.Fence != msg(20, 1).Token() {
+			t.Fatalf("Claim() by the next receive = %+v, %v; want the landed claim taken over", l, err)
+		}
+		clock.Advance(2 * Lease)
+		if _, err := s.Claim(ctx, msg(30, 1), k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by a later copy of the body = %v, want ErrCompleted (done by the re-sent copy's deletion)", err)
 		}
 	})
 
@@ -1147,6 +1172,16 @@ func fence(t *testing.T, conv string, seq, attempt int) ledger.Fence {
 	if err != nil {
 		t.Fatalf("NewFence(%q, %d, %d) = %v", conv, seq, attempt, err)
 	}
+	return f
+}
+
+// oneBody is the fence of message m<seq> of conv at its attempt-th
+// receive, carrying the same enqueued copy of an event (one origin) as every
+// other: one body sent again by hand.
+func oneBody(t *testing.T, conv string, seq, attempt int) ledger.Fence {
+	t.Helper()
+	f := fence(t, conv, seq, attempt)
+	f.MessageID, f.Origin = fmt.Sprintf("m%d", seq), "2026-11-28T06:00:00.000000001Z"
 	return f
 }
 

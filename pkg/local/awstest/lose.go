@@ -18,9 +18,9 @@ import (
 // Its zero value loses nothing; it is safe for concurrent use.
 type LostAnswers struct {
 	mu sync.Mutex
-	n  int
-	// Lost counts the answers lost so far.
-	lost int
+	// n requests are to lose their first answer, every of them all of
+	// theirs; lost counts the answers lost so far.
+	n, every, lost int
 }
 
 // Lose makes each of the next n requests lose its first answer.
@@ -28,6 +28,14 @@ func (l *LostAnswers) Lose(n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.n += n
+}
+
+// LoseEvery makes each of the next n requests lose the answers of all its
+// tries: the caller gets the SDK's error, though the request landed.
+func (l *LostAnswers) LoseEvery(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.every += n
 }
 
 // Lost returns how many answers were lost.
@@ -41,7 +49,7 @@ func (l *LostAnswers) Lost() int {
 func (l *LostAnswers) Pending() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.n
+	return l.n + l.every
 }
 
 // Install returns cfg with the loss added; clients built from it lose
@@ -51,9 +59,7 @@ func (l *LostAnswers) Install(cfg aws.Config) aws.Config {
 		// Once per request: whether its first answer is lost.
 		err := s.Initialize.Add(middleware.InitializeMiddlewareFunc("chooseLostAnswer",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				if l.take() {
-					lose := &atomic.Bool{}
-					lose.Store(true)
+				if lose := l.take(); lose != nil {
 					ctx = context.WithValue(ctx, loseKey{}, lose)
 				}
 				return next.HandleInitialize(ctx, in)
@@ -65,9 +71,12 @@ func (l *LostAnswers) Install(cfg aws.Config) aws.Config {
 		return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("loseAnswer",
 			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 				out, md, err := next.HandleFinalize(ctx, in)
-				if lose, _ := ctx.Value(loseKey{}).(*atomic.Bool); lose == nil || !lose.CompareAndSwap(true, false) {
+				if lose, _ := ctx.Value(loseKey{}).(*loss); lose == nil || !lose.every && !lose.first.CompareAndSwap(false, true) {
 					return out, md, err
 				}
+				l.mu.Lock()
+				l.lost++
+				l.mu.Unlock()
 				// The request landed; its answer is lost on the way back.
 				return middleware.FinalizeOutput{}, md, &smithyhttp.RequestSendError{
 					Err: &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}}
@@ -78,14 +87,23 @@ func (l *LostAnswers) Install(cfg aws.Config) aws.Config {
 
 type loseKey struct{}
 
-// take reports whether this answer is to be lost.
-func (l *LostAnswers) take() bool {
+// loss is the answers one request loses: every one, or its first.
+type loss struct {
+	every bool
+	first atomic.Bool // lost already
+}
+
+// take returns the loss of the request about to be sent, or nil.
+func (l *LostAnswers) take() *loss {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.n == 0 {
-		return false
+	switch {
+	case l.every > 0:
+		l.every--
+		return &loss{every: true}
+	case l.n > 0:
+		l.n--
+		return &loss{}
 	}
-	l.n--
-	l.lost++
-	return true
+	return nil
 }
