@@ -193,6 +193,14 @@ func decide(f facts) fate {
 		return fate{verdict: vAgain, outcome: outDeadline, err: err}
 	case errors.Is(err, ledger.ErrInFlight) && !IsPermanent(err):
 		return f.retryOrExpire(err)
+	case errors.Is(err, ErrPaused) && !IsPermanent(err):
+		// Back after the poll interval, as long as the pause lasts: no
+		// attempt, and no give-up on receives (the interval grows with
+		// the pause, so even a long one spends few).
+		if d := retryAfterOf(err); !f.nearEnd(f.now.Add(d)) {
+			return fate{verdict: vRetry, outcome: outPaused, delay: d, err: err}
+		}
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
 	case errors.Is(err, ErrPaced) && !IsPermanent(err):
 		// Back when the limit has its slot: exactly that wait, no backoff.
 		d := retryAfterOf(err)
