@@ -22,7 +22,31 @@ var (
 	ErrAlreadyPaused = errors.New("destination already paused")
 	// ErrNotPaused: Resume found the destination not paused.
 	ErrNotPaused = errors.New("destination not paused")
+	// ErrUnknown: the tenant's configuration has no destination of that
+	// name (Known).
+	ErrUnknown = errors.New("unknown destination")
 )
+
+// Known returns nil when out, a tenant's outbound configuration, has a
+// destination named name; otherwise an error wrapping ErrUnknown that
+// names the ones it has (a legacy targetUrl has no name: it cannot be
+// paused).
+func Known(tenantID string, out tenant.Outbound, name string) error {
+	var names []string
+	for _, d := range out.Destinations {
+		if d.Name == name {
+			return nil
+		}
+		names = append(names, d.Name)
+	}
+	if out.TargetURL != "" {
+		return fmt.Errorf("%w: tenant %s forwards to a targetUrl, which has no name and cannot be paused (give it a \"destinations\" entry instead)", ErrUnknown, tenantID)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%w %q: tenant %s has no destinations", ErrUnknown, name, tenantID)
+	}
+	return fmt.Errorf("%w %q: tenant %s has destinations %s", ErrUnknown, name, tenantID, strings.Join(names, ", "))
+}
 
 // By names who paused a destination.
 type By string
@@ -74,6 +98,23 @@ func (s State) IsFailing() bool { return !s.Failing.Since.IsZero() }
 // States are a tenant's destinations' states by name; a name absent has
 // the zero State.
 type States map[string]State
+
+// Describe is the pause as a person reads it at now.
+func (p Pause) Describe(now time.Time) string {
+	return fmt.Sprintf("paused since %s (%s ago) by %s: %s", p.Since.UTC().Format(time.RFC3339), now.Sub(p.Since).Round(time.Second), p.By, p.Reason)
+}
+
+// Describe is the state as a person reads it at now.
+func (s State) Describe(now time.Time) string {
+	switch {
+	case s.IsPaused():
+		return s.Paused.Describe(now)
+	case s.IsFailing():
+		return fmt.Sprintf("delivering; failing since %s (%s) without a success: %s",
+			s.Failing.Since.UTC().Format(time.RFC3339), now.Sub(s.Failing.Since).Round(time.Second), s.Failing.Reason)
+	}
+	return "delivering"
+}
 
 // Poll bounds of a paused destination's messages.
 const (
