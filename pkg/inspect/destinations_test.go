@@ -62,6 +62,7 @@ func TestJourneyDestinations(t *testing.T) {
 	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(24 * time.Hour)}
 	const answered429 = "waiting for the rate limit: answered 429 (paused until 2026-11-28T08:00:05Z)"
 	const pacedErr = "destination billing: waiting for the rate limit: limit dest:billing has no slot before the invocation ends"
+	const pausedErr = "destination billing: waiting for a paused destination: paused since 2026-11-28T07:00:00Z (1h0m0s ago) by operator: maintenance"
 	tests := []struct {
 		name  string
 		s     stores
@@ -87,6 +88,13 @@ func TestJourneyDestinations(t *testing.T) {
 				"forward FAILED, RETRYING: waiting for billing's rate (not an attempt); runs again when the slot is due",
 				"07:59:50Z waiting for billing's rate (not an attempt): message m1, receive 2",
 				"forward:billing no record: not selected by its filter, or not started yet (waiting for its rate"}},
+		{"an operator paused billing: the event waits for it",
+			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusFailed, pausedErr), rec("forward:audit", ledger.StatusInProgress, "")}, queue: [2][3]int{{1, 0, 0}, {}},
+				runs: []Run{{Time: at(-10), MessageID: "m1", Outcome: "paused", ReceiveCount: 3, Error: pausedErr}}},
+			StateRetrying,
+			[]string{"RETRYING: destination billing: waiting for a paused destination: paused since 2026-11-28T07:00:00Z (1h0m0s ago) by operator: maintenance (not an attempt): its message comes back to look until the destination is resumed",
+				"forward FAILED, RETRYING: not an attempt; runs again once the destination is resumed",
+				"07:59:50Z waiting for a paused destination (not an attempt): message m1, receive 3"}},
 		{"a 429 paused billing: its effect waits for the rate",
 			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusFailed, "destination billing: "+answered429), rec("forward:billing", ledger.StatusFailed, answered429)}, queue: [2][3]int{{1, 0, 0}, {}}},
 			StateRetrying,

@@ -94,7 +94,7 @@ func deliverUnlessPaused(ctx context.Context, ev *Event, client poster, d tenant
 		return fmt.Errorf("state of destination %s: %w", d.Name, err)
 	}
 	if seen.IsPaused() {
-		return waitPaused(d.Name, seen.Paused, ev.now())
+		return waitPaused(seen.Paused, ev.now())
 	}
 	o := &observed{poster: client}
 	err = deliver(ctx, ev, o, d, name, body)
@@ -126,10 +126,10 @@ func deliverUnlessPaused(ctx context.Context, ev *Event, client poster, d tenant
 	return err
 }
 
-// waitPaused is the wait of a message for a paused destination.
-func waitPaused(name string, pause destination.Pause, now time.Time) error {
-	return RetryAfter(fmt.Errorf("%w: destination %s paused since %s by %s: %s",
-		ErrPaused, name, pause.Since.UTC().Format(time.RFC3339), pause.By, pause.Reason), destination.Poll(now.Sub(pause.Since)))
+// waitPaused is the wait of a message for a paused destination (Forward
+// names the destination).
+func waitPaused(pause destination.Pause, now time.Time) error {
+	return RetryAfter(fmt.Errorf("%w: %s", ErrPaused, pause.Describe(now)), destination.Poll(now.Sub(pause.Since)))
 }
 
 // observed is a poster that keeps the destination's own answer.

@@ -188,8 +188,8 @@ func (c command) run(ctx context.Context, st stores, w io.Writer, now time.Time)
 		case err != nil:
 			return err
 		}
-		fmt.Fprintf(w, "paused %s/%s: %s\nIts events wait on the queue (no attempt, no dead letter) until: resume %s %s\n",
-			c.tenant, c.dest, s.Paused.Describe(now), c.tenant, c.dest)
+		fmt.Fprintf(w, "paused %s/%s: %s\nIts events wait on the queue, no attempt counted and none dead-lettered, until it is resumed.\n",
+			c.tenant, c.dest, s.Paused.Describe(now))
 	case "resume":
 		p, err := st.states.Resume(ctx, c.tenant, c.dest)
 		switch {

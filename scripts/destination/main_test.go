@@ -51,7 +51,7 @@ func TestRun(t *testing.T) {
 		out, errs []string
 	}{
 		{"pause", 0, []string{"pause", "demo", "billing", "-reason", "maintenance until 14:00"}, 0,
-			[]string{"paused demo/billing: paused since 2026-12-06T09:00:00Z", "by operator: maintenance until 14:00", "resume demo billing"}, nil},
+			[]string{"paused demo/billing: paused since 2026-12-06T09:00:00Z", "by operator: maintenance until 14:00", "until it is resumed"}, nil},
 		{"pause again, flags first", time.Minute, []string{"--reason", "other", "pause", "demo", "billing"}, 0,
 			[]string{"demo/billing was already paused, left as it is", "(1m0s ago) by operator: maintenance until 14:00"}, nil},
 		{"status", time.Minute, []string{"status", "demo"}, 0,
