@@ -54,8 +54,11 @@ func main() {
 	os.Exit(code)
 }
 
-// errUsage marks bad input: exit status 2.
-var errUsage = errors.New("usage")
+// usageError is bad input: exit status 2.
+type usageError struct{ error }
+
+// badInput returns a usageError of the formatted message.
+func badInput(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 const usage = "usage: destination [-local | -stack NAME] pause TENANT DESTINATION -reason TEXT | resume TENANT DESTINATION | status TENANT"
 
@@ -105,30 +108,30 @@ type command struct {
 // parse checks the words and the reason before any call.
 func parse(words []string, reason string) (command, error) {
 	if len(words) == 0 {
-		return command{}, fmt.Errorf("%w: %s", errUsage, usage)
+		return command{}, badInput("%s", usage)
 	}
 	c := command{verb: words[0], reason: reason}
 	want := map[string]int{"pause": 3, "resume": 3, "status": 2}[c.verb]
 	if want == 0 || len(words) != want {
-		return c, fmt.Errorf("%w: %s", errUsage, usage)
+		return c, badInput("%s", usage)
 	}
 	c.tenant = words[1]
 	if err := tenantid.Validate(c.tenant); err != nil {
-		return c, fmt.Errorf("%w: %v", errUsage, err)
+		return c, badInput("%v", err)
 	}
 	if want == 3 {
 		c.dest = words[2]
 		if err := tenant.CheckName(c.dest); err != nil {
-			return c, fmt.Errorf("%w: destination name %q: %v", errUsage, c.dest, err)
+			return c, badInput("destination name %q: %v", c.dest, err)
 		}
 	}
 	switch {
 	case c.verb == "pause":
 		if err := destination.CheckReason(reason); err != nil {
-			return c, fmt.Errorf("%w: -reason: %v", errUsage, err)
+			return c, badInput("-reason: %v", err)
 		}
 	case reason != "":
-		return c, fmt.Errorf("%w: -reason is for pause only", errUsage)
+		return c, badInput("-reason is for pause only")
 	}
 	return c, nil
 }
@@ -169,13 +172,13 @@ func (c command) run(ctx context.Context, st stores, w io.Writer, now time.Time)
 	out, err := st.outbound.Outbound(ctx, c.tenant)
 	switch {
 	case errors.Is(err, tenant.ErrNotFound):
-		return fmt.Errorf("%w: unknown tenant %s (no outbound configuration)", errUsage, c.tenant)
+		return badInput("unknown tenant %s (no outbound configuration)", c.tenant)
 	case err != nil:
 		return err
 	}
 	if c.verb != "status" {
 		if err := destination.Known(c.tenant, out, c.dest); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return badInput("%v", err)
 		}
 	}
 	switch c.verb {
@@ -225,7 +228,8 @@ func (c command) run(ctx context.Context, st stores, w io.Writer, now time.Time)
 // 1 for a failed call.
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "destination:", err)
-	if errors.Is(err, errUsage) || errors.Is(err, inspect.ErrNotCoreStack) {
+	var bad usageError
+	if errors.As(err, &bad) || errors.Is(err, inspect.ErrNotCoreStack) {
 		return 2
 	}
 	return 1
