@@ -61,9 +61,11 @@ func pausedFixture(t *testing.T, mod func(*worker.Config)) (*fixture, *destPoste
 // A paused destination's messages wait, for days, without an attempt or a
 // dead letter, coming back at the poll interval; on resume they are
 // delivered in order. The tenant's states are read once per invocation.
+// MaxAttempts is the template's default, whose maxReceiveCount (170) the
+// waits stay well under.
 func TestPausedDestinationWaits(t *testing.T) {
 	ctx := context.Background()
-	f, p, store := pausedFixture(t, nil)
+	f, p, store := pausedFixture(t, func(c *worker.Config) { c.MaxAttempts = 15 })
 	pausedAt := f.clock.Now()
 	if _, err := store.Pause(ctx, "acme", "billing", "maintenance", pausedAt); err != nil {
 		t.Fatal(err)
@@ -88,8 +90,8 @@ func TestPausedDestinationWaits(t *testing.T) {
 	if !strings.Contains(f.logs.String(), `"outcome":"paused","_aws"`) && !strings.Contains(f.logs.String(), `"msg":"batch","outcome":"paused"`) {
 		t.Errorf("no EMF batch line for the outcome paused:\n%s", f.logs)
 	}
-	// Three days paused, far more receives than MaxAttempts (or the
-	// rate's give-up) would allow: still waiting, no attempt counted.
+	// Three days paused, more receives than MaxAttempts: still waiting,
+	// no attempt counted.
 	receives := 1
 	for f.clock.Now().Sub(pausedAt) < 72*time.Hour {
 		f.clock.Advance(time.Duration(f.sqs.visibility["rh-e1"]) * time.Second)

@@ -214,7 +214,7 @@ func statements(t *testing.T, root string) []statement {
 		// Paused destinations.
 		{"docs/architecture.md docs/operations.md", "`WorkerAutoPauseHours` \\(default (\\d+)\\)", core("Parameters", "WorkerAutoPauseHours", "Default"), "template.yaml WorkerAutoPauseHours"},
 		{"docs/architecture.md", `\((\d+) receives over 3 days\)`, strconv.Itoa(pollReceives(72 * time.Hour)), "destination.Poll over a 3-day pause"},
-		{"docs/operations.md", `\((\d+) days, then dead-lettered with the reason\)`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
+		{"docs/operations.md", `\((\d+) days, then dead-lettered with the reason;`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 	}
 
 	// development.md's table of make variables and their defaults.
