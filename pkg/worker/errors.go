@@ -45,7 +45,8 @@ var (
 	// ErrPaused: the message waits for a paused destination (package
 	// destination). It comes back after destination.Poll (RetryAfter) and
 	// is delivered once the destination is resumed; waiting is not an
-	// attempt, and it is dead-lettered only near the end of its retention.
+	// attempt, and it is dead-lettered, with its reason, only near the end
+	// of its retention or of the queue's maxReceiveCount.
 	ErrPaused = errors.New("waiting for a paused destination")
 )
 
