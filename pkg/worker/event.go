@@ -196,7 +196,7 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		if l, done, err = e.claim(ctx, f, k); err != nil || done != nil {
 			return err
 		}
-		if err := e.interrupted(ctx, l, name); err != nil {
+		if err := e.interrupted(ctx, l, name, deferred); err != nil {
 			return err
 		}
 	}
@@ -226,7 +226,7 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		}
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
-	if deferred && e.now().Before(l.Expires) {
+	if deferred && e.now().Before(l.Expires) && !e.late(l.Expires) {
 		// Nobody can have taken the effect over: leave the completion to
 		// the message's deletion.
 		e.held = append(e.held, l)
@@ -235,7 +235,8 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	// Complete it now: a custom effect always, a deferred one whose lease
 	// ran out while it ran (the conditional Complete tells whether a newer
-	// worker took it over).
+	// worker took it over), or whose lease ends near the end of its
+	// message's retention (late).
 	if err := e.complete(fctx, l); err != nil {
 		return err
 	}
@@ -302,7 +303,40 @@ func (e *Event) begin(ctx context.Context) error {
 		return nil
 	}
 	e.event = &l
-	return e.interrupted(ctx, l, ledger.EventEffect)
+	// The event's claim is completed by the message's deletion whatever the
+	// handler (the forward under it, or none), unless seal records it.
+	return e.interrupted(ctx, l, ledger.EventEffect, true)
+}
+
+// late reports whether a claim of this message whose lease ends at end
+// could be taken over by the message's own redelivery past its expiring
+// point, where interrupted dead-letters it: a success under such a claim is
+// recorded at once (Event.once, seal), not left to the message's deletion.
+// A deletion can be lost, and the redelivery would then find the claim
+// unfinished, as if its run had been interrupted, and dead-letter a done
+// event. A claim whose lease ends before that point is taken over like any
+// lost deletion's, its effect run again with the same key.
+func (e *Event) late(end time.Time) bool {
+	return !e.expiring.IsZero() && end.After(e.expiring)
+}
+
+// seal records the event's claim completed when the handler succeeded
+// without running the forward under it (a custom handler, or no destination
+// selected the event) and its lease ends late: the deletion would complete
+// it, and a lost deletion must not leave it looking interrupted. When the
+// write fails for good, complete gives the claim up (FAILED) and the message
+// is still reported done (the error is logged): its effects are recorded
+// (late claims too), so a later copy runs the handler again and skips them.
+func (e *Event) seal(ctx context.Context) error {
+	if e.event == nil || !e.late(e.event.Expires) {
+		return nil
+	}
+	l := *e.event
+	e.event = nil
+	if err := e.complete(ctx, l); err != nil && !lost(err) {
+		return fmt.Errorf("record the event's claim completed near the end of its retention: %w", err)
+	}
+	return nil
 }
 
 // release gives the event's claim up when no effect ran under it and the
@@ -332,8 +366,9 @@ func (e *Event) touch(k ledger.Key) {
 // ended), so that an effect that hangs on every attempt ends in the DLQ with
 // that reason after MaxAttempts instead of looping until SQS moves it
 // without one. At MaxAttempts it gives the claim up and returns a permanent
-// error wrapping ErrTimedOut.
-func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) error {
+// error wrapping ErrTimedOut. deferred says whether the effect's success
+// is left to the message's deletion (see late).
+func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string, deferred bool) error {
 	if l.Taken == nil || !e.fence.SameMessage(l.Taken.Fence) {
 		return nil
 	}
@@ -341,10 +376,14 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, ledger.TokenReceive(l.Taken.Fence))
 	var cause error
 	switch {
-	case !e.expiring.IsZero() && !e.now().Before(e.expiring):
+	case !e.expiring.IsZero() && !e.now().Before(e.expiring) && (!deferred || e.late(l.Taken.LeaseExpires)):
 		// Every invocation that runs it may end before the worker decides
 		// (the effect hangs past it), so the retention's end is checked
-		// here, or SQS would delete the message without a trace.
+		// here, or SQS would delete the message without a trace. A deferred
+		// effect's claim counts only when its success would have been
+		// recorded (late): else the message may have succeeded and lost its
+		// deletion, and runs it again as any lost deletion does; its new
+		// claim is late, so an effect that hangs again ends here next time.
 		cause = fmt.Errorf("%w: effect %s was interrupted again (it ran past its budget, or its invocation ended) at the end of the message's queue retention", ErrExpiring, name)
 	case e.maxAttempts <= 0:
 		return nil

@@ -500,27 +500,35 @@ func TestInterruptedRunIsARepeatAndAnAttempt(t *testing.T) {
 // decides anything, and SQS would then delete it without a trace (make
 // simulate rapid seed 37311842: attempts not countable, the target timing
 // every invocation out).
+//
+// The forward's claim, whose success the deletion records, counts as
+// interrupted only when its lease ended inside the margin, where a success
+// is recorded at once (TestLostDeletionNearRetentionEndIsNotDeadLettered).
 func TestInterruptedNearRetentionEndIsDeadLettered(t *testing.T) {
-	f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 5 })
-	e := env("interrupted-late", "A")
-	ran := 0
-	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
-	})
-	k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
-	if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), k, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	f.clock.Advance(2 * time.Second)
-	r := rec(t, e, 2)
-	sent := f.clock.Now().Add(-worker.DefaultQueueRetention + worker.DefaultExpiryMargin/2)
-	r.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
-	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
-	if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || ran != 0 {
-		t.Fatalf("failures %v, dead letters %d, runs %d; want it dead-lettered, not run again", failed(resp), len(f.sqs.sent), ran)
-	}
-	if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, "interrupted again") {
-		t.Errorf("reason = %q, want the retention's end and the interruption named", reason)
+	for _, forward := range []bool{false, true} {
+		f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 5 })
+		e := env(fmt.Sprintf("interrupted-late-%v", forward), "A")
+		effect, runs := oneEffect(f, forward)
+		if forward {
+			effect = ledger.EventEffect
+		}
+		k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}
+		fence := fenceOf(t, e, 1)
+		fence.Immediate = !forward
+		if _, err := f.ledger.Claim(context.Background(), fence, k, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(2 * time.Second)
+		r := rec(t, e, 2)
+		sent := f.clock.Now().Add(-worker.DefaultQueueRetention + worker.DefaultExpiryMargin/2)
+		r.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
+		resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || len(runs()) != 0 {
+			t.Fatalf("%s: failures %v, dead letters %d, runs %d; want it dead-lettered, not run again", effect, failed(resp), len(f.sqs.sent), len(runs()))
+		}
+		if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, "interrupted again") {
+			t.Errorf("%s: reason = %q, want the retention's end and the interruption named", effect, reason)
+		}
 	}
 }
 

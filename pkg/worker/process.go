@@ -114,6 +114,12 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		err = h.run(hctx, handle, ev)
 	}
 	cancel()
+	var sealErr error
+	if err == nil {
+		fctx, fcancel := h.finish(ctx)
+		sealErr = ev.seal(fctx)
+		fcancel()
+	}
 	if err != nil && !lost(err) {
 		// The message will not be reported done, so its deletion will not
 		// record the effects that ran: record them, so that its retry or
@@ -140,7 +146,11 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
 		r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
-	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	r = h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	if sealErr != nil {
+		r.err = errors.Join(r.err, sealErr)
+	}
+	return r
 }
 
 // incarnation returns the label of rec's queue incarnation: its
