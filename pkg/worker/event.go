@@ -113,11 +113,13 @@ type Event struct {
 	filtered bool
 	// expiring is when the message nears the end of its queue retention
 	// (its end less Config.ExpiryMargin; zero: unknown): an effect
-	// interrupted again past it ends the message with ErrExpiring.
-	expiring  time.Time
-	ran       int
-	skipped   int
-	effectDur time.Duration
+	// interrupted again past it ends the message with ErrExpiring. A claim
+	// whose lease ends past recordFrom, a margin earlier, records its
+	// success itself (late).
+	expiring, recordFrom time.Time
+	ran                  int
+	skipped              int
+	effectDur            time.Duration
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -309,15 +311,17 @@ func (e *Event) begin(ctx context.Context) error {
 }
 
 // late reports whether a claim of this message whose lease ends at end
-// could be taken over by the message's own redelivery past its expiring
-// point, where interrupted dead-letters it: a success under such a claim is
-// recorded at once (Event.once, seal), not left to the message's deletion.
-// A deletion can be lost, and the redelivery would then find the claim
-// unfinished, as if its run had been interrupted, and dead-letter a done
-// event. A claim whose lease ends before that point is taken over like any
-// lost deletion's, its effect run again with the same key.
+// ends past recordFrom: a success under it is recorded at once (Event.once,
+// seal), not left to the message's deletion, since the message's own
+// redelivery may take it over past its expiring point, where interrupted
+// dead-letters it. A deletion can be lost, and the redelivery would then
+// find the claim unfinished, as if its run had been interrupted, and
+// dead-letter a done event. recordFrom lies a whole margin before that
+// point, so a redelivery meets an unrecorded claim there only after a gap
+// of a margin (a worker outage); it then runs the effect again with the same
+// key, as any lost deletion does.
 func (e *Event) late(end time.Time) bool {
-	return !e.expiring.IsZero() && end.After(e.expiring)
+	return !e.recordFrom.IsZero() && end.After(e.recordFrom)
 }
 
 // seal records the event's claim completed when the handler succeeded
@@ -383,7 +387,9 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string, de
 		// effect's claim counts only when its success would have been
 		// recorded (late): else the message may have succeeded and lost its
 		// deletion, and runs it again as any lost deletion does; its new
-		// claim is late, so an effect that hangs again ends here next time.
+		// claim is late, so an effect that hangs again ends here next time
+		// (and one that crashes then dead-letters a message that may have
+		// been done: docs/ledger.md).
 		cause = fmt.Errorf("%w: effect %s was interrupted again (it ran past its budget, or its invocation ended) at the end of the message's queue retention", ErrExpiring, name)
 	case e.maxAttempts <= 0:
 		return nil

@@ -265,8 +265,9 @@ func (s *slowCount) FailedAttempt(ctx context.Context, messageID string, receive
 // the done event with "effect forward was interrupted again" (a replay of
 // that dead letter posting the forward again). Near the end the message
 // records its success itself, whatever its handler, so the redelivery finds
-// the event done and is deleted; a message processed before that point and
-// redelivered past it runs its forward again under the same key, as any
+// the event done and is deleted. It does so within twice the margin of that
+// end, so a message processed before and redelivered inside the margin —
+// after a worker outage — runs its forward again under the same key, as any
 // lost deletion does, and is done.
 func TestLostDeletionNearRetentionEndIsNotDeadLettered(t *testing.T) {
 	ctx := context.Background()
@@ -334,16 +335,18 @@ func TestLostDeletionNearRetentionEndIsNotDeadLettered(t *testing.T) {
 		})
 	}
 
-	t.Run("processed before the margin, redelivered inside it", func(t *testing.T) {
+	t.Run("processed before twice the margin, redelivered inside it", func(t *testing.T) {
 		onLedgers(t, nil, func(t *testing.T, f *fixture, _ records) {
 			_, keys := oneEffect(f, true)
 			e := env("late-edge", "L")
-			// Two hours before the 48 h margin begins: its lease ends before it.
-			sent := f.clock.Now().Add(-(12*24*time.Hour - 2*time.Hour))
+			// Sent 9 days ago: its success is left to its deletion (5 days
+			// of retention left, more than twice the 48 h margin).
+			sent := f.clock.Now().Add(-9 * 24 * time.Hour)
 			if resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 1), sent)}}); len(resp.BatchItemFailures) != 0 {
 				t.Fatalf("first receive: failures %v", failed(resp))
 			}
-			f.clock.Advance(3 * time.Hour) // its deletion lost, back inside the margin
+			// Its deletion lost, back inside the margin after a worker outage.
+			f.clock.Advance(84 * time.Hour)
 			resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 2), sent)}})
 			if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 {
 				t.Fatalf("the redelivery: failures %v, %d dead letters (%v); want it done, never dead-lettered", failed(resp), len(f.sqs.sent), deadReasons(f))

@@ -95,7 +95,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		maxAttempts: h.cfg.MaxAttempts, pace: b.pace,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
-		ev.expiring = end.Add(-h.cfg.ExpiryMargin)
+		ev.expiring, ev.recordFrom = end.Add(-h.cfg.ExpiryMargin), end.Add(-2*h.cfg.ExpiryMargin)
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).

@@ -237,6 +237,14 @@ type world struct {
 	// learned holds, per message, the receive in which the worker was
 	// answered a count of maxAttempts or more (noteLimit's rule).
 	learned map[string]int
+	// answeredDone holds the messages the worker answered processed within
+	// twice the expiry margin of their retention's end, whose deletion was
+	// lost: their event is done, and their redelivery must never take its
+	// own claims for interrupted runs (the worker records their success
+	// itself; one answered earlier and redelivered only inside the last
+	// margin, after an outage, runs its forward again, and may be if that
+	// run is interrupted: docs/ledger.md).
+	answeredDone map[string]bool
 }
 
 func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
@@ -244,7 +252,7 @@ func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
 	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}}
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, answeredDone: map[string]bool{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
@@ -604,6 +612,14 @@ func (w *world) deadLettered(m *simMsg) {
 	if e := m.event; e.done != "" {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
+	// A done message that comes back is not an interrupted one. (It may be
+	// dead-lettered for a failure of its own receive near the end of its
+	// retention — a lost answer, a body it cannot read, its handler's error —
+	// as any message failing there: the worker cannot read its event's
+	// record through them.)
+	if src != nil && w.answeredDone[src.id] && strings.Contains(reason, "interrupted") {
+		w.violate("%s is done (the worker answered its message %s processed; the deletion was lost) and dead-lettered as %s, as interrupted: %s", m.event.id, src.id, m.id, reason)
+	}
 	if src != nil && src.from != byIngest && !src.claimed && m.event.dead {
 		m.event.buriedReplay = src
 	}
@@ -794,6 +810,12 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 		if fault == "lostdelete" {
 			w.logf("    the mapping's deletion is lost")
+			for _, m := range msgs {
+				recordFrom := m.sent.Add(w.src.retention - 2*w.hz.margin)
+				if !failed[m.id] && w.outcomes[m.id] == "processed" && !w.now.Before(recordFrom) {
+					w.answeredDone[m.id] = true
+				}
+			}
 			continue
 		}
 		for _, m := range msgs {
@@ -1588,6 +1610,14 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode["cus_A/forward"] = "permanent"
 			w.advance(time.Hour)
 			w.redrive("none", -1, false, func(string) { w.invoke("none", -1) })
+		}},
+		// Issue 45's item 1: the redelivery took its own unfinished forward
+		// for an interrupted run and dead-lettered the done event.
+		{"a done message whose deletion was lost near its retention's end is not dead-lettered when it comes back", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.outage(13 * day)         // up to its retention's end less the margin
+			w.invoke("lostdelete", -1) // processed, answered done, not deleted
+			w.advance(time.Hour)       // back after its visibility timeout
 		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
