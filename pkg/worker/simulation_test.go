@@ -780,14 +780,22 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	}
 	var deletedAt time.Time
 	var lost []*simMsg
+	recreated := false
 	if fault == "deleted" {
 		// The operator deletes the queue under the running invocation,
-		// which reads its attributes crashAfter seconds later.
+		// which reads its attributes crashAfter seconds later: from 61 s
+		// on, after the queue was created again (a delayed invocation, or
+		// one that reads the queue again mid-way), so the read answers
+		// with the new queue's CreatedTimestamp.
 		deletedAt = w.now
 		w.logf("    operator deletes the source queue under it (%d messages lost); the instance reads it %ds later", len(w.src.msgs), crashAfter)
 		lost = w.dropSource()
 		w.srcGone, w.staleUntil = true, w.now.Add(time.Minute)
 		w.now = w.now.Add(time.Duration(crashAfter) * time.Second)
+		if crashAfter >= 61 {
+			w.srcGone, recreated = false, true
+			w.createSource(deletedAt)
+		}
 	}
 	for r := 0; r < runs; r++ {
 		w.sess = &session{crashAfter: -1}
@@ -850,7 +858,9 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	if fault == "deleted" {
 		w.srcGone = false
 		w.forgetPlaces(lost)
-		w.createSource(deletedAt)
+		if !recreated {
+			w.createSource(deletedAt)
+		}
 	}
 	return true
 }
@@ -1516,8 +1526,9 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 				}
 				// Between invocations, or under one that reads the
 				// deleted queue's attributes up to a minute later and
-				// caches them while the new queue's messages arrive.
-				if rapid.Bool().Draw(rt, "under an invocation") && w.invoke("deleted", rapid.IntRange(0, 59).Draw(rt, "read after (s)")) {
+				// caches them while the new queue's messages arrive, or
+				// only after the queue was created again.
+				if rapid.Bool().Draw(rt, "under an invocation") && w.invoke("deleted", rapid.IntRange(0, 179).Draw(rt, "read after (s)")) {
 					return
 				}
 				w.recreate()
@@ -1610,6 +1621,23 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode["cus_A/forward"] = "permanent"
 			w.advance(time.Hour)
 			w.redrive("none", -1, false, func(string) { w.invoke("none", -1) })
+		}},
+		// Issue 45's item 3: a message of a deleted queue, handled after the
+		// queue was created again, was labelled with the new incarnation,
+		// and its failed claim (its old queue's higher SequenceNumber)
+		// fenced the event's copy in the new queue: superseded, lost.
+		{"a message of a deleted queue handled after its re-creation does not fence its event's copy in the new queue", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_B"), "")
+			w.deliver(e("cus_C"), "")
+			w.advance(time.Hour) // the old queue numbers on past the new one's first
+			a := e("cus_A")
+			w.deliver(a, "after") // queued; the ingest's completion lost: the provider retries
+			w.mode["cus_A/forward"] = "transient"
+			w.invoke("deleted", 90) // handled after the queue was created again; the forward fails
+			w.mode["cus_A/forward"] = ""
+			w.advance(time.Minute)
+			w.deliver(a, "") // the provider's retry, queued in the new queue
+			w.advance(time.Hour)
 		}},
 		// Issue 45's item 1: the redelivery took its own unfinished forward
 		// for an interrupted run and dead-lettered the done event.
