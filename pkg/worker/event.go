@@ -115,8 +115,10 @@ type Event struct {
 	// (its end less Config.ExpiryMargin; zero: unknown): an effect
 	// interrupted again past it ends the message with ErrExpiring. A claim
 	// whose lease ends past recordFrom, a margin earlier, records its
-	// success itself (late).
+	// success itself (late); unrecorded is why such a write failed (the
+	// deletion records it then).
 	expiring, recordFrom time.Time
+	unrecorded           error
 	ran                  int
 	skipped              int
 	effectDur            time.Duration
@@ -228,17 +230,27 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		}
 		return fmt.Errorf("effect %s: %w", name, ferr)
 	}
-	if deferred && e.now().Before(l.Expires) && !e.late(l.Expires) {
+	if deferred && e.now().Before(l.Expires) {
 		// Nobody can have taken the effect over: leave the completion to
-		// the message's deletion.
+		// the message's deletion, unless the claim is late: record it now,
+		// and leave it to the deletion only when that write fails.
+		if e.late(l.Expires) {
+			err := e.record(fctx, l)
+			if err == nil || lost(err) {
+				if err == nil {
+					e.ran++
+				}
+				return err
+			}
+			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", name, err))
+		}
 		e.held = append(e.held, l)
 		e.ran++
 		return nil
 	}
 	// Complete it now: a custom effect always, a deferred one whose lease
 	// ran out while it ran (the conditional Complete tells whether a newer
-	// worker took it over), or whose lease ends near the end of its
-	// message's retention (late).
+	// worker took it over).
 	if err := e.complete(fctx, l); err != nil {
 		return err
 	}
@@ -327,18 +339,19 @@ func (e *Event) late(end time.Time) bool {
 // seal records the event's claim completed when the handler succeeded
 // without running the forward under it (a custom handler, or no destination
 // selected the event) and its lease ends late: the deletion would complete
-// it, and a lost deletion must not leave it looking interrupted. When the
-// write fails for good, complete gives the claim up (FAILED) and the message
-// is still reported done (the error is logged): its effects are recorded
-// (late claims too), so a later copy runs the handler again and skips them.
+// it, and a lost deletion must not leave it looking interrupted. It returns
+// why a late success of this message could not be recorded (the message is
+// still done: its deletion records it, as any message's).
 func (e *Event) seal(ctx context.Context) error {
-	if e.event == nil || !e.late(e.event.Expires) {
-		return nil
+	if e.event != nil && e.late(e.event.Expires) {
+		if err := e.record(ctx, *e.event); err == nil || lost(err) {
+			e.event = nil
+		} else {
+			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", ledger.EventEffect, err))
+		}
 	}
-	l := *e.event
-	e.event = nil
-	if err := e.complete(ctx, l); err != nil && !lost(err) {
-		return fmt.Errorf("record the event's claim completed near the end of its retention: %w", err)
+	if e.unrecorded != nil {
+		return fmt.Errorf("near the end of its retention, left to the deletion: %w", e.unrecorded)
 	}
 	return nil
 }
@@ -411,24 +424,14 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string, de
 	return Permanent(cause)
 }
 
-// complete records l's effect completed. The effect ran, so the write is
-// retried (a repeat of a Complete that landed succeeds) until ctx, the
-// clean-up budget, ends; each try gets half of what is left, so a request
-// that hangs (a connection that never answers) leaves time for another.
+// complete records l's effect completed (record), and gives the claim up
+// when that fails.
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
-	var err error
-	for wait := completeRetryBase; ; wait *= 2 {
-		actx, cancel := deadline.HalfLeft(ctx)
-		err = e.ledger.Complete(actx, l)
-		cancel()
-		if err == nil || lost(err) {
-			// Lost: a newer worker took the effect over; nothing of ours to
-			// give up.
-			return err
-		}
-		if !pause(ctx, wait) {
-			break
-		}
+	err := e.record(ctx, l)
+	if err == nil || lost(err) {
+		// Lost: a newer worker took the effect over; nothing of ours to
+		// give up.
+		return err
 	}
 	// The effect ran but its completion is not recorded. Give the lease up
 	// so the next attempt need not wait for it to run out; that attempt runs
@@ -441,6 +444,22 @@ func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 		return errors.Join(err, ferr)
 	}
 	return err
+}
+
+// record writes l's completion. The effect ran, so the write is retried (a
+// repeat of a Complete that landed succeeds) until ctx, the clean-up
+// budget, ends; each try gets half of what is left, so a request that hangs
+// (a connection that never answers) leaves time for another. It returns the
+// last error: a lost one at once.
+func (e *Event) record(ctx context.Context, l ledger.Lease) error {
+	for wait := completeRetryBase; ; wait *= 2 {
+		actx, cancel := deadline.HalfLeft(ctx)
+		err := e.ledger.Complete(actx, l)
+		cancel()
+		if err == nil || lost(err) || !pause(ctx, wait) {
+			return err
+		}
+	}
 }
 
 // pause waits d, and reports false if ctx ended first.

@@ -335,6 +335,19 @@ func TestLostDeletionNearRetentionEndIsNotDeadLettered(t *testing.T) {
 		})
 	}
 
+	t.Run("its completion write failing, the deletion records it", func(t *testing.T) {
+		f := newFixture(t, nil)
+		store := &lostCompletion{Memory: f.ledger, failing: true}
+		h := worker.New(worker.Config{Ledger: store, Handlers: f.reg, DLQ: f.sqs, Visibility: f.sqs, Now: f.clock.Now,
+			FinishTimeout: 100 * time.Millisecond, SafetyMargin: time.Second})
+		_, keys := oneEffect(f, true)
+		e := env("late-unrecorded", "L")
+		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 1), f.clock.Now().Add(-13*24*time.Hour))}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 || len(keys()) != 1 {
+			t.Errorf("failures %v, %d dead letters, %d forwards; want it done (the ledger's throttling is no failure of the event)", failed(resp), len(f.sqs.sent), len(keys()))
+		}
+	})
+
 	t.Run("processed before twice the margin, redelivered inside it", func(t *testing.T) {
 		onLedgers(t, nil, func(t *testing.T, f *fixture, _ records) {
 			_, keys := oneEffect(f, true)

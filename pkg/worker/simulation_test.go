@@ -819,8 +819,11 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		if fault == "lostdelete" {
 			w.logf("    the mapping's deletion is lost")
 			for _, m := range msgs {
+				// Unless the ledger refused to record its success too
+				// (throttled): the deletion was to record it.
 				recordFrom := m.sent.Add(w.src.retention - 2*w.hz.margin)
-				if !failed[m.id] && w.outcomes[m.id] == "processed" && !w.now.Before(recordFrom) {
+				unrecorded := strings.Contains(w.errs[m.id], "left to the deletion")
+				if !failed[m.id] && w.outcomes[m.id] == "processed" && !w.now.Before(recordFrom) && !unrecorded {
 					w.answeredDone[m.id] = true
 				}
 			}
@@ -1065,8 +1068,10 @@ func (w *world) noteExpired() {
 // scripts/replay (the real redrive, world.redrive), AWS's move task (every
 // dead letter, attributes kept, new message ids), or a hand re-send of
 // every dead letter's body alone, with the pointer's size, or with the
-// event's attributes (the size, when a pointer, and its identity).
-func (w *world) replay(tool provenance) {
+// event's attributes (the size, when a pointer, and its identity). copies
+// is how many times each dead letter is sent (a hand re-send made twice:
+// two messages of one body, neither marked).
+func (w *world) replay(tool provenance, copies int) {
 	if tool == byReplay {
 		w.redrive("none", -1, true, nil)
 		return
@@ -1076,7 +1081,7 @@ func (w *world) replay(tool provenance) {
 	if len(dlq.msgs) == 0 {
 		return
 	}
-	w.logf("operator replays %d dead letters with %s", len(dlq.msgs), tool)
+	w.logf("operator replays %d dead letters with %s, %d times each", len(dlq.msgs), tool, copies)
 	for _, m := range slices.Clone(dlq.msgs) {
 		attrs := map[string]string{}
 		switch tool {
@@ -1091,7 +1096,9 @@ func (w *world) replay(tool provenance) {
 		if g := m.attrs[worker.AttrGroupID]; g != "" {
 			group = g
 		}
-		w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: m.id + "-" + string(tool), attrs: attrs, event: m.event, from: tool}, m.id)
+		for c := range copies {
+			w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: fmt.Sprintf("%s-%s-%d", m.id, tool, c), attrs: maps.Clone(attrs), event: m.event, from: tool}, m.id)
+		}
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
 		dlq.remove(m)
@@ -1494,7 +1501,11 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			"replay": func(rt *rapid.T) {
 				tool := rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool")
 				if tool != byReplay {
-					w.replay(tool)
+					copies := 1
+					if tool != byMove {
+						copies = rapid.IntRange(1, 2).Draw(rt, "hand re-sends of each")
+					}
+					w.replay(tool, copies)
 					return
 				}
 				f := rapid.SampledFrom([]string{"none", "none", "crash", "lose"}).Draw(rt, "redrive fault")
@@ -1593,7 +1604,7 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
 			w.recreate()               // the stray copy is lost with the queue
 			w.mode["cus_A/forward"] = ""
-			w.replay(byReplay)        // evt_A_0 is sent again, first
+			w.replay(byReplay, 1)     // evt_A_0 is sent again, first
 			w.deliver(e("cus_A"), "") // then evt_A_1
 			w.deliver(a0, "")         // and the provider's retry of evt_A_0
 			w.advance(time.Hour)
@@ -1607,10 +1618,10 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("crash", 6)       // dead-lettered, and again when it comes back
 			w.advance(7 * time.Minute) // (its first dead letter's mark was lost)
 			w.mode["cus_A/forward"] = "transient"
-			w.replay(byMove) // two copies of evt_A_0
+			w.replay(byMove, 1) // two copies of evt_A_0
 			w.deliver(e("cus_A"), "")
 			w.advance(13 * time.Second) // the first copy is dead-lettered; the second waits
-			w.replay(byReplay)          // a third copy, behind evt_A_1
+			w.replay(byReplay, 1)       // a third copy, behind evt_A_1
 			w.mode["cus_A/forward"] = ""
 			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
@@ -1652,7 +1663,7 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode["cus_A/forward"] = "transient"
 			w.advance(13 * day)
 			for range 3 {
-				w.replay(byReplay)
+				w.replay(byReplay, 1)
 				w.advance(13 * day)
 			}
 		}},
