@@ -235,14 +235,15 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		// the message's deletion, unless the claim is late: record it now,
 		// and leave it to the deletion only when that write fails.
 		if e.late(l.Expires) {
-			err := e.record(fctx, l)
-			if err == nil || lost(err) {
-				if err == nil {
-					e.ran++
-				}
+			switch err := e.record(fctx, l); {
+			case err == nil:
+				e.ran++
+				return nil
+			case lost(err):
 				return err
+			default:
+				e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", name, err))
 			}
-			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", name, err))
 		}
 		e.held = append(e.held, l)
 		e.ran++
