@@ -122,7 +122,9 @@ type Fence struct {
 	// creation time): SequenceNumbers compare only within one queue, and a
 	// queue deleted and created again under the same name may number from
 	// the start, so tokens of another incarnation never fence (see series).
-	// Empty means unknown: tokens then compare across incarnations.
+	// Empty means unknown: tokens then compare across incarnations. The
+	// worker labels a message sent before the queue it reads was created
+	// "<" and that creation time: an earlier incarnation, deleted since.
 	Queue string
 	// Origin identifies the enqueued copy of the event the message carries
 	// (the envelope's receivedAt: each ingest send has its own, and a

@@ -95,7 +95,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
-		ev.expiring = end.Add(-h.cfg.ExpiryMargin)
+		ev.expiring, ev.recordFrom = end.Add(-h.cfg.ExpiryMargin), end.Add(-2*h.cfg.ExpiryMargin)
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
@@ -114,6 +114,12 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		err = h.run(hctx, handle, ev)
 	}
 	cancel()
+	var sealErr error
+	if err == nil {
+		fctx, fcancel := h.finish(ctx)
+		sealErr = ev.seal(fctx)
+		fcancel()
+	}
 	if err != nil && !lost(err) {
 		// The message will not be reported done, so its deletion will not
 		// record the effects that ran: record them, so that its retry or
@@ -140,16 +146,28 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
 		r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
-	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	r = h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	if sealErr != nil {
+		r.err = errors.Join(r.err, sealErr)
+	}
+	return r
 }
 
-// incarnation returns the CreatedTimestamp of rec's queue, or "" without
-// Config.Queues. A value read before is used only for a message sent no
-// later than the newest message of the batch it was read in (newest: this
-// batch's, see tracker.newest): that message was received, so sent, before
-// the read, and so was this one. A message sent after it may belong to a
-// queue created since: its value is read again, at most once per batch
-// (one GetQueueAttributes per invocation and queue).
+// incarnation returns the label of rec's queue incarnation: its
+// CreatedTimestamp, or "" without Config.Queues. A value read before is used
+// only for a message sent no later than the newest message of the batch it
+// was read in (newest: this batch's, see tracker.newest): that message was
+// received, so sent, before the read, and so was this one. A message sent
+// after it may belong to a queue created since: its value is read again, at
+// most once per batch (one GetQueueAttributes per invocation and queue).
+//
+// A label is never later than the message's own send time allows: a
+// message sent before the queue read was created belongs to an earlier
+// incarnation, deleted since (received before `tenant.sh remove --force`,
+// handled after a queue of the same name exists again: a delayed
+// invocation, or a value read again mid-invocation). It is labelled "<" and
+// that creation time (see before), so its records neither fence nor
+// complete the new queue's copies of its event.
 //
 // Why not a time-to-live: SQS makes whoever deletes a queue wait 60 seconds
 // before creating one of the same name, but for up to 60 seconds after the
@@ -172,7 +190,7 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 		if !found || !ok || sent.After(v.(incarnation).covers) {
 			return "", false
 		}
-		return v.(incarnation).created, true
+		return before(v.(incarnation).created, sent, ok), true
 	}
 	if created, hit := cached(); hit {
 		return created, nil
@@ -195,7 +213,22 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
 	}
 	h.created.Store(url, incarnation{created: created, covers: newest})
-	return created, nil
+	return before(created, sent, ok), nil
+}
+
+// before labels a message sent at sent (known: ok) with created, its
+// queue's CreatedTimestamp (epoch seconds) as read, unless the message was
+// sent before then: it then belongs to an earlier incarnation, deleted
+// since, labelled "<"+created. SQS lets a deleted queue's name be created
+// again only 60 s after the deletion, so no message of the old queue was
+// sent in the new one's first second, and the seconds' truncation never
+// mislabels one.
+func before(created string, sent time.Time, ok bool) string {
+	s, err := strconv.ParseInt(created, 10, 64)
+	if err != nil || !ok || !sent.Before(time.Unix(s, 0)) {
+		return created
+	}
+	return "<" + created
 }
 
 // incarnation is a cached CreatedTimestamp and the newest SentTimestamp of
