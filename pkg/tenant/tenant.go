@@ -24,6 +24,9 @@ type Inbound struct {
 	// Providers maps an enabled provider name to its secrets and settings.
 	// A provider absent from the map is not enabled for the tenant.
 	Providers map[string]webhook.Config `json:"providers"`
+	// Routes are the tenant's streams, read from its routes parameter
+	// (not part of the inbound one): SSM.Inbound fills them in.
+	Routes Routes `json:"-"`
 }
 
 // Provider returns the tenant's configuration for name and whether the
