@@ -109,17 +109,39 @@ func (f *facts) horizon(h time.Duration, name string) {
 
 // waitFor is how long a waiting message stays hidden: the wait asked for
 // or, without one, the backoff of its receives; after waitFreeReceives
-// receives, at least the backoff of the receives beyond them, so that a
-// destination asking for short waits for days spends a few dozen of the
-// queue's maxReceiveCount, not thousands.
+// receives, at least spacing, so that a destination asking for short waits
+// for days never uses up the receives the worker gives a message
+// (maxBatch × MaxAttempts, below the queue's maxReceiveCount) before its
+// horizon.
 func (f facts) waitFor(asked time.Duration) time.Duration {
 	if asked <= 0 {
 		asked = f.retry.Delay(max(f.receives, 1), 0)
 	}
 	if f.receives > waitFreeReceives {
-		asked = max(asked, f.retry.Delay(f.receives-waitFreeReceives, 0))
+		asked = max(asked, f.spacing())
+	}
+	if rem := asked % time.Second; rem != 0 {
+		asked += time.Second - rem
 	}
 	return min(asked, MaxDelay)
+}
+
+// spacing spreads the receives the message has left (maxBatch ×
+// MaxAttempts less those it had) evenly over the time it has left (to its
+// destination's horizon, or its retention's end less the margin): each
+// wait at least that long covers the rest within them, however often it
+// waits. Without either bound it is the backoff of the receives beyond
+// waitFreeReceives.
+func (f facts) spacing() time.Duration {
+	end := f.horizonEnd
+	if end.IsZero() && !f.retentionEnd.IsZero() {
+		end = f.retentionEnd.Add(-f.margin)
+	}
+	left := maxBatch*f.maxAttempts - f.receives
+	if end.IsZero() || f.maxAttempts <= 0 || left <= 0 {
+		return f.retry.Delay(f.receives-waitFreeReceives, 0)
+	}
+	return end.Sub(f.now) / time.Duration(left)
 }
 
 // pastHorizon reports whether at is past the destination's horizon.
@@ -276,6 +298,12 @@ func decide(f facts) fate {
 		return f.retryOrExpire(errors.Join(err, f.countErr))
 	case f.maxAttempts > 0 && f.attempt >= f.maxAttempts:
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf("gave up after %d attempts: %w", f.attempt, err)}
+	case f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
+		// Its waits (no attempts) and its attempts together were received
+		// as often as counted attempts alone could take: it ends here, with
+		// its reason, before SQS's maxReceiveCount moves it without one.
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
+			"gave up after %d receives, %d of them attempts (in the others it waited): %w", f.receives, f.attempt, err)}
 	default:
 		return f.retryOrExpire(err)
 	}
