@@ -224,3 +224,25 @@ func TestStreamHandlers(t *testing.T) {
 		t.Errorf("removed destination's error %q, want ErrNoDestination", reason)
 	}
 }
+
+// The one stream of a tenant with a single destination (on the
+// conversation's group, with its custom effects) costs what a targetUrl
+// does: one ledger record, its delivery's, which is the event's.
+func TestOneStreamOneRecord(t *testing.T) {
+	f := newFixture(t, nil)
+	p := &destPoster{now: f.clock.Now}
+	one := `{"destinations": [{"name": "only", "url": "https://only.example/hooks", "secrets": ["whsec_c2VjcmV0"]}]}`
+	f.reg.HandleForward(worker.Forward(fakeOutbound{out: outboundOf(t, one)}, p))
+	e := env("o1", "c1")
+	r := streamRec(t, e, queue.Stream{Destination: "only", Effects: true}, 1)
+	if r.Attributes["MessageGroupId"] != "c1" {
+		t.Fatalf("group %s, want the conversation's", r.Attributes["MessageGroupId"])
+	}
+	if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}}); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v\n%s", failed(resp), f.logs)
+	}
+	recs, err := f.ledger.Effects(context.Background(), "acme", e.Key)
+	if err != nil || len(recs) != 1 || recs[0].Key.Effect != worker.DestinationEffect("only") || !slices.Equal(p.to("only"), []string{"o1"}) {
+		t.Errorf("records %+v, %v, posts %v: want one record, forward:only, and one post", recs, err, p.posts)
+	}
+}
