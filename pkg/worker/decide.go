@@ -152,7 +152,11 @@ func (f facts) pastHorizon(at time.Time) bool {
 // beyondHorizon is the reason a message is dead-lettered at its
 // destination's horizon.
 func (f facts) beyondHorizon(waitingOn error) error {
-	return fmt.Errorf("%w: destination %s stops waiting at %s; queued %s ago; waiting on: %w", ErrHorizon, f.destination,
+	dest := "the targetUrl"
+	if f.destination != "" {
+		dest = "destination " + f.destination
+	}
+	return fmt.Errorf("%w: %s stops waiting at %s; queued %s ago; waiting on: %w", ErrHorizon, dest,
 		f.horizonEnd.UTC().Format(time.RFC3339), f.now.Sub(f.sent).Round(time.Minute), waitingOn)
 }
 

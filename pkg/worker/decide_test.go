@@ -113,6 +113,11 @@ func TestDecide(t *testing.T) {
 			f.horizonEnd, f.destination = now.Add(30*time.Minute), "crm"
 			return f
 		}(), vDeadLetter, outDeadLettered, 0, "destination crm stops waiting at"},
+		{"a targetUrl's wait past its horizon: dead-lettered with the reason", func() facts {
+			f := base(RetryAfter(ErrPaced, time.Hour))
+			f.horizonEnd = now.Add(30 * time.Minute)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "the targetUrl stops waiting at"},
 		{"a retry past its destination's horizon: dead-lettered with the reason", func() facts {
 			f := counted(base(transient), 2, nil)
 			f.horizonEnd, f.destination = now.Add(time.Second), "crm"

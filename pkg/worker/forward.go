@@ -90,7 +90,9 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 			return deliverStream(ctx, ev, client, out, name, body)
 		}
 		if out.TargetURL != "" {
-			return deliver(ctx, ev, client, out.Targets()[0], ForwardEffect, body)
+			target := out.Targets()[0]
+			ev.horizon, _ = target.RetryHorizon()
+			return deliver(ctx, ev, client, target, ForwardEffect, body)
 		}
 		if ev.eventDone {
 			// An earlier message's deletion completed the event: every
