@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
 )
 
@@ -122,9 +123,32 @@ type Event struct {
 	// deletion records it then).
 	expiring, recordFrom time.Time
 	unrecorded           error
-	ran                  int
-	skipped              int
-	effectDur            time.Duration
+	// stream is the message's duty (queue.AttrStream); horizon its
+	// destination's retry horizon, once Forward has read it.
+	stream    queue.Stream
+	horizon   time.Duration
+	ran       int
+	skipped   int
+	effectDur time.Duration
+}
+
+// eventRecord is the effect whose ledger record is the event's own for a
+// message of stream s: a destination's delivery for its stream, the
+// built-in forward's record (ledger.EventEffect) otherwise.
+func eventRecord(s queue.Stream) string {
+	if s.Destination != "" {
+		return DestinationEffect(s.Destination)
+	}
+	return ledger.EventEffect
+}
+
+// own is the effect of the event's own record for this message
+// (eventRecord of its stream).
+func (e *Event) own() string {
+	if e.fence.Event == "" {
+		return ledger.EventEffect
+	}
+	return e.fence.Event
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -186,10 +210,10 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	var l ledger.Lease
 	switch {
-	case name == ledger.EventEffect && e.eventDone:
+	case name == e.own() && e.eventDone:
 		e.skipped++
 		return nil
-	case name == ledger.EventEffect && e.event != nil:
+	case name == e.own() && e.event != nil:
 		// The event's record is this effect's: begin claimed it.
 		l, e.event = *e.event, nil
 	default:
@@ -311,7 +335,7 @@ func (e *Event) begin(ctx context.Context) error {
 	if e.fenceErr != nil {
 		return Permanent(e.fenceErr)
 	}
-	l, done, err := e.claim(ctx, e.fence, e.EffectKey(ledger.EventEffect))
+	l, done, err := e.claim(ctx, e.fence, e.EffectKey(e.own()))
 	switch {
 	case err != nil:
 		return err
@@ -323,7 +347,7 @@ func (e *Event) begin(ctx context.Context) error {
 	e.event = &l
 	// The event's claim is completed by the message's deletion whatever the
 	// handler (the forward under it, or none), unless seal records it.
-	return e.interrupted(ctx, l, ledger.EventEffect, true)
+	return e.interrupted(ctx, l, e.own(), true)
 }
 
 // late reports whether a claim of this message whose lease ends at end
@@ -351,7 +375,7 @@ func (e *Event) seal(ctx context.Context) error {
 		if err := e.record(ctx, *e.event); err == nil || lost(err) {
 			e.event = nil
 		} else {
-			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", ledger.EventEffect, err))
+			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", e.own(), err))
 		}
 	}
 	if e.unrecorded != nil {
