@@ -161,13 +161,13 @@ inspect:
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
 	  $(if $(EVENT),"$(EVENT)",-summary)
 
-## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>])
+## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>] [DESTINATION=<name>])
 .PHONY: replay
 replay:
-	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)"; exit 2; }
+	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>] [DESTINATION=<name>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)"; exit 2; }
 	@$(GO) run ./scripts/replay -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  $(if $(CONVERSATION),-conversation "$(CONVERSATION)") $(if $(TYPE),-type "$(TYPE)") $(if $(EVENT),-event "$(EVENT)") \
-	  $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
+	  $(if $(DESTINATION),-destination "$(DESTINATION)") $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
 
 ## invoke: Docker-free `sam local invoke` (FUNCTION=IngestFunction EVENT=events/…), against `make run`
 invoke:

@@ -30,6 +30,7 @@ func (c *clock) Now() time.Time {
 
 type fakeMsg struct {
 	id, group, body, key string
+	stream               string // hookpack.stream; "": none
 	sent                 time.Time
 	inFlight, deleted    bool
 	handle               string
@@ -103,6 +104,9 @@ func (q *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 		attrs := map[string]types.MessageAttributeValue{
 			worker.AttrGroupID: {DataType: aws.String("String"), StringValue: aws.String(m.group)},
 			worker.AttrReason:  {DataType: aws.String("String"), StringValue: aws.String("target rejected the event")},
+		}
+		if m.stream != "" {
+			attrs[queue.AttrStream] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.stream)}
 		}
 		if m.key != "" {
 			attrs[worker.AttrEventKey] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.key)}

@@ -9,6 +9,15 @@
 //	go run ./scripts/replay -local -tenant demo -event 4f2c1a60-0001 -dry-run redrive
 //	go run ./scripts/replay -stack hookpack -tenant acme -conversation cus_42 redrive   # a deployed core stack
 //	go run ./scripts/replay -queue-url https://sqs…/hookpack_acme.fifo -type invoice.paid redrive
+//	go run ./scripts/replay -local -tenant demo -destination billing redrive   # billing's stream only
+//
+// -destination selects the dead letters of one destination's stream (their
+// hookpack.stream attribute names it), checked against the tenant's routes
+// parameter (<prefix>/tenants/<tenant>/routes: the stack's, or "/<stack>"
+// with -queue-url); a dead letter that names no destination (the custom
+// effects', or one without the attribute: a targetUrl tenant's, or queued
+// before its tenant had streams) is never in it. DESTINATION in the listing
+// names each one's stream.
 //
 // The tenant's queue comes from -queue-url; or from -queue-url-template
 // (default $QUEUE_URL_TEMPLATE, "…/<stack>_{tenant}.fifo") and -tenant; or,
@@ -19,8 +28,8 @@
 // come from the usual AWS environment.
 //
 // Exit status: 0 done, 1 an AWS call failed (what moved stays moved), 2 bad
-// usage: a missing or malformed argument, an unknown tenant, a stack that is
-// not a core stack.
+// usage: a missing or malformed argument, an unknown tenant or destination,
+// a stack that is not a core stack.
 package main
 
 import (
@@ -41,12 +50,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -66,6 +77,8 @@ type target struct {
 	cfg           aws.Config
 	source, dlq   string
 	payloadBucket string
+	// params is the stack's tenant parameter prefix (tenant.NewSSM's).
+	params string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -80,12 +93,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
 	conversation := fs.String("conversation", "", "only this conversation (or message group)")
 	eventType := fs.String("type", "", "only this event type")
+	destination := fs.String("destination", "", "only the dead letters of this destination's stream (never those that name no destination)")
 	event := fs.String("event", "", "only this event: the sender's id, the ingest's eventId or the key tenant#provider#id (as make inspect takes)")
 	bucket := fs.String("payload-bucket", os.Getenv("PAYLOAD_BUCKET"), "the payload bucket (default: the stack's PayloadBucketName): reads events over 1 MiB to show their type and conversation")
 	dryRun := fs.Bool("dry-run", false, "redrive: show what would move, move nothing")
 	asJSON := fs.Bool("json", false, "print one JSON object per message")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay [-local | -stack NAME | -queue-url URL] -tenant ID [-conversation C] [-type T] [-event ID] [-dry-run] list|redrive")
+		fmt.Fprintln(stderr, "usage: replay [-local | -stack NAME | -queue-url URL] -tenant ID [-conversation C] [-type T] [-event ID] [-destination NAME] [-dry-run] list|redrive")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +116,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usage("one command is required, after the flags: list or redrive")
 	case *queueURL == "" && *tenantID == "":
 		return usage("-tenant is required (or -queue-url)")
+	case *destination != "" && *tenantID == "":
+		return usage("-destination needs -tenant: the name is checked against the tenant's destinations")
 	case *local && *queueURL != "":
 		return usage("-local finds the queue from -tenant; -queue-url is for a queue of your own")
 	}
@@ -115,9 +131,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = exists(ctx, sqs.NewFromConfig(tg.cfg), tg.dlq, *tenantID)
 	}
+	if err == nil && *destination != "" {
+		err = replay.CheckDestination(ctx, tenant.NewSSM(ssm.NewFromConfig(tg.cfg), tg.params), *tenantID, *destination)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "replay:", err)
-		if errors.Is(err, errUsage) || errors.Is(err, inspect.ErrUnknownTenant) || errors.Is(err, inspect.ErrNotCoreStack) {
+		if errors.Is(err, errUsage) || errors.Is(err, inspect.ErrUnknownTenant) || errors.Is(err, inspect.ErrNotCoreStack) || errors.Is(err, replay.ErrUnknownDestination) {
 			return 2
 		}
 		return 1
@@ -132,7 +151,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		o.Payloads = queue.NewPayloads(queue.NewS3(tg.cfg), tg.payloadBucket)
 	}
 	r := replay.New(client, queue.NewSQS(client), o)
-	f := replay.Filter{Conversation: *conversation, Type: *eventType, Event: *event}
+	f := replay.Filter{Conversation: *conversation, Type: *eventType, Event: *event, Destination: *destination}
 	var items []replay.Item
 	if verb == "list" {
 		items, err = r.List(ctx, tg.dlq, f)
@@ -160,11 +179,12 @@ func resolve(ctx context.Context, local bool, stack, name, endpoint, queueURL, t
 		if err != nil {
 			return tg, err
 		}
-		tg.source, tg.payloadBucket = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket
+		tg.source, tg.payloadBucket, tg.params = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, d.ParameterPrefix
 	} else {
 		if tg.cfg, err = config.LoadDefaultConfig(ctx); err != nil {
 			return tg, fmt.Errorf("aws config: %w", err)
 		}
+		tg.params = "/" + stack // template.yaml's TenantParameterPrefix, less "/tenants"
 		switch {
 		case queueURL != "":
 			tg.source = queueURL
@@ -175,7 +195,7 @@ func resolve(ctx context.Context, local bool, stack, name, endpoint, queueURL, t
 			if err != nil {
 				return tg, err
 			}
-			tg.source, tg.payloadBucket = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket
+			tg.source, tg.payloadBucket, tg.params = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, d.ParameterPrefix
 		}
 	}
 	if tg.dlq, err = worker.DLQURL(tg.source); err != nil {
@@ -208,11 +228,11 @@ func report(w io.Writer, items []replay.Item, asJSON, dryRun bool) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATUS\tCONVERSATION\tTYPE\tEVENT\tATTEMPTS\tSENT\tREASON\tNOTE")
+	fmt.Fprintln(tw, "STATUS\tDESTINATION\tCONVERSATION\tTYPE\tEVENT\tATTEMPTS\tSENT\tREASON\tNOTE")
 	count := map[string]int{}
 	var order []string
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Status, it.GroupID, it.Type, it.EventKey, it.Attempts,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Status, it.StreamLabel(), it.GroupID, it.Type, it.EventKey, it.Attempts,
 			it.SentAt.Format(time.RFC3339), it.Reason, it.Note)
 		k := it.Status
 		if it.Status == replay.StatusHeld {
