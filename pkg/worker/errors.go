@@ -42,6 +42,15 @@ var (
 	// rate, or for the pause a 429 imposed on it. It comes back when the
 	// limit has a slot for it (RetryAfter); waiting is not an attempt.
 	ErrPaced = errors.New("waiting for the rate limit")
+	// ErrNoDestination: a message of a destination's stream names a
+	// destination the tenant's configuration does not hold (removed, or
+	// added after the worker's cached copy was read). Retried as a failure,
+	// dead-lettered with this reason when its attempts run out.
+	ErrNoDestination = errors.New("no destination")
+	// ErrHorizon: the message's next try would fall past its destination's
+	// retry horizon (tenant.Destination.Horizon). It is dead-lettered with
+	// this reason.
+	ErrHorizon = errors.New("past the destination's retry horizon")
 )
 
 // Permanent marks err as permanent: retrying cannot succeed, so the worker

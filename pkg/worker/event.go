@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
 )
 
@@ -114,10 +115,33 @@ type Event struct {
 	// expiring is when the message nears the end of its queue retention
 	// (its end less Config.ExpiryMargin; zero: unknown): an effect
 	// interrupted again past it ends the message with ErrExpiring.
-	expiring  time.Time
+	expiring time.Time
+	// stream is the message's duty (queue.AttrStream); horizon its
+	// destination's retry horizon, once Forward has read it.
+	stream    queue.Stream
+	horizon   time.Duration
 	ran       int
 	skipped   int
 	effectDur time.Duration
+}
+
+// eventRecord is the effect whose ledger record is the event's own for a
+// message of stream s: a destination's delivery for its stream, the
+// built-in forward's record (ledger.EventEffect) otherwise.
+func eventRecord(s queue.Stream) string {
+	if s.Destination != "" {
+		return DestinationEffect(s.Destination)
+	}
+	return ledger.EventEffect
+}
+
+// record is the effect of the event's own record for this message
+// (eventRecord of its stream).
+func (e *Event) record() string {
+	if e.fence.Event == "" {
+		return ledger.EventEffect
+	}
+	return e.fence.Event
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -179,10 +203,10 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	var l ledger.Lease
 	switch {
-	case name == ledger.EventEffect && e.eventDone:
+	case name == e.record() && e.eventDone:
 		e.skipped++
 		return nil
-	case name == ledger.EventEffect && e.event != nil:
+	case name == e.record() && e.event != nil:
 		// The event's record is this effect's: begin claimed it.
 		l, e.event = *e.event, nil
 	default:
@@ -292,7 +316,7 @@ func (e *Event) begin(ctx context.Context) error {
 	if e.fenceErr != nil {
 		return Permanent(e.fenceErr)
 	}
-	l, done, err := e.claim(ctx, e.fence, e.EffectKey(ledger.EventEffect))
+	l, done, err := e.claim(ctx, e.fence, e.EffectKey(e.record()))
 	switch {
 	case err != nil:
 		return err
@@ -302,7 +326,7 @@ func (e *Event) begin(ctx context.Context) error {
 		return nil
 	}
 	e.event = &l
-	return e.interrupted(ctx, l, ledger.EventEffect)
+	return e.interrupted(ctx, l, e.record())
 }
 
 // release gives the event's claim up when no effect ran under it and the

@@ -73,9 +73,17 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		case out.TargetURL == "" && len(out.Destinations) == 0:
 			return Permanent(fmt.Errorf("%w for tenant %s: neither targetUrl nor destinations is set", ErrNoTarget, ev.Tenant))
 		}
+		if ev.stream.Effects && ev.stream.Destination == "" {
+			// The custom effects' stream: each destination has its own.
+			ev.filtered = true
+			return nil
+		}
 		body, err := ev.RawBody()
 		if err != nil {
 			return Permanent(err)
+		}
+		if name := ev.stream.Destination; name != "" {
+			return deliverStream(ctx, ev, client, out, name, body)
 		}
 		if out.TargetURL != "" {
 			return deliver(ctx, ev, client, out.Targets()[0], ForwardEffect, body)
@@ -103,6 +111,36 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		}
 		return worst(errs)
 	}
+}
+
+// deliverStream delivers a message of destination name's stream to it
+// alone, under the stream's event record, when its filter selects the
+// event. A destination the configuration does not hold is a transient
+// failure wrapping ErrNoDestination: the worker's cached configuration
+// may be older than the routes the ingest queued it by; a destination
+// removed for good has it dead-lettered with that reason once its attempts
+// run out.
+func deliverStream(ctx context.Context, ev *Event, client poster, out tenant.Outbound, name string, body []byte) error {
+	i := slices.IndexFunc(out.Destinations, func(d tenant.Destination) bool { return d.Name == name })
+	if i < 0 {
+		return fmt.Errorf("%w: %s (tenant %s)", ErrNoDestination, name, ev.Tenant)
+	}
+	d := out.Destinations[i]
+	if h, err := d.RetryHorizon(); err == nil {
+		ev.horizon = h
+	}
+	if ev.eventDone {
+		ev.skipped++
+		return nil
+	}
+	if !d.Filter.Match(route.NewEvent(ev.Provider, ev.Type, body)) {
+		ev.filtered = true
+		return nil
+	}
+	if err := deliver(ctx, ev, client, d, DestinationEffect(name), body); err != nil {
+		return fmt.Errorf("destination %s: %w", name, err)
+	}
+	return nil
 }
 
 // DestinationEffect is the ledger name of the forward to destination name.
@@ -158,12 +196,19 @@ func deliver(ctx context.Context, ev *Event, client poster, d tenant.Destination
 			Headers:        headers,
 		})
 		var fe *forward.Error
-		if paced && errors.As(err, &fe) && fe.Status == http.StatusTooManyRequests {
+		switch {
+		case !errors.As(err, &fe) || fe.Permanent():
+			return err
+		case paced && fe.Status == http.StatusTooManyRequests:
 			// The target is past its rate: pause the destination for every
 			// invocation, and wait with it (no attempt).
 			until, serr := ev.pace.slow(ctx, key, rl, fe.RetryAfter())
 			return RetryAfter(errors.Join(fmt.Errorf("%w: answered 429 (paused until %s)", ErrPaced, until.UTC().Format(time.RFC3339)), serr),
 				max(until.Sub(ev.now()), time.Second))
+		case fe.Status == http.StatusTooManyRequests || fe.RetryAfter() > 0:
+			// Asked to wait: waiting is not failing (no attempt; without a
+			// Retry-After the wait is a backoff of the message's receives).
+			return RetryAfter(fmt.Errorf("%w: answered %d: %w", ErrPaced, fe.Status, err), fe.RetryAfter())
 		}
 		return err
 	})

@@ -17,7 +17,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // message is what the worker knows of one SQS record before it acts on
@@ -31,6 +30,16 @@ type message struct {
 	known bool
 }
 
+// streamOf returns rec's stream (queue.AttrStream): a value that cannot be
+// read is permanent.
+func streamOf(rec *events.SQSMessage) (queue.Stream, error) {
+	s, err := queue.StreamOf(rec.MessageAttributes)
+	if err != nil {
+		return s, Permanent(err)
+	}
+	return s, nil
+}
+
 // read reads rec's body (from S3 for a pointer, within until when it is not
 // zero) and decodes its envelope, and names its event: from the envelope,
 // or from its identity attributes when there is none (queue.IdentityOf).
@@ -42,8 +51,13 @@ func (h *Handler) read(ctx context.Context, rec *events.SQSMessage, until time.T
 			err = Permanent(err)
 		}
 	}
-	m.err = err
 	m.id, m.known = identify(rec, m.env)
+	if s, serr := streamOf(rec); serr != nil && err == nil {
+		err = serr
+	} else {
+		m.id.Stream = s
+	}
+	m.err = err
 	return m
 }
 
@@ -69,7 +83,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	}
 	env := m.env
 	if r.groupID == "" {
-		r.groupID = webhook.GroupID(env.Conversation, env.Key)
+		r.groupID = m.id.Conversation
+		if s := m.id.Stream; s.Destination != "" && !s.Effects {
+			r.groupID = queue.StreamGroup(r.groupID, s.Destination)
+		}
 	}
 	// The rules its envelope decides before it runs (its age).
 	pre := h.facts(rec, env, nil)
@@ -77,7 +94,11 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	if d := decide(pre); d.verdict != vRun {
 		return h.act(ctx, t, i, rec, r, d)
 	}
-	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
+	handle, ok, idle := h.cfg.Handlers.streamHandler(m.id.Stream, env.Provider, env.Type)
+	if idle {
+		// The event's custom effects' stream, and it has none: no write.
+		return h.act(ctx, t, i, rec, r, fate{verdict: vDone, outcome: outFiltered})
+	}
 	if !ok {
 		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type))), "")
 	}
@@ -92,7 +113,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
-		maxAttempts: h.cfg.MaxAttempts, pace: b.pace,
+		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, stream: m.id.Stream,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
 		ev.expiring = end.Add(-h.cfg.ExpiryMargin)
@@ -101,7 +122,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	// their own context's (the work deadline).
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, b.deadline) }
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
-	ev.fence.MessageID = rec.MessageId
+	ev.fence.MessageID, ev.fence.Event = rec.MessageId, eventRecord(m.id.Stream)
 	if !env.ReceivedAt.IsZero() {
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -135,6 +156,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	f := h.facts(rec, env, err)
 	f.ran, f.skipped, f.doneByDeletion, f.filtered = ev.ran, ev.skipped, ev.doneByDeletion, ev.filtered
+	f.horizon(ev.horizon, ev.stream.Destination)
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
