@@ -149,7 +149,7 @@ send:
 	@$(GO) build -o bin/send ./scripts/send
 	@bin/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
-## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
+## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo: per destination, with a Scan of make run's small ledger); read-only
 # Built, not `go run`: go run exits 1 whatever the command's status. make
 # itself exits 2 on any failing recipe; its "Error 1" or "Error 2" is the
 # command's status (docs/inspect.md).
@@ -159,7 +159,7 @@ inspect:
 	@bin/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
-	  $(if $(EVENT),"$(EVENT)",-summary)
+	  $(if $(EVENT),"$(EVENT)",-summary -scan)
 
 ## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>] [DESTINATION=<name>])
 .PHONY: replay

@@ -41,6 +41,9 @@ type Destination struct {
 	Rate      string  `json:"rate,omitempty"`
 	PerSecond float64 `json:"perSecond,omitempty"`
 	Burst     int     `json:"burst,omitempty"`
+	// Horizon is its retry horizon (tenant.Destination.RetryHorizon): how
+	// long an event may wait or fail there before it is dead-lettered.
+	Horizon time.Duration `json:"horizon,omitempty"`
 	// Meaning, in a journey, says why the event has no record of this
 	// destination's effect (empty when it has one).
 	Meaning string `json:"meaning,omitempty"`
@@ -71,6 +74,9 @@ func (in *Inspector) destinations(ctx context.Context, tenantID string) ([]Desti
 		}
 		if l, err := d.Limit(); err == nil {
 			v.PerSecond, v.Burst = l.PerSecond, l.Burst
+		}
+		if h, err := d.RetryHorizon(); err == nil {
+			v.Horizon = h
 		}
 		ds = append(ds, v)
 	}
@@ -124,16 +130,35 @@ type DestinationSummary struct {
 	// delayed): at worst, every one of them is for this destination.
 	Backlog int `json:"backlog"`
 	// DrainedBy is when the backlog is delivered at the rate, if every
-	// queued message is selected by this destination and its target
-	// answers no 429: from the later of now, the next slot and the pause's
-	// end, Backlog ÷ the rate. Nil without a rate or without a backlog.
+	// queued message is selected by this destination, its target answers
+	// no 429 and no conversation fails there: from the later of now, the
+	// next slot and the pause's end, Backlog ÷ the rate. Nil without a
+	// rate or without a backlog, and while the destination is paused.
 	DrainedBy *time.Time `json:"drainedBy,omitempty"`
+	// DrainedLatest is, while conversations fail there (Failing), when
+	// the backlog is drained at the latest: each failing one is delivered
+	// or dead-lettered by HeldUntil, and everything queued may wait behind
+	// them and then go at the rate. Nil when DrainedBy is nil or nothing
+	// fails there, or when a failing event cannot be dated.
+	DrainedLatest *time.Time `json:"drainedLatest,omitempty"`
+	// Deliveries counts its events by state (SummaryOptions.Scan: nil
+	// without a scan of the ledger).
+	Deliveries *Deliveries `json:"deliveries,omitempty"`
+	// Failing are its failing conversations (a scan: Deliveries.Retrying of
+	// them), HeldUntil the latest time the last of them is dead-lettered.
+	Failing   []Failing  `json:"failing,omitempty"`
+	HeldUntil *time.Time `json:"heldUntil,omitempty"`
+	// DeadLetters counts the DLQ listing's dead letters of its stream.
+	DeadLetters int `json:"deadLetters"`
+	// Paused is set while it is paused (Config.Pauses).
+	Paused *Paused `json:"paused,omitempty"`
 }
 
-// pace returns d's summary with the tenant's backlog: its limiter's state
-// (one GetItem) and when the backlog drains at its rate.
-func (in *Inspector) pace(ctx context.Context, tenantID string, d Destination, backlog int, now time.Time) (DestinationSummary, error) {
-	s := DestinationSummary{Destination: d, Backlog: backlog}
+// pace returns s, a destination's summary with its backlog, failing
+// conversations and pause, with its limiter's state (one GetItem) and when
+// the backlog drains at its rate.
+func (in *Inspector) pace(ctx context.Context, tenantID string, s DestinationSummary, now time.Time) (DestinationSummary, error) {
+	d, backlog := s.Destination, s.Backlog
 	if d.PerSecond <= 0 {
 		return s, nil
 	}
@@ -152,7 +177,7 @@ func (in *Inspector) pace(ctx context.Context, tenantID string, d Destination, b
 		}
 	}
 	s.Limiter = lim
-	if backlog > 0 {
+	if backlog > 0 && s.Paused == nil {
 		start := now
 		if lim.NextSlot.After(start) {
 			start = lim.NextSlot
@@ -162,6 +187,10 @@ func (in *Inspector) pace(ctx context.Context, tenantID string, d Destination, b
 		}
 		at := start.Add(time.Duration(float64(backlog) / d.PerSecond * float64(time.Second))).Truncate(time.Second)
 		s.DrainedBy = &at
+		if s.HeldUntil != nil && len(s.Failing) > 0 {
+			latest := drainLatest(*s.HeldUntil, backlog, d.PerSecond)
+			s.DrainedLatest = &latest
+		}
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/hookpack/hookpack/pkg/ledger"
 )
 
 // metricAPI reads CloudWatch's SQS metrics.
@@ -34,8 +37,13 @@ type Summary struct {
 	// Reasons counts the listed dead letters by reason, most frequent first.
 	Reasons []ReasonCount `json:"reasons,omitempty"`
 	// Destinations are the tenant's destinations (none for a targetUrl):
-	// each one's rate, limiter and when the backlog drains at its rate.
+	// each one's rate, limiter and when the backlog drains at its rate,
+	// its dead letters and, with a scan, its events by state.
 	Destinations []DestinationSummary `json:"destinations,omitempty"`
+	// DeadLetterStreams counts the listed dead letters by stream: each
+	// destination's, the custom effects', and those of every destination
+	// (no hookpack.stream: a targetUrl tenant's, or queued before streams).
+	DeadLetterStreams []StreamCount `json:"deadLetterStreams,omitempty"`
 	// Now is when the summary was taken.
 	Now   time.Time `json:"now"`
 	Notes []string  `json:"notes,omitempty"`
@@ -57,6 +65,17 @@ type ReasonCount struct {
 // configuration that cannot be read is a note. It returns an error wrapping ErrMalformed
 // (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
+	return in.SummarizeWith(ctx, tenantID, SummaryOptions{})
+}
+
+// SummarizeWith is Summarize with o. With o.Scan it Scans the ledger (a
+// read of the whole table) for each destination's Deliveries, and reads
+// the idempotency record of each of its failing conversations (at most
+// 50), to date when they are dead-lettered at the latest: the drain
+// estimate then says how long they may hold the backlog. With
+// Config.Pauses, a paused destination says since when and why, and has
+// no estimate.
+func (in *Inspector) SummarizeWith(ctx context.Context, tenantID string, o SummaryOptions) (Summary, error) {
 	if err := CheckTenant(tenantID); err != nil {
 		return Summary{}, err
 	}
@@ -78,15 +97,9 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 			s.OldestDeadLetter = &sent
 		}
 	}
-	for r, n := range counts {
-		s.Reasons = append(s.Reasons, ReasonCount{Reason: r, Count: n})
+	for _, r := range byCount(counts) {
+		s.Reasons = append(s.Reasons, ReasonCount{Reason: r, Count: counts[r]})
 	}
-	slices.SortFunc(s.Reasons, func(a, b ReasonCount) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Reason, b.Reason)
-	})
 	if s.OldestDeadLetter != nil && s.Queue.DeadLetterRetentionSeconds > 0 {
 		exp := s.OldestDeadLetter.Add(time.Duration(s.Queue.DeadLetterRetentionSeconds) * time.Second)
 		s.DeadLetterExpires = &exp
@@ -95,9 +108,41 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 	if note != "" {
 		s.Notes = append(s.Notes, note)
 	}
+	s.DeadLetterStreams = streamCounts(dead)
+	var recs []ledger.Record
+	if o.Scan && len(dests) > 0 {
+		if recs, err = in.cfg.Ledger.Effects(ctx, tenantID, ""); err != nil {
+			return s, err
+		}
+	}
+	var paused map[string]Paused
+	if in.cfg.Pauses != nil && len(dests) > 0 {
+		if paused, err = in.cfg.Pauses.Paused(ctx, tenantID); err != nil {
+			return s, fmt.Errorf("pause states of %s: %w", tenantID, err)
+		}
+	}
 	backlog := s.Queue.Visible + s.Queue.InFlight + s.Queue.Delayed
 	for _, d := range dests {
-		p, err := in.pace(ctx, tenantID, d, backlog, s.Now)
+		ds := DestinationSummary{Destination: d, Backlog: backlog}
+		for _, it := range dead {
+			if it.Destination == d.Name {
+				ds.DeadLetters++
+			}
+		}
+		if p, ok := paused[d.Name]; ok {
+			ds.Paused = &p
+		}
+		if o.Scan {
+			n, failing, err := in.deliveries(ctx, recs, d, s.Queue, s.Now)
+			if err != nil {
+				return s, err
+			}
+			ds.Deliveries, ds.Failing = &n, failing
+			if h := heldUntil(failing); !h.IsZero() {
+				ds.HeldUntil = &h
+			}
+		}
+		p, err := in.pace(ctx, tenantID, ds, s.Now)
 		if err != nil {
 			return s, err
 		}
@@ -114,6 +159,18 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 		s.Notes = append(s.Notes, "oldest message age: no ApproximateAgeOfOldestMessage datapoint in the last 15 minutes")
 	}
 	return s, nil
+}
+
+// byCount returns the keys of counts, most counted first, then in order.
+func byCount(counts map[string]int) []string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
 }
 
 // oldestAge returns the latest one-minute maximum of the queue's

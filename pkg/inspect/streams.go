@@ -1,0 +1,204 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// Deliveries counts a destination's events by the state of their
+// delivery record (its effect "forward:<name>", kept
+// ledger.DefaultRetention), as readEffect reads each one. An event its
+// filter does not select, or that has not reached its slot yet, has no
+// record: it is among the queue's messages, which SQS does not count per
+// stream.
+type Deliveries struct {
+	// Delivered: completed (a forward's INPROGRESS record whose lease
+	// ended is completed by its message's deletion).
+	Delivered int `json:"delivered"`
+	// Delivering: a worker holds its lease now.
+	Delivering int `json:"delivering"`
+	// Retrying: the destination failed it, and its message comes back
+	// after a backoff. Each is the head of a conversation's stream, which
+	// waits behind it: a failing conversation.
+	Retrying int `json:"retrying"`
+	// Waiting: its record says it waits for the destination's rate or a
+	// 429's pause (no attempt).
+	Waiting int `json:"waiting"`
+	// Dead: dead-lettered at this destination (its record DEAD).
+	Dead int `json:"dead"`
+}
+
+// Failing is a conversation whose head event keeps failing at a
+// destination: its stream waits behind it until it is delivered or
+// dead-lettered.
+type Failing struct {
+	// Event is the head event's idempotency key, Reason its last failure.
+	Event  string `json:"idempotencyKey"`
+	Reason string `json:"reason,omitempty"`
+	// Received is when the ingest claimed the event (its idempotency
+	// record), and DeadBy when the destination's retry horizon has it
+	// dead-lettered at the latest (Received + Horizon; the worker counts
+	// from its message's SentTimestamp, a moment after the claim). Both
+	// zero once the claim has expired.
+	Received time.Time `json:"received,omitzero"`
+	DeadBy   time.Time `json:"deadBy,omitzero"`
+}
+
+// Paused is a destination an operator or the pack paused: its events wait
+// in the queue until it is resumed.
+type Paused struct {
+	Since time.Time `json:"since"`
+	// By says who paused it (an operator, or the pack after failing
+	// without a success), Why the reason given.
+	By  string `json:"by,omitempty"`
+	Why string `json:"why"`
+}
+
+// pauseReader reads the paused destinations of a tenant, by name. It is
+// the hook for the destinations' pause state (package destination, not
+// wired yet: see Config.Pauses).
+type pauseReader interface {
+	Paused(ctx context.Context, tenantID string) (map[string]Paused, error)
+}
+
+// StreamCount is how many listed dead letters a stream has
+// (replay.Item.StreamLabel: a destination, the custom effects, or every
+// destination for a message without a stream).
+type StreamCount struct {
+	Stream string `json:"stream"`
+	Count  int    `json:"count"`
+}
+
+// SummaryOptions tune Summarize.
+type SummaryOptions struct {
+	// Scan lets the summary Scan the ledger (a read of the whole table)
+	// for each destination's Deliveries and failing conversations.
+	Scan bool
+}
+
+// maxFailingReads bounds the idempotency records read to date failing
+// conversations (one GetItem each).
+const maxFailingReads = 50
+
+// streamCounts counts dead by stream label, most first.
+func streamCounts(dead []replay.Item) []StreamCount {
+	counts := map[string]int{}
+	for _, it := range dead {
+		counts[it.StreamLabel()]++
+	}
+	var out []StreamCount
+	for _, s := range byCount(counts) {
+		out = append(out, StreamCount{Stream: s, Count: counts[s]})
+	}
+	return out
+}
+
+// deliveries counts the records of effect among recs (readEffect's states,
+// a retrying one split into waiting and failing), and returns the failing
+// ones' conversations, dated from their claims (at most maxFailingReads).
+func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Destination, q Depth, now time.Time) (Deliveries, []Failing, error) {
+	var n Deliveries
+	var failing []Failing
+	for _, r := range recs {
+		if r.Key.Effect != d.Effect {
+			continue
+		}
+		e := Effect{Name: r.Key.Effect, Status: r.Status, LeaseExpires: r.LeaseExpires, DeadMessage: r.DeadMessage, Reason: r.Reason}
+		switch st, _ := readEffect(e, q, false, now); {
+		case st == EffectDone:
+			n.Delivered++
+		case st == EffectInProgress:
+			n.Delivering++
+		case st == EffectDead:
+			n.Dead++
+		case strings.Contains(r.Reason, worker.ErrPaced.Error()):
+			n.Waiting++
+		default:
+			n.Retrying++
+			failing = append(failing, Failing{Event: r.Key.Event, Reason: r.Reason})
+		}
+	}
+	slices.SortFunc(failing, func(a, b Failing) int { return strings.Compare(a.Event, b.Event) })
+	for i := range failing[:min(len(failing), maxFailingReads)] {
+		c, err := in.cfg.Claims.Record(ctx, failing[i].Event)
+		switch {
+		case errors.Is(err, idempotency.ErrNotFound):
+		case err != nil:
+			return n, failing, err
+		default:
+			failing[i].Received = c.Expires.Add(-in.cfg.Deployment.DedupRetention)
+			if d.Horizon > 0 {
+				failing[i].DeadBy = failing[i].Received.Add(d.Horizon)
+			}
+		}
+	}
+	return n, failing, nil
+}
+
+// heldUntil is the latest DeadBy of failing, or zero when one of them
+// cannot be dated (or there are none).
+func heldUntil(failing []Failing) time.Time {
+	var latest time.Time
+	for _, f := range failing {
+		if f.DeadBy.IsZero() {
+			return time.Time{}
+		}
+		if f.DeadBy.After(latest) {
+			latest = f.DeadBy
+		}
+	}
+	return latest
+}
+
+// drainLatest is when backlog is drained at perSecond at the latest when
+// failing conversations hold their streams until held: everything queued
+// may wait behind them, and then goes at the rate.
+func drainLatest(held time.Time, backlog int, perSecond float64) time.Time {
+	return held.Add(time.Duration(float64(backlog) / perSecond * float64(time.Second))).Truncate(time.Second)
+}
+
+// countsText is a destination's counts for a terminal.
+func countsText(d DestinationSummary) string {
+	var s string
+	if n := d.Deliveries; n != nil {
+		s = fmt.Sprintf("delivered %d, delivering %d, retrying %d, waiting for its rate %d, dead %d (ledger records)", n.Delivered, n.Delivering, n.Retrying, n.Waiting, n.Dead)
+	} else {
+		s = "delivered, retrying and dead: add -scan (a Scan of the ledger table)"
+	}
+	s += fmt.Sprintf("; %d dead letter(s) of its stream listed", d.DeadLetters)
+	if d.Paused != nil {
+		s += "; PAUSED since " + stamp(d.Paused.Since)
+		if d.Paused.By != "" {
+			s += " by " + d.Paused.By
+		}
+		s += ": " + d.Paused.Why + " (its events wait in the queue; nothing drains until it is resumed)"
+	}
+	return s
+}
+
+// failingText says what d's failing conversations hold, or "".
+func failingText(d DestinationSummary) string {
+	if len(d.Failing) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d conversation(s) failing here hold their streams: what waits behind each goes once it is delivered or dead-lettered", len(d.Failing))
+	switch {
+	case d.HeldUntil != nil:
+		s += ", by " + stamp(*d.HeldUntil) + " at the latest (received + its " + d.Horizon.String() + " horizon)"
+	default:
+		s += " (when, at the latest, is not known: a failing event's claim has expired)"
+	}
+	if d.PerSecond > 0 {
+		s += "; each retry takes one of its slots"
+	}
+	return s
+}
