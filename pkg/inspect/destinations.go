@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/ratelimit"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -47,6 +48,14 @@ type Destination struct {
 	// Meaning, in a journey, says why the event has no record of this
 	// destination's effect (empty when it has one).
 	Meaning string `json:"meaning,omitempty"`
+	// State, in a journey, is the event's own state at this destination
+	// (its effect's; dead while a dead letter of its stream is in the DLQ;
+	// empty without a record), Why what it rests on, and DeadLetter the
+	// newest listed dead letter of the event that is this destination's
+	// (its stream names it, or it has no stream: every destination's).
+	State      EffectState  `json:"state,omitempty"`
+	Why        string       `json:"why,omitempty"`
+	DeadLetter *replay.Item `json:"deadLetter,omitempty"`
 }
 
 // destinations returns the tenant's destinations (none for a legacy

@@ -46,7 +46,12 @@ func WriteJourney(w io.Writer, j Journey) error {
 	if len(effects) == 0 {
 		line("effects", "none recorded")
 	}
+	own := make([]string, len(j.Destinations))
+	for i, d := range j.Destinations {
+		own[i] = ownStateText(d)
+	}
 	list(line, "effects", "", effects)
+	list(line, "destinations", "", own)
 	if p := j.Payload; p != nil {
 		line("payload", "s3://%s/%s, %d bytes, stored %s", p.Bucket, p.Key, p.Size, stamp(p.Modified))
 	} else {

@@ -202,3 +202,40 @@ func failingText(d DestinationSummary) string {
 	}
 	return s
 }
+
+// ownStates sets each of j's destinations' own state of the event, from
+// its effect's record (its state read) and the listed dead letters of the
+// event (dead): with streams, one destination may be dead-lettered while
+// another delivered it. A dead letter without a stream is every
+// destination's that has not delivered it.
+func ownStates(j *Journey, dead []replay.Item) {
+	for i := range j.Destinations {
+		d := &j.Destinations[i]
+		if k := slices.IndexFunc(j.Effects, func(e Effect) bool { return e.Name == d.Effect }); k >= 0 {
+			d.State, d.Why = j.Effects[k].State, j.Effects[k].Meaning
+		}
+		var newest *replay.Item
+		for k := range dead {
+			it := &dead[k]
+			if it.EventKey == j.Key && (it.Destination == d.Name || it.Stream == "" && d.State != EffectDone) &&
+				(newest == nil || it.SentAt.After(newest.SentAt)) {
+				newest = it
+			}
+		}
+		if newest != nil {
+			d.DeadLetter, d.State = newest, EffectDead
+			d.Why = "its dead letter " + newest.MessageID + " (" + newest.StreamLabel() + "'s) is in the DLQ: " + newest.Reason
+		}
+	}
+}
+
+// ownStateText is destination d's line of a journey.
+func ownStateText(d Destination) string {
+	switch {
+	case d.State != "":
+		return d.Name + " " + strings.ToUpper(string(d.State)) + ": " + d.Why
+	case d.Meaning != "":
+		return d.Name + " " + d.Meaning
+	}
+	return d.Name
+}

@@ -148,3 +148,75 @@ func timeOf(p *time.Time) time.Time {
 	}
 	return *p
 }
+
+// One event's journey shows each destination's own state of it: with
+// streams, one destination may have dead-lettered it while another
+// delivered it, and each one's dead letter is its own stream's.
+func TestJourneyOwnStates(t *testing.T) {
+	const key = "acme#stripe#evt_1"
+	rec := func(effect string, st ledger.Status, reason string) ledger.Record {
+		return ledger.Record{Key: ledger.Key{Tenant: "acme", Event: key, Effect: effect}, Status: st, LeaseExpires: at(-1), Reason: reason, DeadMessage: map[bool]string{true: "m1"}[st == ledger.StatusDead], Expires: t0.Add(time.Hour)}
+	}
+	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(24 * time.Hour)}
+	letter := func(id, stream string, sent int) replay.Item {
+		it := replay.Item{MessageID: id, GroupID: "cus_1", Stream: stream, EventKey: key, Reason: "answered 400", SentAt: at(sent)}
+		if name, ok := strings.CutPrefix(stream, "forward:"); ok {
+			it.Destination, it.GroupID = name, "cus_1|"+name
+		}
+		return it
+	}
+	tests := []struct {
+		name  string
+		s     stores
+		state map[string]EffectState
+		text  []string
+	}{
+		{"dead at billing, delivered to ci",
+			stores{claim: claim, effects: []ledger.Record{rec("forward:billing", ledger.StatusDead, "answered 400"), rec("forward:ci", ledger.StatusInProgress, "")},
+				queue: [2][3]int{{}, {1, 0, 0}}, dead: []replay.Item{letter("d1", "forward:billing", -30)}},
+			map[string]EffectState{"billing": EffectDead, "ci": EffectDone, "audit": ""},
+			[]string{"billing DEAD: its dead letter d1 (billing's) is in the DLQ: answered 400", "ci DONE: forwarded", "audit no record: not selected by its filter",
+				"CONVERSATION='cus_1|billing'"}},
+		{"dead at billing and at ci: each its own dead letter",
+			stores{claim: claim, effects: []ledger.Record{rec("forward:billing", ledger.StatusDead, "answered 400"), rec("forward:ci", ledger.StatusDead, "answered 400")},
+				queue: [2][3]int{{}, {2, 0, 0}}, dead: []replay.Item{letter("d1", "forward:billing", -30), letter("d2", "forward:ci", -20)}},
+			map[string]EffectState{"billing": EffectDead, "ci": EffectDead},
+			[]string{"billing DEAD: its dead letter d1 (billing's)", "ci DEAD: its dead letter d2 (ci's)",
+				"billing's dead letter of it is replayed with make replay TENANT=acme CONVERSATION='cus_1|billing' ACTION=redrive"}},
+		{"a dead letter without a stream: every destination's that has not delivered it",
+			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusDead, "answered 400"), rec("forward:ci", ledger.StatusInProgress, "")},
+				queue: [2][3]int{{}, {1, 0, 0}}, dead: []replay.Item{letter("d3", "", -30)}},
+			map[string]EffectState{"billing": EffectDead, "ci": EffectDone, "audit": EffectDead},
+			[]string{"billing DEAD: its dead letter d3 ((every destination)'s) is in the DLQ", "ci DONE"}},
+		{"retrying at billing, delivered to ci",
+			stores{claim: claim, effects: []ledger.Record{rec("forward:billing", ledger.StatusFailed, "answered 503"), rec("forward:ci", ledger.StatusInProgress, "")}, queue: [2][3]int{{1, 0, 0}, {}}},
+			map[string]EffectState{"billing": EffectRetrying, "ci": EffectDone},
+			[]string{"billing FAILED, RETRYING: failed; runs again when its message is received again", "ci DONE"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.s
+			in := fakeInspector(&s, outboundFake{out: destinationsOutbound(t)})
+			in.cfg.Deployment.ReplayCommand = "make replay TENANT={tenant} CONVERSATION={conversation} ACTION=redrive"
+			js, err := in.Inspect(context.Background(), Query{Tenant: "acme", Event: key})
+			if err != nil || len(js) != 1 {
+				t.Fatalf("Inspect() = %d journeys, %v; want one", len(js), err)
+			}
+			for _, d := range js[0].Destinations {
+				if want, ok := tt.state[d.Name]; ok && d.State != want {
+					t.Errorf("%s: state %q (%s), want %q", d.Name, d.State, d.Why, want)
+				}
+			}
+			var out bytes.Buffer
+			if err := WriteJourney(&out, js[0]); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("\n%s", out.String())
+			for _, w := range tt.text {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("the journey lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
