@@ -207,7 +207,8 @@ func failingText(d DestinationSummary) string {
 // its effect's record (its state read) and the listed dead letters of the
 // event (dead): with streams, one destination may be dead-lettered while
 // another delivered it. A dead letter without a stream is every
-// destination's that has not delivered it.
+// destination's that has a record of it and did not deliver it (one
+// without a record says why it has none).
 func ownStates(j *Journey, dead []replay.Item) {
 	for i := range j.Destinations {
 		d := &j.Destinations[i]
@@ -217,7 +218,7 @@ func ownStates(j *Journey, dead []replay.Item) {
 		var newest *replay.Item
 		for k := range dead {
 			it := &dead[k]
-			if it.EventKey == j.Key && (it.Destination == d.Name || it.Stream == "" && d.State != EffectDone) &&
+			if it.EventKey == j.Key && (it.Destination == d.Name || it.Stream == "" && d.State != "" && d.State != EffectDone) &&
 				(newest == nil || it.SentAt.After(newest.SentAt)) {
 				newest = it
 			}
