@@ -275,6 +275,8 @@ func TestMakeReplay(t *testing.T) {
 		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT="}, []string{"-event is empty", "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=redrive", "CONVERSATION="}, []string{"-conversation is empty", "] Error 2"}},
 		{[]string{"TENANT=demo", "TYPE="}, []string{"-type is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "DESTINATION="}, []string{"-destination is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "DESTINATION=billing"}, []string{`unknown destination "billing": tenant demo has no destinations (a targetUrl)`, "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=bogus"}, []string{"replay: unknown command bogus (list or redrive)", "] Error 2"}},
 		{[]string{"TENANT=demo", "EVENT=acme#stripe#evt_1"}, []string{"its tenant is acme, not demo", "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT=evt_done"}, []string{"not dead-lettered: DONE", "] Error 3"}},
