@@ -200,8 +200,18 @@ func failingText(d DestinationSummary) string {
 	if d.PerSecond > 0 {
 		s += "; each retry takes one of its slots"
 	}
-	return s
+	heads := make([]string, 0, maxHeadsShown)
+	for _, f := range d.Failing[:min(len(d.Failing), maxHeadsShown)] {
+		heads = append(heads, f.Event+" ("+f.Reason+")")
+	}
+	if more := len(d.Failing) - len(heads); more > 0 {
+		heads = append(heads, fmt.Sprintf("%d more in the JSON", more))
+	}
+	return s + "; their heads: " + strings.Join(heads, ", ") + " (inspect one for its attempt n of N and its next attempt)"
 }
+
+// maxHeadsShown bounds the failing conversations a summary's text names.
+const maxHeadsShown = 3
 
 // ownStates sets each of j's destinations' own state of the event, from
 // its effect's record (its state read) and the listed dead letters of the

@@ -73,7 +73,7 @@ func TestSummaryPerDestination(t *testing.T) {
 			drained: at(70), latest: heldUntil.Add(60 * time.Second), failing: 2, deadLetters: [3]int{0, 1, 0},
 			text: []string{"retrying 2,", "drained by ≈ 2026-11-28T08:01:10Z at the earliest",
 				"by 2026-12-01T07:01:00Z at the latest (all of it behind the failing conversations, then at 20/s)",
-				"2 conversation(s) failing here hold their streams: what waits behind each goes once it is delivered or dead-lettered, by 2026-12-01T07:00:00Z at the latest (received + its 72h0m0s horizon); each retry takes one of its slots"}},
+				"2 conversation(s) failing here hold their streams: what waits behind each goes once it is delivered or dead-lettered, by 2026-12-01T07:00:00Z at the latest (received + its 72h0m0s horizon); each retry takes one of its slots; their heads: acme#stripe#f1 (answered 503), acme#stripe#f2 (answered 503)"}},
 		{name: "failing, their claims expired", scan: true,
 			s:       stores{queue: [2][3]int{{1100, 80, 20}, {}}, effects: failing},
 			billing: &Deliveries{Delivered: 3, Delivering: 1, Waiting: 1, Retrying: 2}, ci: &Deliveries{Delivered: 1, Dead: 1},
