@@ -127,17 +127,11 @@ func (in *Inspector) judge(j *Journey, q Query, dead []replay.Item, now time.Tim
 			j.Why = "filtered: no destination's filter selects it (done, delivered nowhere)"
 		}
 		// With streams, an event no destination selects is queued on the
-		// custom effects' stream alone, done without a ledger write: the
-		// worker's line says filtered (locally: deployed, it is DEBUG), or
-		// the queue, empty, no longer holds it.
-		if queued := j.Queue.Visible + j.Queue.InFlight + j.Queue.Delayed; recorded == 0 && j.State == StateQueued &&
-			(queued == 0 || slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "filtered" })) {
-			j.State, j.Why = StateDone, "filtered: no destination's filter selects it (done, delivered nowhere: no destination has a record of it, and "
-			if queued == 0 {
-				j.Why += "the queue holds no message)"
-			} else {
-				j.Why += "the worker logged it filtered)"
-			}
+		// custom effects' stream alone, done without a ledger write (decide
+		// reads the worker's filtered line, which a deployed stack drops as
+		// DEBUG): once the queue holds nothing, it is not waiting there.
+		if j.State == StateQueued && recorded == 0 && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed == 0 {
+			j.State, j.Why = StateDone, "filtered: no destination's filter selects it (done, delivered nowhere: no destination has a record of it, and the queue holds no message)"
 		}
 		// A message waiting for a rate gives the event's record up (FAILED)
 		// with the reason, as does a destination a 429 paused: no attempt.
@@ -262,6 +256,11 @@ func decide(j Journey, now time.Time) (State, string) {
 			return StateReceiving, "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
 		}
 		return StateReceiving, "the ingest claimed the key and has not queued the event yet"
+	case len(j.Effects) == 0 && slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "filtered" }):
+		// A tenant with streams: the message of its custom effects, which
+		// it has none of, is done without a record, and no destination's
+		// stream got the event.
+		return StateDone, "filtered: no destination's filter selects it (done, delivered nowhere)"
 	case len(j.Effects) == 0:
 		return StateQueued, fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
 			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)

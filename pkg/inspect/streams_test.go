@@ -220,3 +220,29 @@ func TestJourneyOwnStates(t *testing.T) {
 		})
 	}
 }
+
+// With streams, an event no destination selects leaves no record; deployed,
+// the worker's filtered line is DEBUG and dropped: an empty queue says it
+// is not waiting there, a queue that holds messages leaves it queued.
+func TestJourneyFilteredWithoutALogLine(t *testing.T) {
+	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(24 * time.Hour)}
+	for _, tt := range []struct {
+		name  string
+		queue [2][3]int
+		state State
+	}{
+		{"the queue is empty", [2][3]int{}, StateDone},
+		{"the queue holds messages", [2][3]int{{3, 1, 0}, {}}, StateQueued},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := stores{claim: claim, queue: tt.queue}
+			js, err := fakeInspector(&s, outboundFake{out: destinationsOutbound(t)}).Inspect(context.Background(), Query{Tenant: "acme", Event: "acme#stripe#evt_1"})
+			if err != nil || len(js) != 1 {
+				t.Fatalf("Inspect() = %d journeys, %v; want one", len(js), err)
+			}
+			if js[0].State != tt.state {
+				t.Errorf("Inspect() = %s (%s), want %s", js[0].State, js[0].Why, tt.state)
+			}
+		})
+	}
+}

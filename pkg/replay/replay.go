@@ -153,6 +153,10 @@ const (
 	NoteStillHidden = "left hidden until its visibility timeout"
 )
 
+// once is what a run moves at most one message of: an event on one
+// stream (each destination's dead letter of an event is its own).
+func (it Item) once() string { return it.EventKey + "|" + it.Stream }
+
 // Item is one DLQ message.
 type Item struct {
 	// MessageID is the DLQ message's id.
@@ -260,12 +264,8 @@ type plan struct {
 	start  time.Time
 	filter Filter
 	held   map[string]string // group → the held message's id
-	moved  map[string]string // moveKey → the moved message's id
+	moved  map[string]string // Item.once → the moved message's id
 }
-
-// moveKey names what a redrive moves at most once: the event on its
-// stream (a destination's dead letter of an event never holds another's).
-func (it Item) moveKey() string { return it.EventKey + "\x00" + it.Stream }
 
 // hold decides, without side effects, why a redrive leaves it in the DLQ,
 // or "" to move it. The first reason that applies is given.
@@ -281,8 +281,8 @@ func (p *plan) hold(it Item) string {
 		return NoteStream + " (" + it.StreamLabel() + ")"
 	case !p.filter.Match(it):
 		return NoteFilter
-	case it.EventKey != "" && p.moved[it.moveKey()] != "":
-		return NoteSameEvent + " (" + p.moved[it.moveKey()] + ")"
+	case it.EventKey != "" && p.moved[it.once()] != "":
+		return NoteSameEvent + " (" + p.moved[it.once()] + ")"
 	}
 	return ""
 }
@@ -308,14 +308,15 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 		if dryRun {
 			it.Status = StatusWouldMove
 			if it.EventKey != "" {
-				p.moved[it.moveKey()] = it.MessageID
+				p.moved[it.once()] = it.MessageID
 			}
 			return false
 		}
 		attrs := map[string]string{AttrReplayOf: it.MessageID}
 		// The pointer's size and the event's identity go with the body, so
-		// the worker names the event even when it cannot read the body; its
-		// stream, so it delivers to its own destination alone.
+		// the worker names the event even when it cannot read the body.
+		// Its stream too: a destination's dead letter goes back to that
+		// destination alone.
 		for _, name := range []string{queue.SizeAttribute, queue.AttrTenant, queue.AttrEventKey, queue.AttrConversation, queue.AttrReceivedAt, queue.AttrStream} {
 			if v, ok := attrText(m.MessageAttributes, name); ok {
 				attrs[name] = v
@@ -332,7 +333,7 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 			return hold(it, NoteSendFailed+": "+err.Error())
 		}
 		if it.EventKey != "" {
-			p.moved[it.moveKey()] = it.MessageID
+			p.moved[it.once()] = it.MessageID
 		}
 		if _, err := r.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(dlqURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 			// Sent but still in the DLQ: a rerun within five minutes is

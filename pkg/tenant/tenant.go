@@ -5,7 +5,8 @@
 //
 // In AWS both live in SSM Parameter Store as KMS-encrypted SecureString
 // parameters, one inbound and one outbound parameter per tenant, so IAM can
-// let the ingest function read inbound parameters only. A Cache in front of
+// let the ingest function read inbound parameters only (and the third, the
+// routes: the destinations' names and filters, no secret). A Cache in front of
 // the store keeps a warm Lambda from fetching per request.
 package tenant
 

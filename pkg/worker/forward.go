@@ -46,17 +46,21 @@ type poster interface {
 // receiver deduplicates.
 //
 // A legacy targetUrl is the effect "forward", the event's own record, at no
-// write beyond it. Each destination is its own effect, "forward:<name>"
-// (one claim each): delivered once, skipped when it completed, and never
-// repeated because another destination failed. Every selected destination
-// is tried in configuration order; the message then fails with the worst
-// outcome (permanent, transient, paced), so the conversation waits — at
-// every destination, which keeps each one in order — until the failing
+// write beyond it. Each destination is its own effect, "forward:<name>":
+// delivered once, skipped when it completed, and never repeated because
+// another destination failed. A message of a destination's stream
+// (queue.Stream) delivers to that destination alone, the effect's record
+// being its event's (deliverStream); a stream of custom effects only
+// delivers nothing. A message without a stream (queued before the tenant's
+// routes were written) tries every selected destination in configuration
+// order and then fails with the worst outcome (permanent, transient,
+// paced), holding its conversation at every destination until the failing
 // one takes the event or it is dead-lettered; a replay delivers only where
 // it did not complete. An event no filter selects is done (outcome
 // "filtered"). A destination with a rate waits for its slot (Event.Pace's
-// rules); its 429 pauses the whole destination for every invocation and
-// is no attempt.
+// rules); its 429 pauses the whole destination for every invocation. Any
+// 429, and any answer with a Retry-After, is a wait (ErrPaced), no
+// attempt.
 //
 // A tenant without outbound configuration or destinations, an unusable
 // timeout, and forward's permanent errors (a 4xx answer other than

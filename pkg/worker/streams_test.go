@@ -130,8 +130,8 @@ func TestWaitingIsNotAnAttempt(t *testing.T) {
 				}
 			}
 			for _, l := range f.logs.Lines(t) {
-				if l["msg"] == "message" && (l["outcome"] != "paced" || l["attempt"] != nil) {
-					t.Errorf("line %v: want outcome paced, no attempt", l)
+				if l["msg"] == "message" && (l["outcome"] != "paced" || l["attempt"] != nil || l["stream"] != "forward:down") {
+					t.Errorf("line %v: want outcome paced, no attempt, stream forward:down", l)
 				}
 			}
 			if n, err := f.ledger.Attempts(context.Background(), "m-w1-forward-down"); err != nil || n != 0 {

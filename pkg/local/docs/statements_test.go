@@ -150,6 +150,7 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 		// A destination's retry horizon.
 		{"README.md", "retry `horizon` \\((\\d+) days by default\\)", days(tenant.DefaultHorizon), "tenant.DefaultHorizon"},
+		{"docs/receiving.md", "destination's `horizon` \\((\\d+) days by default\\)", days(tenant.DefaultHorizon), "tenant.DefaultHorizon"},
 		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
 		{"docs/operations.md", `expiring (\d+) days after its last`, days(watch.DefaultStateRetention), "pkg/watch DefaultStateRetention"},
 		{"docs/architecture.md", `Retry-After, or (\d+) s doubling`, seconds(ratelimit.DefaultPenalty), "ratelimit.DefaultPenalty"},
