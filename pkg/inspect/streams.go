@@ -145,7 +145,8 @@ func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Des
 }
 
 // heldUntil is the latest DeadBy of failing, or zero when one of them
-// cannot be dated (or there are none).
+// cannot be dated (its claim expired, or beyond maxFailingReads) or there
+// are none.
 func heldUntil(failing []Failing) time.Time {
 	var latest time.Time
 	for _, f := range failing {
@@ -195,7 +196,7 @@ func failingText(d DestinationSummary) string {
 	case d.HeldUntil != nil:
 		s += ", by " + stamp(*d.HeldUntil) + " at the latest (received + its " + d.Horizon.String() + " horizon)"
 	default:
-		s += " (when, at the latest, is not known: a failing event's claim has expired)"
+		s += fmt.Sprintf(" (when, at the latest, is not known: a failing event's claim has expired, or more than %d fail)", maxFailingReads)
 	}
 	if d.PerSecond > 0 {
 		s += "; each retry takes one of its slots"

@@ -78,7 +78,7 @@ func TestSummaryPerDestination(t *testing.T) {
 			s:       stores{queue: [2][3]int{{1100, 80, 20}, {}}, effects: failing},
 			billing: &Deliveries{Delivered: 3, Delivering: 1, Waiting: 1, Retrying: 2}, ci: &Deliveries{Delivered: 1, Dead: 1},
 			drained: at(70), failing: 2,
-			text: []string{"at the earliest", "(when, at the latest, is not known: a failing event's claim has expired)"}},
+			text: []string{"at the earliest", "(when, at the latest, is not known: a failing event's claim has expired, or more than 50 fail)"}},
 		{name: "billing paused", scan: true, pauses: pausesFake{"billing": {Since: at(-600), By: "operator", Why: "maintenance until 09:00"}},
 			s:       stores{queue: [2][3]int{{1100, 80, 20}, {}}, effects: healthy, claim: claim},
 			billing: &Deliveries{Delivered: 3, Delivering: 1, Waiting: 1}, ci: &Deliveries{Delivered: 1, Dead: 1},
