@@ -139,35 +139,34 @@ type DestinationSummary struct {
 	// delayed): at worst, every one of them is for this destination.
 	Backlog int `json:"backlog"`
 	// DrainedBy is when the backlog is delivered at the rate, if every
-	// queued message is selected by this destination, its target answers
-	// no 429 and no conversation fails there: from the later of now, the
-	// next slot and the pause's end, Backlog ÷ the rate. Nil without a
-	// rate or without a backlog, and while the destination is paused.
+	// queued message is selected by this destination and its target
+	// answers no 429: from the later of now, the next slot and the pause's
+	// end, Backlog ÷ the rate. Nil without a rate or without a backlog.
+	// While conversations fail there (FailingConversations), it is the
+	// earliest: nothing waits behind them.
 	DrainedBy *time.Time `json:"drainedBy,omitempty"`
-	// DrainedLatest is, while conversations fail there (Failing), when
-	// the backlog is drained at the latest: each failing one is delivered
-	// or dead-lettered by HeldUntil, and everything queued may wait behind
+	// DrainedLatest is, while conversations fail there, when the backlog
+	// is drained at the latest: each failing one is delivered or
+	// dead-lettered by HeldUntil, and everything queued may wait behind
 	// them and then go at the rate. Nil when DrainedBy is nil or nothing
 	// fails there, or when a failing event cannot be dated.
 	DrainedLatest *time.Time `json:"drainedLatest,omitempty"`
 	// Deliveries counts its events by state (SummaryOptions.Scan: nil
 	// without a scan of the ledger).
 	Deliveries *Deliveries `json:"deliveries,omitempty"`
-	// Failing are its failing conversations (a scan: Deliveries.Retrying of
-	// them), HeldUntil the latest time the last of them is dead-lettered.
-	Failing   []Failing  `json:"failing,omitempty"`
-	HeldUntil *time.Time `json:"heldUntil,omitempty"`
+	// FailingConversations are its conversations whose head event it
+	// keeps failing (a scan: Deliveries.Retrying of them), HeldUntil the
+	// latest time the last of them is dead-lettered.
+	FailingConversations []FailingConversation `json:"failingConversations,omitempty"`
+	HeldUntil            *time.Time            `json:"heldUntil,omitempty"`
 	// DeadLetters counts the DLQ listing's dead letters of its stream.
 	DeadLetters int `json:"deadLetters"`
-	// Paused is set while it is paused (Config.Pauses).
-	Paused *Paused `json:"paused,omitempty"`
 }
 
-// pace returns s, a destination's summary with its backlog, failing
-// conversations and pause, with its limiter's state (one GetItem) and when
-// the backlog drains at its rate.
-func (in *Inspector) pace(ctx context.Context, tenantID string, s DestinationSummary, now time.Time) (DestinationSummary, error) {
-	d, backlog := s.Destination, s.Backlog
+// pace returns d's summary with the tenant's backlog: its limiter's state
+// (one GetItem) and when the backlog drains at its rate.
+func (in *Inspector) pace(ctx context.Context, tenantID string, d Destination, backlog int, now time.Time) (DestinationSummary, error) {
+	s := DestinationSummary{Destination: d, Backlog: backlog}
 	if d.PerSecond <= 0 {
 		return s, nil
 	}
@@ -186,7 +185,7 @@ func (in *Inspector) pace(ctx context.Context, tenantID string, s DestinationSum
 		}
 	}
 	s.Limiter = lim
-	if backlog > 0 && s.Paused == nil {
+	if backlog > 0 {
 		start := now
 		if lim.NextSlot.After(start) {
 			start = lim.NextSlot
@@ -196,10 +195,6 @@ func (in *Inspector) pace(ctx context.Context, tenantID string, s DestinationSum
 		}
 		at := start.Add(time.Duration(float64(backlog) / d.PerSecond * float64(time.Second))).Truncate(time.Second)
 		s.DrainedBy = &at
-		if s.HeldUntil != nil && len(s.Failing) > 0 {
-			latest := drainLatest(*s.HeldUntil, backlog, d.PerSecond)
-			s.DrainedLatest = &latest
-		}
 	}
 	return s, nil
 }

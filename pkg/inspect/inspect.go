@@ -280,11 +280,6 @@ type Config struct {
 	// Limits reads a destination's rate limiter (the summary only). Nil:
 	// shown idle.
 	Limits limitReader
-	// Pauses reads which destinations are paused, since when and why (the
-	// summary only). Nil: not read, and the summary does not say. NewAWS
-	// does not set it yet: it is the hook for the destinations' pause
-	// state.
-	Pauses pauseReader
 	Now    func() time.Time
 }
 

@@ -200,7 +200,7 @@ func paceText(d DestinationSummary, now time.Time) string {
 		}
 	}
 	switch {
-	case d.DrainedBy != nil && len(d.Failing) > 0:
+	case d.DrainedBy != nil && len(d.FailingConversations) > 0:
 		s += fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s at the earliest (in %s at %s, if every queued message is for it, no 429 slows it and nothing waits behind a failing conversation)",
 			d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
 		if d.DrainedLatest != nil {
@@ -209,8 +209,6 @@ func paceText(d DestinationSummary, now time.Time) string {
 	case d.DrainedBy != nil:
 		s += fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s (in %s at %s, if every queued message is for it and no 429 slows it)",
 			d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
-	case d.Paused != nil && d.Backlog > 0:
-		s += fmt.Sprintf("; backlog %d queued for the tenant: no estimate while it is paused", d.Backlog)
 	default:
 		s += "; backlog 0"
 	}

@@ -37,10 +37,10 @@ type Deliveries struct {
 	Dead int `json:"dead"`
 }
 
-// Failing is a conversation whose head event keeps failing at a
-// destination: its stream waits behind it until it is delivered or
+// FailingConversation is a conversation whose head event keeps failing
+// at a destination: its stream waits behind it until it is delivered or
 // dead-lettered.
-type Failing struct {
+type FailingConversation struct {
 	// Event is the head event's idempotency key, Reason its last failure.
 	Event  string `json:"idempotencyKey"`
 	Reason string `json:"reason,omitempty"`
@@ -51,23 +51,6 @@ type Failing struct {
 	// zero once the claim has expired.
 	Received time.Time `json:"received,omitzero"`
 	DeadBy   time.Time `json:"deadBy,omitzero"`
-}
-
-// Paused is a destination an operator or the pack paused: its events wait
-// in the queue until it is resumed.
-type Paused struct {
-	Since time.Time `json:"since"`
-	// By says who paused it (an operator, or the pack after failing
-	// without a success), Why the reason given.
-	By  string `json:"by,omitempty"`
-	Why string `json:"why"`
-}
-
-// pauseReader reads the paused destinations of a tenant, by name. It is
-// the hook for the destinations' pause state (package destination, not
-// wired yet: see Config.Pauses).
-type pauseReader interface {
-	Paused(ctx context.Context, tenantID string) (map[string]Paused, error)
 }
 
 // StreamCount is how many listed dead letters a stream has
@@ -105,9 +88,9 @@ func streamCounts(dead []replay.Item) []StreamCount {
 // deliveries counts the records of effect among recs (readEffect's states,
 // a retrying one split into waiting and failing), and returns the failing
 // ones' conversations, dated from their claims (at most maxFailingReads).
-func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Destination, q Depth, now time.Time) (Deliveries, []Failing, error) {
+func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Destination, q Depth, now time.Time) (Deliveries, []FailingConversation, error) {
 	var n Deliveries
-	var failing []Failing
+	var failing []FailingConversation
 	for _, r := range recs {
 		if r.Key.Effect != d.Effect {
 			continue
@@ -124,10 +107,10 @@ func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Des
 			n.Waiting++
 		default:
 			n.Retrying++
-			failing = append(failing, Failing{Event: r.Key.Event, Reason: r.Reason})
+			failing = append(failing, FailingConversation{Event: r.Key.Event, Reason: r.Reason})
 		}
 	}
-	slices.SortFunc(failing, func(a, b Failing) int { return strings.Compare(a.Event, b.Event) })
+	slices.SortFunc(failing, func(a, b FailingConversation) int { return strings.Compare(a.Event, b.Event) })
 	for i := range failing[:min(len(failing), maxFailingReads)] {
 		c, err := in.cfg.Claims.Record(ctx, failing[i].Event)
 		switch {
@@ -147,7 +130,7 @@ func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Des
 // heldUntil is the latest DeadBy of failing, or zero when one of them
 // cannot be dated (its claim expired, or beyond maxFailingReads) or there
 // are none.
-func heldUntil(failing []Failing) time.Time {
+func heldUntil(failing []FailingConversation) time.Time {
 	var latest time.Time
 	for _, f := range failing {
 		if f.DeadBy.IsZero() {
@@ -158,6 +141,34 @@ func heldUntil(failing []Failing) time.Time {
 		}
 	}
 	return latest
+}
+
+// streams adds to p, a destination's summary, its dead letters among
+// dead and, with scan, its deliveries among recs (the tenant's records),
+// its failing conversations, and when its backlog is drained at the
+// latest while they fail.
+func (in *Inspector) streams(ctx context.Context, p DestinationSummary, dead []replay.Item, recs []ledger.Record, scan bool, q Depth, now time.Time) (DestinationSummary, error) {
+	for _, it := range dead {
+		if it.Destination == p.Name {
+			p.DeadLetters++
+		}
+	}
+	if !scan {
+		return p, nil
+	}
+	n, failing, err := in.deliveries(ctx, recs, p.Destination, q, now)
+	if err != nil {
+		return p, err
+	}
+	p.Deliveries, p.FailingConversations = &n, failing
+	if h := heldUntil(failing); !h.IsZero() {
+		p.HeldUntil = &h
+		if p.DrainedBy != nil && len(failing) > 0 {
+			latest := drainLatest(h, p.Backlog, p.PerSecond)
+			p.DrainedLatest = &latest
+		}
+	}
+	return p, nil
 }
 
 // drainLatest is when backlog is drained at perSecond at the latest when
@@ -176,22 +187,15 @@ func countsText(d DestinationSummary) string {
 		s = "delivered, retrying and dead: add -scan (a Scan of the ledger table)"
 	}
 	s += fmt.Sprintf("; %d dead letter(s) of its stream listed", d.DeadLetters)
-	if d.Paused != nil {
-		s += "; PAUSED since " + stamp(d.Paused.Since)
-		if d.Paused.By != "" {
-			s += " by " + d.Paused.By
-		}
-		s += ": " + d.Paused.Why + " (its events wait in the queue; nothing drains until it is resumed)"
-	}
 	return s
 }
 
 // failingText says what d's failing conversations hold, or "".
 func failingText(d DestinationSummary) string {
-	if len(d.Failing) == 0 {
+	if len(d.FailingConversations) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d conversation(s) failing here hold their streams: what waits behind each goes once it is delivered or dead-lettered", len(d.Failing))
+	s := fmt.Sprintf("%d conversation(s) failing here hold their streams: what waits behind each goes once it is delivered or dead-lettered", len(d.FailingConversations))
 	switch {
 	case d.HeldUntil != nil:
 		s += ", by " + stamp(*d.HeldUntil) + " at the latest (received + its " + d.Horizon.String() + " horizon)"
@@ -202,10 +206,10 @@ func failingText(d DestinationSummary) string {
 		s += "; each retry takes one of its slots"
 	}
 	heads := make([]string, 0, maxHeadsShown)
-	for _, f := range d.Failing[:min(len(d.Failing), maxHeadsShown)] {
+	for _, f := range d.FailingConversations[:min(len(d.FailingConversations), maxHeadsShown)] {
 		heads = append(heads, f.Event+" ("+f.Reason+")")
 	}
-	if more := len(d.Failing) - len(heads); more > 0 {
+	if more := len(d.FailingConversations) - len(heads); more > 0 {
 		heads = append(heads, fmt.Sprintf("%d more in the JSON", more))
 	}
 	return s + "; their heads: " + strings.Join(heads, ", ") + " (inspect one for its attempt n of N and its next attempt)"

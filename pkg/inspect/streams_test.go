@@ -13,15 +13,11 @@ import (
 	"github.com/hookpack/hookpack/pkg/replay"
 )
 
-type pausesFake map[string]Paused
-
-func (p pausesFake) Paused(context.Context, string) (map[string]Paused, error) { return p, nil }
-
 // The summary counts each destination's events by state from the ledger
 // (with a scan), its dead letters by stream from the DLQ listing, and its
 // drain estimate accounts for the conversations failing there (their
 // streams wait until each is delivered or dead-lettered within the
-// destination's horizon) and for a pause.
+// destination's horizon).
 func TestSummaryPerDestination(t *testing.T) {
 	rec := func(effect, event string, st ledger.Status, lease time.Time, reason string) ledger.Record {
 		return ledger.Record{Key: ledger.Key{Tenant: "acme", Event: "acme#stripe#" + event, Effect: effect}, Status: st, LeaseExpires: lease, Reason: reason, Expires: t0.Add(time.Hour)}
@@ -45,10 +41,9 @@ func TestSummaryPerDestination(t *testing.T) {
 	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: received.Add(idempotency.DefaultRetention)}
 	heldUntil := received.Add(72 * time.Hour)
 	tests := []struct {
-		name   string
-		s      stores
-		scan   bool
-		pauses pausesFake
+		name string
+		s    stores
+		scan bool
 		// billing's and ci's counts, billing's estimates
 		billing, ci *Deliveries
 		drained     time.Time
@@ -79,11 +74,6 @@ func TestSummaryPerDestination(t *testing.T) {
 			billing: &Deliveries{Delivered: 3, Delivering: 1, Waiting: 1, Retrying: 2}, ci: &Deliveries{Delivered: 1, Dead: 1},
 			drained: at(70), failing: 2,
 			text: []string{"at the earliest", "(when, at the latest, is not known: a failing event's claim has expired, or more than 50 fail)"}},
-		{name: "billing paused", scan: true, pauses: pausesFake{"billing": {Since: at(-600), By: "operator", Why: "maintenance until 09:00"}},
-			s:       stores{queue: [2][3]int{{1100, 80, 20}, {}}, effects: healthy, claim: claim},
-			billing: &Deliveries{Delivered: 3, Delivering: 1, Waiting: 1}, ci: &Deliveries{Delivered: 1, Dead: 1},
-			text: []string{"PAUSED since 2026-11-28T07:50:00Z by operator: maintenance until 09:00 (its events wait in the queue; nothing drains until it is resumed)",
-				"backlog 1200 queued for the tenant: no estimate while it is paused"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,9 +83,6 @@ func TestSummaryPerDestination(t *testing.T) {
 				Claims:     &s, Ledger: ledgerFake{&s}, Queues: &s, DeadLetters: &s, Outbound: outboundFake{out: destinationsOutbound(t)},
 				Limits: limitsFake{"dest:billing": {Next: at(10), Factor: 1}}, Now: func() time.Time { return t0 },
 			})
-			if tt.pauses != nil {
-				in.cfg.Pauses = tt.pauses
-			}
 			sum, err := in.SummarizeWith(context.Background(), "acme", SummaryOptions{Scan: tt.scan})
 			if err != nil {
 				t.Fatal(err)
@@ -122,8 +109,8 @@ func TestSummaryPerDestination(t *testing.T) {
 			if got := timeOf(billing.DrainedLatest); !got.Equal(tt.latest) {
 				t.Errorf("billing drained at the latest by %v, want %v", got, tt.latest)
 			}
-			if len(billing.Failing) != tt.failing {
-				t.Errorf("billing has %d failing conversations, want %d", len(billing.Failing), tt.failing)
+			if len(billing.FailingConversations) != tt.failing {
+				t.Errorf("billing has %d failing conversations, want %d", len(billing.FailingConversations), tt.failing)
 			}
 			if got := [3]int{billing.DeadLetters, ci.DeadLetters, sum.Destinations[2].DeadLetters}; got != tt.deadLetters {
 				t.Errorf("dead letters per destination = %v, want %v", got, tt.deadLetters)

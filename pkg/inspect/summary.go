@@ -72,9 +72,7 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 // read of the whole table) for each destination's Deliveries, and reads
 // the idempotency record of each of its failing conversations (at most
 // 50), to date when they are dead-lettered at the latest: the drain
-// estimate then says how long they may hold the backlog. With
-// Config.Pauses, a paused destination says since when and why, and has
-// no estimate.
+// estimate then says how long they may hold the backlog.
 func (in *Inspector) SummarizeWith(ctx context.Context, tenantID string, o SummaryOptions) (Summary, error) {
 	if err := CheckTenant(tenantID); err != nil {
 		return Summary{}, err
@@ -115,35 +113,13 @@ func (in *Inspector) SummarizeWith(ctx context.Context, tenantID string, o Summa
 			return s, err
 		}
 	}
-	var paused map[string]Paused
-	if in.cfg.Pauses != nil && len(dests) > 0 {
-		if paused, err = in.cfg.Pauses.Paused(ctx, tenantID); err != nil {
-			return s, fmt.Errorf("pause states of %s: %w", tenantID, err)
-		}
-	}
 	backlog := s.Queue.Visible + s.Queue.InFlight + s.Queue.Delayed
 	for _, d := range dests {
-		ds := DestinationSummary{Destination: d, Backlog: backlog}
-		for _, it := range dead {
-			if it.Destination == d.Name {
-				ds.DeadLetters++
-			}
-		}
-		if p, ok := paused[d.Name]; ok {
-			ds.Paused = &p
-		}
-		if o.Scan {
-			n, failing, err := in.deliveries(ctx, recs, d, s.Queue, s.Now)
-			if err != nil {
-				return s, err
-			}
-			ds.Deliveries, ds.Failing = &n, failing
-			if h := heldUntil(failing); !h.IsZero() {
-				ds.HeldUntil = &h
-			}
-		}
-		p, err := in.pace(ctx, tenantID, ds, s.Now)
+		p, err := in.pace(ctx, tenantID, d, backlog, s.Now)
 		if err != nil {
+			return s, err
+		}
+		if p, err = in.streams(ctx, p, dead, recs, o.Scan, s.Queue, s.Now); err != nil {
 			return s, err
 		}
 		s.Destinations = append(s.Destinations, p)
