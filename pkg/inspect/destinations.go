@@ -135,6 +135,21 @@ type DestinationSummary struct {
 	Destination
 	// Limiter is nil for a destination without a rate.
 	Limiter *Limiter `json:"limiter,omitempty"`
+	// Deliveries counts its events by state (SummaryOptions.Scan: nil
+	// without a scan of the ledger).
+	Deliveries *Deliveries `json:"deliveries,omitempty"`
+	// FailingConversations are its conversations whose head event it
+	// keeps failing (a scan: Deliveries.Retrying of them), HeldUntil the
+	// latest time the last of them is dead-lettered. While they fail,
+	// DrainedBy is the earliest (nothing waits behind them), and
+	// DrainedLatest when the backlog is drained at the latest: everything
+	// queued may wait behind them until HeldUntil, then go at the rate
+	// (nil when DrainedBy is, or a failing event cannot be dated).
+	FailingConversations []FailingConversation `json:"failingConversations,omitempty"`
+	HeldUntil            *time.Time            `json:"heldUntil,omitempty"`
+	DrainedLatest        *time.Time            `json:"drainedLatest,omitempty"`
+	// DeadLetters counts the DLQ listing's dead letters of its stream.
+	DeadLetters int `json:"deadLetters"`
 	// Backlog is what the tenant's queue holds (visible, in flight and
 	// delayed): at worst, every one of them is for this destination.
 	Backlog int `json:"backlog"`
@@ -142,25 +157,7 @@ type DestinationSummary struct {
 	// queued message is selected by this destination and its target
 	// answers no 429: from the later of now, the next slot and the pause's
 	// end, Backlog ÷ the rate. Nil without a rate or without a backlog.
-	// While conversations fail there (FailingConversations), it is the
-	// earliest: nothing waits behind them.
 	DrainedBy *time.Time `json:"drainedBy,omitempty"`
-	// DrainedLatest is, while conversations fail there, when the backlog
-	// is drained at the latest: each failing one is delivered or
-	// dead-lettered by HeldUntil, and everything queued may wait behind
-	// them and then go at the rate. Nil when DrainedBy is nil or nothing
-	// fails there, or when a failing event cannot be dated.
-	DrainedLatest *time.Time `json:"drainedLatest,omitempty"`
-	// Deliveries counts its events by state (SummaryOptions.Scan: nil
-	// without a scan of the ledger).
-	Deliveries *Deliveries `json:"deliveries,omitempty"`
-	// FailingConversations are its conversations whose head event it
-	// keeps failing (a scan: Deliveries.Retrying of them), HeldUntil the
-	// latest time the last of them is dead-lettered.
-	FailingConversations []FailingConversation `json:"failingConversations,omitempty"`
-	HeldUntil            *time.Time            `json:"heldUntil,omitempty"`
-	// DeadLetters counts the DLQ listing's dead letters of its stream.
-	DeadLetters int `json:"deadLetters"`
 }
 
 // pace returns d's summary with the tenant's backlog: its limiter's state

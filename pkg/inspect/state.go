@@ -152,8 +152,8 @@ func (in *Inspector) judge(j *Journey, q Query, dead []replay.Item, now time.Tim
 			j.Why = pacedText(Run{Error: j.Effects[slices.IndexFunc(j.Effects, func(e Effect) bool { return e.State == EffectRetrying })].Reason}) +
 				": its message comes back when the slot is due"
 		}
-		ownStates(j, dead)
 	}
+	ownStates(j, dead)
 	if j.State == StateRetrying {
 		if j.Next = nextAttempt(*j, in.cfg.Deployment.MaxAttempts); j.Next != nil {
 			j.Why += "; " + j.Next.String()

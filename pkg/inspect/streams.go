@@ -143,32 +143,43 @@ func heldUntil(failing []FailingConversation) time.Time {
 	return latest
 }
 
-// streams adds to p, a destination's summary, its dead letters among
-// dead and, with scan, its deliveries among recs (the tenant's records),
-// its failing conversations, and when its backlog is drained at the
-// latest while they fail.
-func (in *Inspector) streams(ctx context.Context, p DestinationSummary, dead []replay.Item, recs []ledger.Record, scan bool, q Depth, now time.Time) (DestinationSummary, error) {
-	for _, it := range dead {
-		if it.Destination == p.Name {
-			p.DeadLetters++
+// perStream adds to each destination of s its dead letters among dead and
+// its streams' counts: s.DeadLetterStreams and, with scan (one Scan of the
+// tenant's records), each one's deliveries, failing conversations, and
+// when its backlog is drained at the latest while they fail.
+func (in *Inspector) perStream(ctx context.Context, s *Summary, dead []replay.Item, scan bool) error {
+	s.DeadLetterStreams = streamCounts(dead)
+	var recs []ledger.Record
+	if scan && len(s.Destinations) > 0 {
+		var err error
+		if recs, err = in.cfg.Ledger.Effects(ctx, s.Tenant, ""); err != nil {
+			return err
 		}
 	}
-	if !scan {
-		return p, nil
-	}
-	n, failing, err := in.deliveries(ctx, recs, p.Destination, q, now)
-	if err != nil {
-		return p, err
-	}
-	p.Deliveries, p.FailingConversations = &n, failing
-	if h := heldUntil(failing); !h.IsZero() {
-		p.HeldUntil = &h
-		if p.DrainedBy != nil && len(failing) > 0 {
-			latest := drainLatest(h, p.Backlog, p.PerSecond)
-			p.DrainedLatest = &latest
+	for i := range s.Destinations {
+		p := &s.Destinations[i]
+		for _, it := range dead {
+			if it.Destination == p.Name {
+				p.DeadLetters++
+			}
+		}
+		if !scan {
+			continue
+		}
+		n, failing, err := in.deliveries(ctx, recs, p.Destination, s.Queue, s.Now)
+		if err != nil {
+			return err
+		}
+		p.Deliveries, p.FailingConversations = &n, failing
+		if h := heldUntil(failing); !h.IsZero() {
+			p.HeldUntil = &h
+			if p.DrainedBy != nil && len(failing) > 0 {
+				latest := drainLatest(h, p.Backlog, p.PerSecond)
+				p.DrainedLatest = &latest
+			}
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // drainLatest is when backlog is drained at perSecond at the latest when

@@ -11,8 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
-
-	"github.com/hookpack/hookpack/pkg/ledger"
 )
 
 // metricAPI reads CloudWatch's SQS metrics.
@@ -106,23 +104,16 @@ func (in *Inspector) SummarizeWith(ctx context.Context, tenantID string, o Summa
 	if note != "" {
 		s.Notes = append(s.Notes, note)
 	}
-	s.DeadLetterStreams = streamCounts(dead)
-	var recs []ledger.Record
-	if o.Scan && len(dests) > 0 {
-		if recs, err = in.cfg.Ledger.Effects(ctx, tenantID, ""); err != nil {
-			return s, err
-		}
-	}
 	backlog := s.Queue.Visible + s.Queue.InFlight + s.Queue.Delayed
 	for _, d := range dests {
 		p, err := in.pace(ctx, tenantID, d, backlog, s.Now)
 		if err != nil {
 			return s, err
 		}
-		if p, err = in.streams(ctx, p, dead, recs, o.Scan, s.Queue, s.Now); err != nil {
-			return s, err
-		}
 		s.Destinations = append(s.Destinations, p)
+	}
+	if err := in.perStream(ctx, &s, dead, o.Scan); err != nil {
+		return s, err
 	}
 	if in.cfg.Metrics == nil {
 		s.Notes = append(s.Notes, "oldest message age: a CloudWatch metric (ApproximateAgeOfOldestMessage), which a local stack does not have")
