@@ -30,8 +30,8 @@ type Deliveries struct {
 	// after a backoff. Each is the head of a conversation's stream, which
 	// waits behind it: a failing conversation.
 	Retrying int `json:"retrying"`
-	// Waiting: its record says it waits for the destination's rate or a
-	// 429's pause (no attempt).
+	// Waiting: its record says it waits for the destination's rate, a
+	// 429's pause or an operator's pause (no attempt).
 	Waiting int `json:"waiting"`
 	// Dead: dead-lettered at this destination (its record DEAD).
 	Dead int `json:"dead"`
@@ -68,6 +68,11 @@ type SummaryOptions struct {
 	Scan bool
 }
 
+// waits are the reasons of a record that waits, not fails: a rate's slot
+// (or a 429's pause), and a paused destination (worker.ErrPaused's text on
+// main, where package destination pauses destinations).
+var waits = []string{worker.ErrPaced.Error(), "waiting for a paused destination"}
+
 // maxFailingReads bounds the idempotency records read to date failing
 // conversations (one GetItem each).
 const maxFailingReads = 50
@@ -103,7 +108,7 @@ func (in *Inspector) deliveries(ctx context.Context, recs []ledger.Record, d Des
 			n.Delivering++
 		case st == EffectDead:
 			n.Dead++
-		case strings.Contains(r.Reason, worker.ErrPaced.Error()):
+		case slices.ContainsFunc(waits, func(w string) bool { return strings.Contains(r.Reason, w) }):
 			n.Waiting++
 		default:
 			n.Retrying++
@@ -193,7 +198,7 @@ func drainLatest(held time.Time, backlog int, perSecond float64) time.Time {
 func countsText(d DestinationSummary) string {
 	var s string
 	if n := d.Deliveries; n != nil {
-		s = fmt.Sprintf("delivered %d, delivering %d, retrying %d, waiting for its rate %d, dead %d (ledger records)", n.Delivered, n.Delivering, n.Retrying, n.Waiting, n.Dead)
+		s = fmt.Sprintf("delivered %d, delivering %d, retrying %d, waiting for its rate or a pause %d, dead %d (ledger records)", n.Delivered, n.Delivering, n.Retrying, n.Waiting, n.Dead)
 	} else {
 		s = "delivered, retrying and dead: add -scan (a Scan of the ledger table)"
 	}
