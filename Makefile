@@ -149,7 +149,7 @@ send:
 	@$(GO) build -o bin/send ./scripts/send
 	@bin/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
-## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
+## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo: per destination, with a Scan of make run's small ledger); read-only
 # inspect and replay are built, not `go run`: go run exits 1 whatever the
 # command's status. make itself exits 2 on any failing recipe; its
 # "Error N" is the command's status (docs/inspect.md). A variable given
@@ -162,17 +162,18 @@ inspect:
 	@bin/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
-	  $(if $(call given,EVENT),"$(EVENT)",-summary)
+	  $(if $(call given,EVENT),"$(EVENT)",-summary -scan)
 
-## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>])
+## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>] [DESTINATION=<name>])
 .PHONY: replay
 replay:
-	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)" >&2; exit 2; }
+	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>] [DESTINATION=<name>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)" >&2; exit 2; }
 	@$(GO) build -o bin/replay ./scripts/replay
 	@bin/replay -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(call given,CONVERSATION),-conversation "$(CONVERSATION)") $(if $(call given,TYPE),-type "$(TYPE)") \
-	  $(if $(call given,EVENT),-event "$(EVENT)") $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
+	  $(if $(call given,EVENT),-event "$(EVENT)") \
+	  $(if $(call given,DESTINATION),-destination "$(DESTINATION)") $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
 
 ## pause: pause a destination of a tenant on `make run`: its events wait until make resume (TENANT=demo DESTINATION=billing REASON="…")
 # Built, not `go run`, so that its exit status (2: an unknown tenant or

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -48,9 +49,20 @@ type Destination struct {
 	Rate      string  `json:"rate,omitempty"`
 	PerSecond float64 `json:"perSecond,omitempty"`
 	Burst     int     `json:"burst,omitempty"`
+	// Horizon is its retry horizon (tenant.Destination.RetryHorizon): how
+	// long an event may wait or fail there before it is dead-lettered.
+	Horizon time.Duration `json:"horizon,omitempty"`
 	// Meaning, in a journey, says why the event has no record of this
 	// destination's effect (empty when it has one).
 	Meaning string `json:"meaning,omitempty"`
+	// State, in a journey, is the event's own state at this destination
+	// (its effect's; dead while a dead letter of its stream is in the DLQ;
+	// empty without a record), Why what it rests on, and DeadLetter the
+	// newest listed dead letter of the event that is this destination's
+	// (its stream names it, or it has no stream: every destination's).
+	State      EffectState  `json:"state,omitempty"`
+	Why        string       `json:"why,omitempty"`
+	DeadLetter *replay.Item `json:"deadLetter,omitempty"`
 }
 
 // destinations returns the tenant's destinations (none for a legacy
@@ -78,6 +90,9 @@ func (in *Inspector) destinations(ctx context.Context, tenantID string) ([]Desti
 		}
 		if l, err := d.Limit(); err == nil {
 			v.PerSecond, v.Burst = l.PerSecond, l.Burst
+		}
+		if h, err := d.RetryHorizon(); err == nil {
+			v.Horizon = h
 		}
 		ds = append(ds, v)
 	}
@@ -127,6 +142,21 @@ type DestinationSummary struct {
 	Destination
 	// Limiter is nil for a destination without a rate.
 	Limiter *Limiter `json:"limiter,omitempty"`
+	// Deliveries counts its events by state (SummaryOptions.Scan: nil
+	// without a scan of the ledger).
+	Deliveries *Deliveries `json:"deliveries,omitempty"`
+	// FailingConversations are its conversations whose head event it
+	// keeps failing (a scan: Deliveries.Retrying of them), HeldUntil the
+	// latest time the last of them is dead-lettered. While they fail,
+	// DrainedBy is the earliest (nothing waits behind them), and
+	// DrainedLatest when the backlog is drained at the latest: everything
+	// queued may wait behind them until HeldUntil, then go at the rate
+	// (nil when DrainedBy is, or a failing event cannot be dated).
+	FailingConversations []FailingConversation `json:"failingConversations,omitempty"`
+	HeldUntil            *time.Time            `json:"heldUntil,omitempty"`
+	DrainedLatest        *time.Time            `json:"drainedLatest,omitempty"`
+	// DeadLetters counts the DLQ listing's dead letters of its stream.
+	DeadLetters int `json:"deadLetters"`
 	// Backlog is what the tenant's queue holds (visible, in flight and
 	// delayed): at worst, every one of them is for this destination.
 	Backlog int `json:"backlog"`

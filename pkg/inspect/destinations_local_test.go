@@ -137,4 +137,14 @@ func TestInspectDestinationsOnTheLocalStack(t *testing.T) {
 		sum.Destinations[1].Limiter != nil || !strings.Contains(text.String(), "billing: 2/s, burst 1") || strings.Contains(text.String(), "URL-ONLY-MARKER") {
 		t.Errorf("Summarize() = %+v; want billing's limiter read from the ledger table, ci unrated, no URL", sum.Destinations)
 	}
+	// With a scan: each destination's deliveries, from its records in the
+	// ledger table.
+	sum, err = in.SummarizeWith(ctx, "demo", inspect.SummaryOptions{Scan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Destinations) != 2 || sum.Destinations[0].Deliveries == nil || *sum.Destinations[0].Deliveries != (inspect.Deliveries{Delivered: 1}) ||
+		sum.Destinations[1].Deliveries == nil || *sum.Destinations[1].Deliveries != (inspect.Deliveries{}) {
+		t.Errorf("SummarizeWith(scan) = %+v; want billing delivered 1, ci nothing", sum.Destinations)
+	}
 }

@@ -541,7 +541,7 @@ func (in *Inspector) journey(ctx context.Context, q Query, key string, depth Dep
 			return j, err
 		}
 	}
-	in.judge(&j, q, now)
+	in.judge(&j, q, dead, now)
 	return j, nil
 }
 

@@ -46,7 +46,12 @@ func WriteJourney(w io.Writer, j Journey) error {
 	if len(effects) == 0 {
 		line("effects", "none recorded")
 	}
+	own := make([]string, len(j.Destinations))
+	for i, d := range j.Destinations {
+		own[i] = ownStateText(d)
+	}
 	list(line, "effects", "", effects)
+	list(line, "destinations", "", own)
 	if p := j.Payload; p != nil {
 		line("payload", "s3://%s/%s, %d bytes, stored %s", p.Bucket, p.Key, p.Size, stamp(p.Modified))
 	} else {
@@ -95,11 +100,23 @@ func WriteSummary(w io.Writer, s Summary) error {
 		reasons[i] = fmt.Sprintf("%d × %s", r.Count, r.Reason)
 	}
 	list(line, "dead-letter reasons", "", reasons)
-	dests := make([]string, len(s.Destinations))
-	for i, d := range s.Destinations {
-		dests[i] = paceText(d, s.Now)
+	var dests []string
+	for _, d := range s.Destinations {
+		dests = append(dests, paceText(d, s.Now), "  "+countsText(d))
+		if f := failingText(d); f != "" {
+			dests = append(dests, "  "+f)
+		}
 	}
 	list(line, "destinations", "", dests)
+	streams := make([]string, len(s.DeadLetterStreams))
+	for i, c := range s.DeadLetterStreams {
+		streams[i] = fmt.Sprintf("%d × %s", c.Count, c.Stream)
+	}
+	list(line, "dead letters by stream", "", streams)
+	if len(s.Destinations) > 0 {
+		list(line, "waiting", "", []string{"not counted per destination: SQS counts a queue's messages, not a stream's " +
+			"(the queue line's visible, in flight and delayed hold every stream's)"})
+	}
 	list(line, "notes", "- ", s.Notes)
 	return tw.Flush()
 }
@@ -190,9 +207,18 @@ func paceText(d DestinationSummary, now time.Time) string {
 			s += fmt.Sprintf(", at %.0f%% of its rate after %d 429(s) (back to 100%% within 30 s without one)", 100*l.Factor, l.Strikes)
 		}
 	}
-	if d.DrainedBy == nil {
-		return s + "; backlog 0"
+	switch {
+	case d.DrainedBy != nil && len(d.FailingConversations) > 0:
+		s += fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s at the earliest (in %s at %s, if every queued message is for it, no 429 slows it and nothing waits behind a failing conversation)",
+			d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
+		if d.DrainedLatest != nil {
+			s += fmt.Sprintf(", by %s at the latest (all of it behind the failing conversations, then at %s)", stamp(*d.DrainedLatest), d.Rate)
+		}
+	case d.DrainedBy != nil:
+		s += fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s (in %s at %s, if every queued message is for it and no 429 slows it)",
+			d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
+	default:
+		s += "; backlog 0"
 	}
-	return s + fmt.Sprintf("; backlog %d queued for the tenant: drained by ≈ %s (in %s at %s, if every queued message is for it and no 429 slows it)",
-		d.Backlog, stamp(*d.DrainedBy), d.DrainedBy.Sub(now).Round(time.Second), d.Rate)
+	return s
 }

@@ -100,8 +100,10 @@ func newestDeadLetter(dead []replay.Item, key string) *replay.Item {
 	return newest
 }
 
-// judge sets j's state, each effect's state and meaning, and the notes.
-func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
+// judge sets j's state, each effect's state and meaning, each
+// destination's own state (dead: the tenant's listed dead letters), and
+// the notes.
+func (in *Inspector) judge(j *Journey, q Query, dead []replay.Item, now time.Time) {
 	for i := range j.Effects {
 		e := &j.Effects[i]
 		e.State, e.Meaning = readEffect(*e, j.Queue, j.DeadLetter != nil, now)
@@ -123,6 +125,13 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		}
 		if recorded == 0 && j.State == StateDone {
 			j.Why = "filtered: no destination's filter selects it (done, delivered nowhere)"
+		}
+		// With streams, an event no destination selects is queued on the
+		// custom effects' stream alone, done without a ledger write (decide
+		// reads the worker's filtered line, which a deployed stack drops as
+		// DEBUG): once the queue holds nothing, it is not waiting there.
+		if j.State == StateQueued && recorded == 0 && j.Queue.Visible+j.Queue.InFlight+j.Queue.Delayed == 0 {
+			j.State, j.Why = StateDone, "filtered: no destination's filter selects it (done, delivered nowhere: no destination has a record of it, and the queue holds no message)"
 		}
 		// A message waiting for a rate gives the event's record up (FAILED)
 		// with the reason, as does a destination a 429 paused: no attempt.
@@ -156,6 +165,7 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 			}
 		}
 	}
+	ownStates(j, dead)
 	if j.State == StateRetrying {
 		if j.Next = nextAttempt(*j, in.cfg.Deployment.MaxAttempts); j.Next != nil {
 			j.Why += "; " + j.Next.String()
@@ -176,6 +186,14 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 		j.Notes = append(j.Notes, fmt.Sprintf("replay once the cause is fixed: %s "+
 			"(completed effects are skipped; the forward is sent again with the same webhook-id)",
 			in.cfg.Deployment.replayCommand(q.Tenant, j.DeadLetter.GroupID, j.Queue.QueueURL)))
+	}
+	for _, d := range j.Destinations {
+		// Another destination's dead letter of the event: on its own
+		// stream's group, which a redrive of that group moves alone.
+		if dl := d.DeadLetter; dl != nil && j.DeadLetter != nil && dl.MessageID != j.DeadLetter.MessageID {
+			j.Notes = append(j.Notes, fmt.Sprintf("%s's dead letter of it is replayed with %s", d.Name,
+				in.cfg.Deployment.replayCommand(q.Tenant, dl.GroupID, j.Queue.QueueURL)))
+		}
 	}
 	if j.State == StateUnknown {
 		return

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -36,8 +37,13 @@ type Summary struct {
 	// Reasons counts the listed dead letters by reason, most frequent first.
 	Reasons []ReasonCount `json:"reasons,omitempty"`
 	// Destinations are the tenant's destinations (none for a targetUrl):
-	// each one's rate, limiter and when the backlog drains at its rate.
+	// each one's rate, limiter and when the backlog drains at its rate,
+	// its dead letters and, with a scan, its events by state.
 	Destinations []DestinationSummary `json:"destinations,omitempty"`
+	// DeadLetterStreams counts the listed dead letters by stream: each
+	// destination's, the custom effects', and those of every destination
+	// (no hookpack.stream: a targetUrl tenant's, or queued before streams).
+	DeadLetterStreams []StreamCount `json:"deadLetterStreams,omitempty"`
 	// Now is when the summary was taken.
 	Now   time.Time `json:"now"`
 	Notes []string  `json:"notes,omitempty"`
@@ -60,6 +66,15 @@ type ReasonCount struct {
 // configuration that cannot be read is a note. It returns an error wrapping ErrMalformed
 // (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
 func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, error) {
+	return in.SummarizeWith(ctx, tenantID, SummaryOptions{})
+}
+
+// SummarizeWith is Summarize with o. With o.Scan it Scans the ledger (a
+// read of the whole table) for each destination's Deliveries, and reads
+// the idempotency record of each of its failing conversations (at most
+// 50), to date when they are dead-lettered at the latest: the drain
+// estimate then says how long they may hold the backlog.
+func (in *Inspector) SummarizeWith(ctx context.Context, tenantID string, o SummaryOptions) (Summary, error) {
 	if err := CheckTenant(tenantID); err != nil {
 		return Summary{}, err
 	}
@@ -81,15 +96,9 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 			s.OldestDeadLetter = &sent
 		}
 	}
-	for r, n := range counts {
-		s.Reasons = append(s.Reasons, ReasonCount{Reason: r, Count: n})
+	for _, r := range byCount(counts) {
+		s.Reasons = append(s.Reasons, ReasonCount{Reason: r, Count: counts[r]})
 	}
-	slices.SortFunc(s.Reasons, func(a, b ReasonCount) int {
-		if a.Count != b.Count {
-			return b.Count - a.Count
-		}
-		return strings.Compare(a.Reason, b.Reason)
-	})
 	if s.OldestDeadLetter != nil && s.Queue.DeadLetterRetentionSeconds > 0 {
 		exp := s.OldestDeadLetter.Add(time.Duration(s.Queue.DeadLetterRetentionSeconds) * time.Second)
 		s.DeadLetterExpires = &exp
@@ -112,6 +121,9 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 		}
 		s.Destinations = append(s.Destinations, p.withState(states[d.Name]))
 	}
+	if err := in.perStream(ctx, &s, dead, o.Scan); err != nil {
+		return s, err
+	}
 	if in.cfg.Metrics == nil {
 		s.Notes = append(s.Notes, "oldest message age: a CloudWatch metric (ApproximateAgeOfOldestMessage), which a local stack does not have")
 		return s, nil
@@ -123,6 +135,18 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 		s.Notes = append(s.Notes, "oldest message age: no ApproximateAgeOfOldestMessage datapoint in the last 15 minutes")
 	}
 	return s, nil
+}
+
+// byCount returns the keys of counts, most counted first, then in order.
+func byCount(counts map[string]int) []string {
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
 }
 
 // oldestAge returns the latest one-minute maximum of the queue's

@@ -105,6 +105,9 @@ func (q *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 			worker.AttrGroupID: {DataType: aws.String("String"), StringValue: aws.String(m.group)},
 			worker.AttrReason:  {DataType: aws.String("String"), StringValue: aws.String("target rejected the event")},
 		}
+		if m.stream != "" {
+			attrs[queue.AttrStream] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.stream)}
+		}
 		if m.key != "" {
 			attrs[worker.AttrEventKey] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.key)}
 		}

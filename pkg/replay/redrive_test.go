@@ -308,6 +308,101 @@ func TestRedriveLooksPastAReceiveOfNewOnes(t *testing.T) {
 	}
 }
 
+// A destination's redrive moves the dead letters of its own stream only,
+// each with its stream attribute, so the worker delivers it there alone;
+// the custom effects', a message without the attribute and an unreadable
+// one are never in a named selection. Unfiltered, an event dead-lettered
+// at two destinations moves from both.
+func TestRedriveByDestination(t *testing.T) {
+	fill := func() *fakeDLQ {
+		q := &fakeDLQ{}
+		for _, m := range []fakeMsg{
+			{id: "b1", group: "A|billing", key: "k1", stream: "forward:billing"},
+			{id: "c1", group: "A|ci", key: "k1", stream: "forward:ci"},
+			{id: "e1", group: "A", key: "k1", stream: "effects"},
+			{id: "b2", group: "A|billing", key: "k2", stream: "forward:billing"},
+			{id: "l1", group: "B", key: "k3"},
+			{id: "o1", group: "C", key: "k4", stream: "effects,forward:billing"},
+			{id: "x1", group: "D|billing", key: "k5", stream: "forward:billing,forward:ci"},
+		} {
+			m.body, m.sent = "not an envelope", before(time.Minute)
+			q.msgs = append(q.msgs, &m)
+		}
+		return q
+	}
+	held := "held: " + replay.NoteStream
+	tests := []struct {
+		name   string
+		filter replay.Filter
+		want   map[string]string
+	}{
+		{"billing", replay.Filter{Destination: "billing"},
+			map[string]string{"b1": "moved", "c1": held, "e1": held, "b2": "moved", "l1": held, "o1": "moved", "x1": held}},
+		{"ci", replay.Filter{Destination: "ci"},
+			map[string]string{"b1": held, "c1": "moved", "e1": held, "b2": "held: " + replay.NoteBehind, "l1": held, "o1": held, "x1": held}},
+		{"billing, one conversation", replay.Filter{Destination: "billing", Conversation: "C"},
+			map[string]string{"b1": "held: " + replay.NoteFilter, "c1": held, "e1": held, "b2": "held: " + replay.NoteBehind, "l1": held, "o1": "moved", "x1": held}},
+		{"a destination without dead letters", replay.Filter{Destination: "audit"},
+			map[string]string{"b1": held, "c1": held, "e1": held, "b2": "held: " + replay.NoteBehind, "l1": held, "o1": held, "x1": held}},
+		{"every stream", replay.Filter{},
+			map[string]string{"b1": "moved", "c1": "moved", "e1": "moved", "b2": "moved", "l1": "moved", "o1": "moved", "x1": "moved"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dlq := fill()
+			streams := map[string]string{} // DLQ id → the stream it was sent back with
+			src := &fakeSource{afterSend: func(id string, m queue.Message) {
+				if m.GroupID != dlq.get(id).group {
+					t.Errorf("%s sent back on group %s, want %s", id, m.GroupID, dlq.get(id).group)
+				}
+				streams[id] = m.Attributes[queue.AttrStream]
+			}}
+			items, err := redrive(dlq, src, tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("Redrive(%+v) = %v, want %v", tt.filter, got, tt.want)
+			}
+			for id, s := range streams {
+				if s != dlq.get(id).stream {
+					t.Errorf("%s sent back with %s %q, want %q", id, queue.AttrStream, s, dlq.get(id).stream)
+				}
+			}
+		})
+	}
+}
+
+// Each dead letter names its stream: its destination, the custom effects,
+// every destination (no attribute) or the attribute as it is.
+func TestListNamesTheDestination(t *testing.T) {
+	q := &fakeDLQ{}
+	for _, m := range []fakeMsg{
+		{id: "b1", group: "A|billing", stream: "forward:billing"},
+		{id: "o1", group: "C", stream: "effects,forward:billing"},
+		{id: "e1", group: "A", stream: "effects"},
+		{id: "l1", group: "B"},
+		{id: "x1", group: "D", stream: "forward:"},
+	} {
+		m.body, m.sent = "not an envelope", before(time.Minute)
+		q.msgs = append(q.msgs, &m)
+	}
+	c := &clock{t: start, step: time.Millisecond}
+	items, err := replay.New(q, nil, replay.Options{Wait: -1, Now: c.Now}).List(context.Background(), "https://sqs.test/q-dlq.fifo", replay.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"b1": "billing", "o1": "billing", "e1": replay.LabelEffects, "l1": replay.LabelEvery, "x1": `(hookpack.stream "forward:")`}
+	for _, it := range items {
+		if got := it.StreamLabel(); got != want[it.MessageID] {
+			t.Errorf("%s: StreamLabel() = %q (stream %q, destination %q), want %q", it.MessageID, got, it.Stream, it.Destination, want[it.MessageID])
+		}
+	}
+	if len(items) != len(want) {
+		t.Errorf("List() = %d items, want %d", len(items), len(want))
+	}
+}
+
 // Each destination's dead letter of an event is its own: a redrive moves
 // both, each back to its stream (its group and its hookpack.stream), while
 // a second dead letter of the same event and stream is held.

@@ -19,7 +19,14 @@
 // yield nothing dead-lettered before the start that it has not seen. The
 // start is the client's clock and SentTimestamp the queue's: with a client
 // clock ahead of SQS's, a copy may look older than the start, and the
-// event rule (one move per event key) still holds it.
+// event rule (one move per event key and stream) still holds it. An
+// event dead-lettered at two destinations has a dead letter on each one's
+// stream: each moves once.
+//
+// Streams: a dead letter keeps the hookpack.stream attribute of its message
+// (queue.AttrStream: the destination it delivers to) and a redrive sends it
+// back with it, on its stream's group, so it delivers to that destination
+// alone; Filter.Destination selects one destination's dead letters.
 //
 // Each moved message gets a new deduplication id (derived from its DLQ
 // message id), so SQS does not drop it as a duplicate of the original send,
@@ -83,6 +90,12 @@ type sender interface {
 // equal to its group id, and an Event equal to its hookpack.eventKey
 // attribute.
 type Filter struct {
+	// Destination matches a dead letter whose hookpack.stream names it
+	// (Item.Destination). A dead letter that names no destination never
+	// matches a named one: the custom effects' stream, and one without the
+	// attribute (a targetUrl tenant's, or queued before its tenant had
+	// streams), which delivers to every destination that selects it.
+	Destination string
 	// Conversation matches the envelope's conversation or the message group.
 	Conversation string
 	// Type matches the envelope's event type.
@@ -102,7 +115,7 @@ type Filter struct {
 
 // Match reports whether f selects it.
 func (f Filter) Match(it Item) bool {
-	return (f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
+	return (f.Destination == "" || f.Destination == it.Destination) && (f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
 		(f.Type == "" || f.Type == it.Type) &&
 		(f.Event == "" && len(f.Keys) == 0 ||
 			f.Event != "" && (f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
@@ -132,6 +145,7 @@ const (
 	NoteAfterStart  = "dead-lettered after the redrive started"
 	NoteNoSentTime  = "no SentTimestamp: cannot tell whether it was dead-lettered before the redrive started"
 	NoteFilter      = "does not match the filter"
+	NoteStream      = "not of the destination's stream"
 	NoteBehind      = "behind a held message of its conversation"
 	NoteSameEvent   = "the same event as a message moved in this run"
 	NoteSendFailed  = "send failed"
@@ -164,10 +178,15 @@ type Item struct {
 	EventID      string `json:"eventId,omitempty"`
 	Type         string `json:"type,omitempty"`
 	Conversation string `json:"conversation,omitempty"`
-	// Stream is the message's queue.AttrStream ("forward:<name>": the
-	// destination it delivers to), empty for a message without one.
-	Stream string `json:"stream,omitempty"`
-	Status string `json:"status"`
+	// Stream is the dead letter's hookpack.stream attribute (queue.AttrStream,
+	// which a dead letter keeps): "forward:<name>", "effects" or
+	// "effects,forward:<name>"; empty for a message without it, which
+	// delivers to every destination that selects its event and runs its
+	// custom effects (a targetUrl tenant's, or queued before its tenant
+	// had streams). Destination is the destination it names, if any.
+	Stream      string `json:"stream,omitempty"`
+	Destination string `json:"destination,omitempty"`
+	Status      string `json:"status"`
 	// Note says why a message was held, or what failed.
 	Note string `json:"note,omitempty"`
 }
@@ -245,7 +264,7 @@ type plan struct {
 	start  time.Time
 	filter Filter
 	held   map[string]string // group → the held message's id
-	moved  map[string]string // event key → the moved message's id
+	moved  map[string]string // Item.once → the moved message's id
 }
 
 // hold decides, without side effects, why a redrive leaves it in the DLQ,
@@ -258,6 +277,8 @@ func (p *plan) hold(it Item) string {
 		return NoteAfterStart + " (at " + it.SentAt.Format(time.RFC3339Nano) + ")"
 	case p.held[it.GroupID] != "":
 		return NoteBehind + " (" + p.held[it.GroupID] + ")"
+	case p.filter.Destination != "" && it.Destination != p.filter.Destination:
+		return NoteStream + " (" + it.StreamLabel() + ")"
 	case !p.filter.Match(it):
 		return NoteFilter
 	case it.EventKey != "" && p.moved[it.once()] != "":
@@ -445,6 +466,29 @@ func (r *Replayer) release(ctx context.Context, dlqURL string, msgs []types.Mess
 	return refused, errors.Join(errs...)
 }
 
+// Labels of the dead letters that name no destination (Item.StreamLabel).
+const (
+	LabelEvery   = "(every destination)"
+	LabelEffects = "(custom effects)"
+)
+
+// StreamLabel names the stream it was dead-lettered from, as the tools
+// show it: its destination, LabelEffects for the custom effects' stream,
+// LabelEvery for a message without hookpack.stream, or the attribute as it
+// is when it cannot be read.
+func (it Item) StreamLabel() string {
+	switch {
+	case it.Destination != "":
+		return it.Destination
+	case it.Stream == "":
+		return LabelEvery
+	}
+	if s, err := queue.ParseStream(it.Stream); err == nil && s.Effects {
+		return LabelEffects
+	}
+	return "(" + queue.AttrStream + " " + strconv.Quote(it.Stream) + ")"
+}
+
 // attrText returns the text of message attribute name, a String or a
 // Binary (the queue package sends text SQS refuses as a String as Binary).
 func attrText(attrs map[string]types.MessageAttributeValue, name string) (string, bool) {
@@ -474,6 +518,9 @@ func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 		FailedAt:          attr(worker.AttrFailedAt),
 		EventKey:          attr(worker.AttrEventKey),
 		Stream:            attr(queue.AttrStream),
+	}
+	if s, err := queue.ParseStream(it.Stream); it.Stream != "" && err == nil {
+		it.Destination = s.Destination
 	}
 	if it.GroupID == "" {
 		it.GroupID = m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]

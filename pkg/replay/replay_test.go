@@ -395,3 +395,57 @@ func TestRedriveEndsWhenTheCopyIsDeadLetteredAgainOnMoto(t *testing.T) {
 		t.Errorf("the DLQ holds %d messages after the run, want the 3 copies", n)
 	}
 }
+
+// On moto, a destination's redrive moves its own stream's dead letters
+// back on their stream's group with their hookpack.stream (so the worker
+// delivers them to that destination alone), and leaves the other
+// destination's, the custom effects' and the one without a stream.
+func TestRedriveByDestinationOnMoto(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	for i, m := range []struct{ id, group, stream string }{
+		{"e1", "A|billing", "forward:billing"}, {"e1", "A|ci", "forward:ci"}, {"e1", "A", "effects"}, {"e2", "B", ""}, {"e3", "A|billing", "forward:billing"},
+	} {
+		b, err := envelopeOf(m.id, "A", "order.updated").Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs := map[string]string{worker.AttrReason: "answered 400", worker.AttrGroupID: m.group, worker.AttrMessageID: fmt.Sprint("orig-", i)}
+		if m.stream != "" {
+			attrs[queue.AttrStream] = m.stream
+		}
+		if _, err := f.q.Send(ctx, f.pair.DLQURL, queue.Message{GroupID: m.group, DeduplicationID: fmt.Sprint("dlq-", i), Body: b, Attributes: attrs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Millisecond) // SentTimestamp is in milliseconds
+	items, err := f.r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{Destination: "billing"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for _, it := range items {
+		if it.Status == replay.StatusMoved {
+			moved++
+			if it.Destination != "billing" {
+				t.Errorf("moved %s of stream %q", it.MessageID, it.Stream)
+			}
+		}
+	}
+	if moved != 2 || f.dlqDepth() != 3 {
+		t.Errorf("Redrive(billing) moved %d, left %d in the DLQ; want 2 moved, 3 left", moved, f.dlqDepth())
+	}
+	ev, err := esm.Receive(ctx, f.client, f.pair.URL, esm.ReceiveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range ev.Records {
+		s, _ := queue.StreamOf(r.MessageAttributes)
+		e, _ := envelope.Decode([]byte(r.Body))
+		got = append(got, r.Attributes["MessageGroupId"]+" "+s.String()+" "+e.EventID)
+	}
+	if want := []string{"A|billing forward:billing e1", "A|billing forward:billing e3"}; !slices.Equal(got, want) {
+		t.Errorf("the source queue holds %q, want %q", got, want)
+	}
+}

@@ -73,6 +73,17 @@ func (s *SSM) Outbound(ctx context.Context, id string) (Outbound, error) {
 	return out, out.Validate(id)
 }
 
+// Routes returns the tenant's routes parameter (Outbound.Routes: its
+// destinations' names and filters, no URL or secret), or an error
+// wrapping ErrNotFound when it has none, or ErrInvalid.
+func (s *SSM) Routes(ctx context.Context, id string) (Routes, error) {
+	var r Routes
+	if err := s.get(ctx, id, "routes", &r); err != nil {
+		return r, err
+	}
+	return r, r.Validate(id)
+}
+
 func (s *SSM) get(ctx context.Context, id, kind string, v any) error {
 	name := parameterName(s.prefix, id, kind)
 	out, err := s.client.GetParameter(ctx, &ssm.GetParameterInput{Name: aws.String(name), WithDecryption: aws.Bool(true)})

@@ -120,6 +120,18 @@ func TestSSMOnMoto(t *testing.T) {
 	if got, err := store.Inbound(ctx, "globex", provider.Registry()); err != nil || len(got.Routes.Streams) != 1 || !reflect.DeepEqual(got.Routes, dests.Routes()) {
 		t.Errorf("Inbound().Routes = %+v, %v, want %+v", got.Routes, err, dests.Routes())
 	}
+	// Read alone (scripts/replay -destination): a targetUrl's has no streams.
+	for _, c := range []struct {
+		id   string
+		want Routes
+	}{{"globex", dests.Routes()}, {"acme", out.Routes()}} {
+		if got, err := store.Routes(ctx, c.id); err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Routes(%s) = %+v, %v, want %+v", c.id, got, err, c.want)
+		}
+	}
+	if _, err := store.Routes(ctx, "nobody"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Routes(unknown) = %v, want ErrNotFound", err)
+	}
 	dests.Destinations[0].Filter.Events = []string{"stripe:*"} // not enabled in in
 	if err := store.Put(ctx, "initech", in, dests, "", provider.Registry()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `sender "stripe" is not enabled`) {
 		t.Errorf("Put(a filter on a sender not enabled) = %v, want ErrInvalid naming it", err)

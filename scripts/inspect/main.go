@@ -2,10 +2,11 @@
 // idempotency claim, its queue and dead-letter queue, its effects in the
 // ledger (each destination's effect too), its offloaded body, and its history from the functions' logs; or, with
 // -summary, the tenant's queue depth, in-flight and dead-letter counts, oldest ages, and per destination its rate,
-// its limiter and when the backlog drains. See package inspect.
+// its limiter, its dead letters, when the backlog drains and, with -scan, its events
+// delivered, retrying (its failing conversations) and dead. See package inspect.
 //
 //	go run ./scripts/inspect -local -tenant demo devstack-1         # make run
-//	go run ./scripts/inspect -local -tenant demo -summary
+//	go run ./scripts/inspect -local -tenant demo -summary -scan     # make inspect TENANT=demo
 //	go run ./scripts/inspect -stack hookpack -tenant acme evt_123   # a deployed core stack
 //	go run ./scripts/inspect -tenant acme -provider stripe -effects mark-paid evt_123
 //	go run ./scripts/inspect -tenant acme -scan msg_3f2a…           # a webhook-id or Idempotency-Key
@@ -66,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	summary := fs.Bool("summary", false, "the tenant's summary instead of one event")
 	providerName := fs.String("provider", "", "try a provider event id with this provider only")
 	effects := fs.String("effects", "", "comma-separated custom effect names to read besides the forward")
-	scan := fs.Bool("scan", false, "Scan the ledger for the event's effects and to resolve a webhook-id or Idempotency-Key (reads the whole table)")
+	scan := fs.Bool("scan", false, "Scan the ledger for the event's effects and to resolve a webhook-id or Idempotency-Key, or with -summary for each destination's delivered, retrying and dead counts (reads the whole table)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	stack := fs.String("stack", devstack.Getenv("STACK_NAME", "hookpack"), "deployed core stack (env STACK_NAME)")
 	local := fs.Bool("local", false, "read `make run`'s emulators instead of a deployed stack")
@@ -105,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	if *summary {
-		s, err := in.Summarize(ctx, *tenantID)
+		s, err := in.SummarizeWith(ctx, *tenantID, inspect.SummaryOptions{Scan: *scan})
 		if err != nil {
 			return fail(stderr, err)
 		}

@@ -49,6 +49,7 @@ func TestRun(t *testing.T) {
 	}{
 		{"summary", []string{"-tenant", "demo", "-summary"}, 0, "0 visible, 0 in flight, 0 delayed; DLQ: 0", ""},
 		{"summary as JSON", []string{"-tenant", "demo", "-summary", "-json"}, 0, `"tenant":"demo"`, ""},
+		{"summary with a scan", []string{"-tenant", "demo", "-summary", "-scan"}, 0, "0 visible, 0 in flight, 0 delayed; DLQ: 0", ""},
 		{"unknown event", []string{"-tenant", "demo", "evt_never"}, 3, "", "no trace of the event"},
 		{"unknown tenant", []string{"-tenant", "nobody", "-summary"}, 2, "", "no queue for the tenant"},
 		{"unknown tenant's event", []string{"-tenant", "nobody", "evt_1"}, 2, "", "no queue for the tenant"},

@@ -9,6 +9,15 @@
 //	go run ./scripts/replay -local -tenant demo -event 4f2c1a60-0001 -dry-run redrive
 //	go run ./scripts/replay -stack hookpack -tenant acme -conversation cus_42 redrive   # a deployed core stack
 //	go run ./scripts/replay -queue-url https://sqs…/hookpack_acme.fifo -type invoice.paid redrive
+//	go run ./scripts/replay -local -tenant demo -destination billing redrive   # billing's stream only
+//
+// -destination selects the dead letters of one destination's stream (their
+// hookpack.stream attribute names it), checked against the tenant's routes
+// parameter (<prefix>/tenants/<tenant>/routes: the stack's, or "/<stack>"
+// with -queue-url); a dead letter that names no destination (the custom
+// effects', or one without the attribute: a targetUrl tenant's, or queued
+// before its tenant had streams) is never in it. DESTINATION in the listing
+// names each one's stream.
 //
 // The tenant's queue comes from -queue-url; or from -queue-url-template
 // (default $QUEUE_URL_TEMPLATE, "…/<stack>_{tenant}.fifo") and -tenant; or,
@@ -25,7 +34,8 @@
 //
 // Exit status (inspect.ExitStatus, as scripts/inspect): 0 done, 1 an AWS
 // call failed (what moved stays moved), 2 bad usage: a missing, empty or
-// malformed argument, an unknown tenant, a stack that is not a core stack;
+// malformed argument, an unknown tenant or destination, a stack that is not
+// a core stack;
 // 3 no dead letter selected. `go run` exits 1 whenever the program fails:
 // build it to branch on its status (make replay does).
 package main
@@ -49,12 +59,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -76,6 +88,9 @@ type target struct {
 	// inspected is the deployment inspect reads (-local, -stack), where
 	// -event is looked up; nil for a queue named by URL.
 	inspected *inspect.Deployment
+	// params is the stack's tenant parameter prefix (tenant.NewSSM's),
+	// where -destination is checked.
+	params string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -92,12 +107,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, where -event is looked up (env LOG_FILE)")
 	conversation := fs.String("conversation", "", "only this conversation (or message group)")
 	eventType := fs.String("type", "", "only this event type")
+	destination := fs.String("destination", "", "only the dead letters of this destination's stream (never those that name no destination)")
 	event := fs.String("event", "", "only this event: any id make inspect takes, looked up as it looks it up (-local, -stack)")
 	bucket := fs.String("payload-bucket", os.Getenv("PAYLOAD_BUCKET"), "the payload bucket (default: the stack's PayloadBucketName): reads events over 1 MiB to show their type and conversation")
 	dryRun := fs.Bool("dry-run", false, "redrive: show what would move, move nothing")
 	asJSON := fs.Bool("json", false, "print one JSON object per message")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: replay [-local | -stack NAME | -queue-url URL] -tenant ID [-conversation C] [-type T] [-event ID] [-dry-run] list|redrive")
+		fmt.Fprintln(stderr, "usage: replay [-local | -stack NAME | -queue-url URL] -tenant ID [-conversation C] [-type T] [-event ID] [-destination NAME] [-dry-run] list|redrive")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -131,6 +147,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = exists(ctx, sqs.NewFromConfig(tg.cfg), tg.dlq, *tenantID)
 	}
+	if err == nil && *destination != "" {
+		err = replay.CheckDestination(ctx, tenant.NewSSM(ssm.NewFromConfig(tg.cfg), tg.params), *tenantID, *destination)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -138,7 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tg.payloadBucket = *bucket
 	}
 
-	f := replay.Filter{Conversation: *conversation, Type: *eventType, Event: *event}
+	f := replay.Filter{Conversation: *conversation, Type: *eventType, Event: *event, Destination: *destination}
 	// The event is looked up as inspect looks it up, for the keys it
 	// resolves to and, when nothing is selected, its state.
 	var journeys []inspect.Journey
@@ -195,7 +214,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // the tenant, and a filter flag given empty, which would select every
 // message (a script's unset variable must not redrive the whole DLQ).
 func check(fs *flag.FlagSet) string {
-	for _, name := range []string{"event", "conversation", "type"} {
+	for _, name := range []string{"event", "conversation", "type", "destination"} {
 		if set(fs, name) && fs.Lookup(name).Value.String() == "" {
 			return fmt.Sprintf("-%s is empty: give a value, or leave the flag out to select every %s", name, name)
 		}
@@ -210,6 +229,8 @@ func check(fs *flag.FlagSet) string {
 		return fmt.Sprintf("one command only, after the flags: got %s", strings.Join(fs.Args(), " "))
 	case queueURL == "" && tenant == "":
 		return "-tenant is required (or -queue-url)"
+	case set(fs, "destination") && tenant == "":
+		return "-destination needs -tenant: the name is checked against the tenant's destinations"
 	case set(fs, "event") && tenant == "":
 		return "-event needs -tenant: the event is looked up, and its key checked, within its tenant"
 	case fs.Lookup("local").Value.String() == "true" && queueURL != "":
@@ -229,7 +250,7 @@ func set(fs *flag.FlagSet, name string) bool {
 func filterText(fs *flag.FlagSet) string {
 	var parts []string
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "conversation" || f.Name == "type" || f.Name == "event" {
+		if f.Name == "conversation" || f.Name == "type" || f.Name == "event" || f.Name == "destination" {
 			parts = append(parts, "-"+f.Name+" "+f.Value.String())
 		}
 	})
@@ -237,10 +258,10 @@ func filterText(fs *flag.FlagSet) string {
 }
 
 // fail prints err and returns its exit status (inspect.ExitStatus; a
-// queue URL that names no DLQ is bad usage).
+// queue URL that names no DLQ and an unknown destination are bad usage).
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "replay:", err)
-	if errors.Is(err, errUsage) {
+	if errors.Is(err, errUsage) || errors.Is(err, replay.ErrUnknownDestination) {
 		return 2
 	}
 	return inspect.ExitStatus(err)
@@ -260,11 +281,12 @@ func resolve(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint
 			return tg, err
 		}
 		d.IngestLogFile = logFile // deployed: Logs Insights
-		tg.source, tg.payloadBucket, tg.inspected = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, &d
+		tg.source, tg.payloadBucket, tg.inspected, tg.params = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, &d, d.ParameterPrefix
 	} else {
 		if tg.cfg, err = config.LoadDefaultConfig(ctx); err != nil {
 			return tg, fmt.Errorf("aws config: %w", err)
 		}
+		tg.params = "/" + stack // template.yaml's TenantParameterPrefix, less "/tenants"
 		switch {
 		case queueURL != "":
 			tg.source = queueURL
@@ -275,7 +297,7 @@ func resolve(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint
 			if err != nil {
 				return tg, err
 			}
-			tg.source, tg.payloadBucket, tg.inspected = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, &d
+			tg.source, tg.payloadBucket, tg.inspected, tg.params = queue.URL(d.QueueURLTemplate, tenantID), d.PayloadBucket, &d, d.ParameterPrefix
 		}
 	}
 	if tg.dlq, err = worker.DLQURL(tg.source); err != nil {
@@ -308,11 +330,11 @@ func report(w io.Writer, items []replay.Item, asJSON, dryRun bool) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATUS\tCONVERSATION\tTYPE\tEVENT\tATTEMPTS\tSENT\tREASON\tNOTE")
+	fmt.Fprintln(tw, "STATUS\tDESTINATION\tCONVERSATION\tTYPE\tEVENT\tATTEMPTS\tSENT\tREASON\tNOTE")
 	count := map[string]int{}
 	var order []string
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Status, it.GroupID, it.Type, it.EventKey, it.Attempts,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.Status, it.StreamLabel(), it.GroupID, it.Type, it.EventKey, it.Attempts,
 			it.SentAt.Format(time.RFC3339), it.Reason, it.Note)
 		k := it.Status
 		if it.Status == replay.StatusHeld {

@@ -8,12 +8,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/forward"
@@ -22,8 +26,10 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/local/provision"
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -152,6 +158,91 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// streamLetters provisions tenant's queues of the local stack name on moto,
+// its routes parameter when routes is not empty, and dead-letters one
+// event at two destinations, billing and ci, and one event without a
+// stream, as the worker does.
+func streamLetters(t *testing.T, moto, name, tenantID, routes string) {
+	t.Helper()
+	ctx := context.Background()
+	client := sqs.NewFromConfig(awstest.Config(t, moto))
+	pair, err := provision.QueuePair(ctx, client, devstack.QueueName(name, tenantID), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if routes != "" {
+		_, err := ssm.NewFromConfig(awstest.Config(t, moto)).PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String("/" + name + "/tenants/" + tenantID + "/routes"),
+			Value: aws.String(routes), Type: ssmtypes.ParameterTypeSecureString, Overwrite: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, m := range []struct{ group, stream, key string }{
+		{"A|billing", "forward:billing", "e1"}, {"A|ci", "forward:ci", "e1"}, {"B", "", "e2"},
+	} {
+		attrs := map[string]string{worker.AttrReason: "destination answered 400", worker.AttrGroupID: m.group, worker.AttrEventKey: tenantID + "#github#" + m.key}
+		if m.stream != "" {
+			attrs[queue.AttrStream] = m.stream
+		}
+		_, err := queue.NewSQS(client).Send(ctx, pair.DLQURL, queue.Message{GroupID: m.group, DeduplicationID: "dlq-" + strconv.Itoa(i), Body: []byte("{}"), Attributes: attrs})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Millisecond) // SentTimestamp is in milliseconds: the redrive starts after it
+}
+
+// TestRunDestination runs -destination on moto: a destination's listing
+// and redrive take its stream only, and a name the tenant's routes do not
+// hold is bad usage (exit 2), as is -destination for a tenant without
+// routes or without -tenant.
+func TestRunDestination(t *testing.T) {
+	ctx := context.Background()
+	moto := awstest.Moto(t)
+	name := awstest.Name(t)
+	name = "rd" + name[len(name)-9:]
+	local := []string{"-local", "-name", name, "-endpoint", moto}
+	streamLetters(t, moto, name, "demo", `{"streams":[{"name":"billing"},{"name":"ci","filter":{"events":["github:push"]}}]}`)
+	streamLetters(t, moto, name, "legacy", "")
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		out, errs []string
+	}{
+		{"every stream", []string{"-tenant", "demo", "list"}, 0,
+			[]string{"3 message(s): 3 listed", "DESTINATION", "listed  billing ", "listed  ci ", "listed  " + replay.LabelEvery}, nil},
+		{"billing's", []string{"-tenant", "demo", "-destination", "billing", "list"}, 0, []string{"1 message(s): 1 listed", "listed  billing "}, nil},
+		{"unknown destination", []string{"-tenant", "demo", "-destination", "biling", "list"}, 2, nil,
+			[]string{`unknown destination "biling": tenant demo's destinations are billing, ci`}},
+		{"unknown destination, redrive", []string{"-tenant", "demo", "-destination", "audit", "redrive"}, 2, nil, []string{`unknown destination "audit"`}},
+		{"a tenant without routes", []string{"-tenant", "legacy", "-destination", "billing", "list"}, 2, nil,
+			[]string{`unknown destination "billing": tenant legacy has no routes parameter`}},
+		{"no tenant", []string{"-queue-url", "http://127.0.0.1:1/q.fifo", "-destination", "billing", "list"}, 2, nil, []string{"-destination needs -tenant"}},
+		{"billing's redrive", []string{"-tenant", "demo", "-destination", "billing", "redrive"}, 0,
+			[]string{"3 message(s): 1 moved, 2 held (" + replay.NoteStream + ")"}, nil},
+		{"what is left", []string{"-tenant", "demo", "list"}, 0, []string{"2 message(s): 2 listed", "listed  ci ", "listed  " + replay.LabelEvery}, []string{}},
+		{"billing's, none left", []string{"-tenant", "demo", "-destination", "billing", "list"}, 3, nil, []string{"none of the 2 dead letters seen matches -destination billing"}},
+		{"empty destination", []string{"-tenant", "demo", "-destination", "", "list"}, 2, nil, []string{"-destination is empty"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errs bytes.Buffer
+			code := run(ctx, append(append([]string{}, local...), tt.args...), &out, &errs)
+			ok := code == tt.code
+			for _, w := range tt.out {
+				ok = ok && strings.Contains(out.String(), w)
+			}
+			for _, w := range tt.errs {
+				ok = ok && strings.Contains(errs.String(), w)
+			}
+			if !ok {
+				t.Errorf("replay %s = %d\nstdout: %s\nstderr: %s\nwant %d, stdout with %q, stderr with %q", strings.Join(tt.args, " "), code, out.String(), errs.String(), tt.code, tt.out, tt.errs)
+			}
+		})
+	}
+}
+
 // TestMakeReplay runs make replay as a reader of the docs types it, against
 // the stack make run provisions, with no AWS variable in the environment.
 // make exits 2 whenever a recipe fails; its "Error N" line is the
@@ -184,6 +275,8 @@ func TestMakeReplay(t *testing.T) {
 		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT="}, []string{"-event is empty", "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=redrive", "CONVERSATION="}, []string{"-conversation is empty", "] Error 2"}},
 		{[]string{"TENANT=demo", "TYPE="}, []string{"-type is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "DESTINATION="}, []string{"-destination is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "DESTINATION=billing"}, []string{`unknown destination "billing": tenant demo has no destinations (a targetUrl)`, "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=bogus"}, []string{"replay: unknown command bogus (list or redrive)", "] Error 2"}},
 		{[]string{"TENANT=demo", "EVENT=acme#stripe#evt_1"}, []string{"its tenant is acme, not demo", "] Error 2"}},
 		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT=evt_done"}, []string{"not dead-lettered: DONE", "] Error 3"}},
