@@ -178,7 +178,7 @@ type DestinationSummary struct {
 func (s DestinationSummary) withState(st destination.State) DestinationSummary {
 	if st.IsPaused() {
 		p := st.Paused
-		s.Paused, s.DrainedBy = &p, nil
+		s.Paused, s.DrainedBy, s.DrainedLatest = &p, nil, nil
 	}
 	if st.IsFailing() {
 		f := st.Failing

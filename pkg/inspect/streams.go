@@ -71,7 +71,7 @@ type SummaryOptions struct {
 // waits are the reasons of a record that waits, not fails: a rate's slot
 // (or a 429's pause), and a paused destination (worker.ErrPaused's text on
 // main, where package destination pauses destinations).
-var waits = []string{worker.ErrPaced.Error(), "waiting for a paused destination"}
+var waits = []string{worker.ErrPaced.Error(), worker.ErrPaused.Error()}
 
 // maxFailingReads bounds the idempotency records read to date failing
 // conversations (one GetItem each).
