@@ -176,7 +176,7 @@ func TestMatchRun(t *testing.T) {
 		ok                      bool
 	}{
 		{"a worker line", line, "demo", key, inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried",
-			ReceiveCount: 2, Attempt: 2, Error: "answered 503"}, true},
+			ReceiveCount: 2, Attempt: 2, Error: "answered 503", DurationMs: 12}, true},
 		{"a replay's line", `{"time":"2026-11-27T04:43:54Z","level":"INFO","msg":"message","messageId":"m2","outcome":"processed","receiveCount":1,` +
 			`"tenantId":"demo","idempotencyKey":"` + key + `","replayedBy":"scripts/replay","replayOf":"d1"}`, "demo", key,
 			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m2", Outcome: "processed", ReceiveCount: 1,

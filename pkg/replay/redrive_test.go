@@ -299,3 +299,20 @@ func TestRedriveLooksPastAReceiveOfNewOnes(t *testing.T) {
 		t.Errorf("Redrive() = %v, want %v", got, want)
 	}
 }
+
+// A redrive given the messages a dry run listed moves those and no other,
+// even one of the same conversation dead-lettered before the run started.
+func TestRedriveMessages(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#a1", before(3*time.Minute))
+	dlq.add("b1", "B", "acme#hmac#b1", before(2*time.Minute))
+	dlq.add("b2", "B", "acme#hmac#b2", before(time.Minute))
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{Messages: []string{"a1", "b1"}})
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	if !slices.Equal(src.sent, []string{"a1", "b1"}) {
+		t.Errorf("Redrive(Messages a1, b1) sent %v (%v), want a1 and b1", src.sent, outcome(items))
+	}
+}

@@ -92,11 +92,15 @@ type Filter struct {
 	// one), the eventId the ingest logged (the sender's id), or one
 	// ':'-separated part of that eventId (Shopify's topic:id).
 	Event string
+	// Messages are DLQ message ids: what a dry run listed, so that the move
+	// it previews takes those messages and no later one.
+	Messages []string
 }
 
 // Match reports whether f selects it.
 func (f Filter) Match(it Item) bool {
-	return (f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
+	return (len(f.Messages) == 0 || slices.Contains(f.Messages, it.MessageID)) &&
+		(f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
 		(f.Type == "" || f.Type == it.Type) &&
 		(f.Event == "" || f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
 			it.EventID != "" && slices.Contains(strings.Split(it.EventID, ":"), f.Event))

@@ -1,0 +1,13 @@
+// Package console serves the operator console: web pages over a
+// deployment's stores that show every tenant at a glance, find an event by
+// any id its sender shows and tell its timeline, list dead letters, chart
+// each destination's deliveries, and redrive dead letters after a dry run.
+//
+// It reads and moves through package inspect and package replay, as the
+// command-line tools do: no lookup or move of its own. Pages hold no body,
+// header, secret or signature (an offloaded body's size, digests and ids
+// only). Every change of state is a POST carrying the page's CSRF token; a
+// console bound to a non-loopback address also requires the access token
+// Listen returns, and one bound to loopback refuses requests whose Host is
+// not a loopback name (DNS rebinding).
+package console

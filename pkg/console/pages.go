@@ -1,0 +1,426 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/hookpack/hookpack/pkg/inspect"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/worker"
+)
+
+// tenantView is one tenant of the overview: its summary, or why there is
+// none.
+type tenantView struct {
+	ID      string
+	Summary inspect.Summary
+	Error   string
+}
+
+type overviewPage struct {
+	page
+	Tenants  []tenantView
+	Pausable bool
+}
+
+// overview shows every tenant's summary (inspect's), and reloads itself.
+func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
+	ids, err := s.cfg.Tenants.IDs(r.Context())
+	if err != nil {
+		s.fail(w, r, status(err), fmt.Errorf("list the tenants: %w", err))
+		return
+	}
+	slices.Sort(ids)
+	p := overviewPage{page: s.page("Tenants"), Pausable: s.cfg.Pauser != nil}
+	p.Refresh = int(s.cfg.Refresh / time.Second)
+	for _, id := range ids {
+		v := tenantView{ID: id}
+		s.dlq.Lock()
+		v.Summary, err = s.cfg.Inspector.Summarize(r.Context(), id)
+		s.dlq.Unlock()
+		if err != nil {
+			v.Error = err.Error()
+		}
+		p.Tenants = append(p.Tenants, v)
+	}
+	s.render(w, http.StatusOK, "overview", p)
+}
+
+type eventPage struct {
+	page
+	Tenant, ID, Provider string
+	Scan                 bool
+	Journeys             []inspect.Journey
+}
+
+// event finds an event by any id inspect resolves and tells its journey.
+func (s *Server) event(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := eventPage{page: s.page("Event"), Tenant: strings.TrimSpace(q.Get("tenant")), ID: strings.TrimSpace(q.Get("id")),
+		Provider: q.Get("provider"), Scan: q.Get("scan") != ""}
+	s.dlq.Lock()
+	js, err := s.cfg.Inspector.Inspect(r.Context(), inspect.Query{Tenant: p.Tenant, Event: p.ID, Provider: p.Provider, Scan: p.Scan})
+	s.dlq.Unlock()
+	if err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	p.Journeys = js
+	p.Title = "Event " + p.ID
+	s.render(w, http.StatusOK, "event", p)
+}
+
+// deadLetter is one row of the dead-letter list.
+type deadLetter struct {
+	replay.Item
+	Tenant       string
+	Sender       string
+	Destinations []string
+	// Expires is when the DLQ's retention deletes it (zero: unknown).
+	Expires time.Time
+}
+
+// deadLetterFilter selects dead letters; empty fields match all.
+type deadLetterFilter struct {
+	Tenant, Sender, Destination, Reason string
+}
+
+func filterOf(v url.Values) deadLetterFilter {
+	return deadLetterFilter{Tenant: strings.TrimSpace(v.Get("tenant")), Sender: strings.TrimSpace(v.Get("sender")),
+		Destination: strings.TrimSpace(v.Get("destination")), Reason: strings.TrimSpace(v.Get("reason"))}
+}
+
+// match reports whether f selects d: Reason is a case-insensitive part of
+// its reason.
+func (f deadLetterFilter) match(d deadLetter) bool {
+	return (f.Tenant == "" || f.Tenant == d.Tenant) && (f.Sender == "" || f.Sender == d.Sender) &&
+		(f.Destination == "" || slices.Contains(d.Destinations, f.Destination)) &&
+		(f.Reason == "" || strings.Contains(strings.ToLower(d.Reason), strings.ToLower(f.Reason)))
+}
+
+type deadLettersPage struct {
+	page
+	Filter  deadLetterFilter
+	Tenants []string
+	Rows    []deadLetter
+	Notes   []string
+}
+
+// deadLetters lists the dead letters of every tenant, or of the filter's.
+func (s *Server) deadLetters(w http.ResponseWriter, r *http.Request) {
+	p := deadLettersPage{page: s.page("Dead letters"), Filter: filterOf(r.URL.Query())}
+	var err error
+	if p.Tenants, err = s.cfg.Tenants.IDs(r.Context()); err != nil {
+		s.fail(w, r, status(err), fmt.Errorf("list the tenants: %w", err))
+		return
+	}
+	slices.Sort(p.Tenants)
+	tenants := p.Tenants
+	if p.Filter.Tenant != "" {
+		tenants = []string{p.Filter.Tenant}
+	}
+	for _, t := range tenants {
+		rows, notes, err := s.listDeadLetters(r.Context(), t)
+		if err != nil {
+			s.fail(w, r, status(err), err)
+			return
+		}
+		p.Notes = append(p.Notes, notes...)
+		for _, d := range rows {
+			if p.Filter.match(d) {
+				p.Rows = append(p.Rows, d)
+			}
+		}
+	}
+	s.render(w, http.StatusOK, "deadletters", p)
+}
+
+// listDeadLetters lists tenant's DLQ through inspect.
+func (s *Server) listDeadLetters(ctx context.Context, tenantID string) ([]deadLetter, []string, error) {
+	s.dlq.Lock()
+	depth, items, notes, err := s.cfg.Inspector.DeadLetters(ctx, tenantID)
+	s.dlq.Unlock()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, n := range notes {
+		notes[i] = tenantID + ": " + n
+	}
+	out := make([]deadLetter, len(items))
+	for i, it := range items {
+		d := deadLetter{Item: it, Tenant: tenantID, Destinations: inspect.ReasonDestinations(it.Reason)}
+		if parts := strings.SplitN(it.EventKey, "#", 3); len(parts) == 3 {
+			d.Sender = parts[1]
+		}
+		if depth.DeadLetterRetentionSeconds > 0 && !it.SentAt.IsZero() {
+			d.Expires = it.SentAt.Add(time.Duration(depth.DeadLetterRetentionSeconds) * time.Second)
+		}
+		out[i] = d
+	}
+	return out, notes, nil
+}
+
+type chartPage struct {
+	page
+	Tenant  string
+	Minutes int
+	Chart   chart
+}
+
+// chart draws the tenant's deliveries per second per destination over the
+// last minutes, from the ledger's effect records (inspect's EffectRuns).
+func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := chartPage{page: s.page("Deliveries"), Tenant: q.Get("tenant"), Minutes: 10}
+	if m := q.Get("minutes"); m != "" {
+		if _, err := fmt.Sscanf(m, "%d", &p.Minutes); err != nil || p.Minutes < 1 || p.Minutes > 60 {
+			s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w minutes %q: a whole number from 1 to 60", ErrBadRequest, m))
+			return
+		}
+	}
+	to := s.cfg.Now().Truncate(time.Second)
+	from := to.Add(-time.Duration(p.Minutes) * time.Minute)
+	runs, err := s.cfg.EffectRuns.EffectRuns(r.Context(), p.Tenant, from)
+	if err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	p.Refresh = int(s.cfg.Refresh / time.Second)
+	p.Chart = drawChart(runs, from, to, step(p.Minutes))
+	s.render(w, http.StatusOK, "chart", p)
+}
+
+// step is a chart's bucket: 60 to 120 bars over the window.
+func step(minutes int) time.Duration {
+	if minutes <= 10 {
+		return 5 * time.Second
+	}
+	return 30 * time.Second
+}
+
+// selection is what a redrive acts on, as the preview's form names it.
+type selection struct {
+	Tenant string
+	// One of: an event (any id inspect takes), a conversation, or a
+	// filter of the dead-letter list.
+	Event, Conversation string
+	Filter              deadLetterFilter
+}
+
+// describe says what s selects, for the pages.
+func (sel selection) describe() string {
+	switch {
+	case sel.Event != "":
+		return "event " + sel.Event
+	case sel.Conversation != "":
+		return "conversation " + sel.Conversation
+	}
+	var parts []string
+	for _, kv := range [][2]string{{"sender", sel.Filter.Sender}, {"destination", sel.Filter.Destination}, {"reason containing", sel.Filter.Reason}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+" "+fmt.Sprintf("%q", kv[1]))
+		}
+	}
+	if len(parts) == 0 {
+		return "every dead letter"
+	}
+	return "dead letters with " + strings.Join(parts, ", ")
+}
+
+type previewPage struct {
+	page
+	Tenant, What string
+	Items        []replay.Item
+	// Moving are the ids of the would-move items, which the confirmation
+	// moves and nothing else.
+	Moving []string
+	Event  string
+}
+
+// preview is the dry run of a redrive: it lists exactly what would move,
+// and its form moves those messages only.
+func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
+	sel := selection{Tenant: strings.TrimSpace(r.PostFormValue("tenant")), Event: strings.TrimSpace(r.PostFormValue("event")),
+		Conversation: strings.TrimSpace(r.PostFormValue("conversation")), Filter: filterOf(r.PostForm)}
+	sel.Filter.Tenant = sel.Tenant
+	f, err := s.replayFilter(r.Context(), sel, r.PostFormValue("scope"))
+	if err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	src, dlq, err := s.queues(sel.Tenant)
+	if err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	s.dlq.Lock()
+	items, err := s.cfg.DeadLetters.Redrive(r.Context(), dlq, src, f, true)
+	s.dlq.Unlock()
+	if err != nil {
+		err = unknownQueue(err, sel.Tenant, dlq)
+		s.fail(w, r, status(err), fmt.Errorf("dry run: %w", err))
+		return
+	}
+	p := previewPage{page: s.page("Dry run"), Tenant: sel.Tenant, What: sel.describe(), Event: sel.Event}
+	for _, it := range items {
+		// A dry run lists the DLQ's other messages as held by the filter:
+		// only those it selected tell the operator something.
+		if it.Status == replay.StatusHeld && strings.HasPrefix(it.Note, replay.NoteFilter) {
+			continue
+		}
+		p.Items = append(p.Items, it)
+		if it.Status == replay.StatusWouldMove {
+			p.Moving = append(p.Moving, it.MessageID)
+		}
+	}
+	s.render(w, http.StatusOK, "preview", p)
+}
+
+// replayFilter turns a selection into the filter of a redrive, refusing
+// what the command-line tools refuse: a malformed tenant or event id, and
+// (as here) a selection of nothing in particular.
+func (s *Server) replayFilter(ctx context.Context, sel selection, scope string) (replay.Filter, error) {
+	if err := inspect.CheckTenant(sel.Tenant); err != nil {
+		return replay.Filter{}, err
+	}
+	switch scope {
+	case "event":
+		if err := (inspect.Query{Tenant: sel.Tenant, Event: sel.Event}).Check(inspect.Providers()); err != nil {
+			return replay.Filter{}, err
+		}
+		return replay.Filter{Event: sel.Event}, nil
+	case "conversation":
+		if sel.Conversation == "" {
+			return replay.Filter{}, fmt.Errorf("%w: no conversation given", ErrBadRequest)
+		}
+		return replay.Filter{Conversation: sel.Conversation}, nil
+	case "selection":
+		rows, _, err := s.listDeadLetters(ctx, sel.Tenant)
+		if err != nil {
+			return replay.Filter{}, err
+		}
+		var ids []string
+		for _, d := range rows {
+			if sel.Filter.match(d) {
+				ids = append(ids, d.MessageID)
+			}
+		}
+		if len(ids) == 0 {
+			return replay.Filter{}, fmt.Errorf("%w: no dead letter of tenant %s matches %s", inspect.ErrUnknownEvent, sel.Tenant, sel.describe())
+		}
+		return replay.Filter{Messages: ids}, nil
+	}
+	return replay.Filter{}, fmt.Errorf("%w scope %q: one of event, conversation or selection", ErrBadRequest, scope)
+}
+
+type movedPage struct {
+	page
+	Tenant string
+	Items  []replay.Item
+	Moved  int
+	Error  string
+	Event  string
+}
+
+// redrive moves the messages a dry run listed, and no other: each at most
+// once (replay.Replayer.Redrive).
+func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
+	tenantID := strings.TrimSpace(r.PostFormValue("tenant"))
+	if err := inspect.CheckTenant(tenantID); err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	ids := r.PostForm["message"]
+	if len(ids) == 0 || slices.Contains(ids, "") {
+		s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w: no dead letter selected to move (run the dry run again and confirm what it lists)", ErrBadRequest))
+		return
+	}
+	src, dlq, err := s.queues(tenantID)
+	if err != nil {
+		s.fail(w, r, status(err), err)
+		return
+	}
+	s.dlq.Lock()
+	items, err := s.cfg.DeadLetters.Redrive(r.Context(), dlq, src, replay.Filter{Messages: ids}, false)
+	s.dlq.Unlock()
+	p := movedPage{page: s.page("Redrive"), Tenant: tenantID, Event: r.PostFormValue("event")}
+	for _, it := range items {
+		if it.Status == replay.StatusHeld && strings.HasPrefix(it.Note, replay.NoteFilter) {
+			continue
+		}
+		if it.Status == replay.StatusMoved {
+			p.Moved++
+		}
+		p.Items = append(p.Items, it)
+	}
+	code := http.StatusOK
+	if err != nil {
+		// What moved stays moved: the page lists it with the error.
+		err = unknownQueue(err, tenantID, dlq)
+		code, p.Error = status(err), err.Error()
+		s.cfg.Logger.Error("console redrive", "tenantId", tenantID, "error", err.Error())
+	}
+	s.render(w, code, "moved", p)
+}
+
+// queues returns the tenant's source queue and DLQ URLs.
+func (s *Server) queues(tenantID string) (src, dlq string, err error) {
+	src = queue.URL(s.cfg.QueueURLTemplate, tenantID)
+	if dlq, err = worker.DLQURL(src); err != nil {
+		return "", "", fmt.Errorf("queue URL template: %w", err)
+	}
+	return src, dlq, nil
+}
+
+// unknownQueue says an SQS QueueDoesNotExist as inspect and replay do: the
+// tenant is not onboarded.
+func unknownQueue(err error, tenantID, dlq string) error {
+	var missing *sqstypes.QueueDoesNotExist
+	if errors.As(err, &missing) {
+		return fmt.Errorf("%w %s: %s does not exist (is the tenant onboarded in this stack?)", inspect.ErrUnknownTenant, tenantID, dlq)
+	}
+	return err
+}
+
+type donePage struct {
+	page
+	Message string
+}
+
+// pause returns the handler that pauses (or resumes) a destination through
+// Config.Pauser.
+func (s *Server) pause(pause bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tenantID, dest := strings.TrimSpace(r.PostFormValue("tenant")), strings.TrimSpace(r.PostFormValue("destination"))
+		if s.cfg.Pauser == nil {
+			s.fail(w, r, http.StatusNotImplemented, fmt.Errorf("%w: this build of the pack has no pause for destinations", ErrNotPausable))
+			return
+		}
+		if err := inspect.CheckTenant(tenantID); err != nil {
+			s.fail(w, r, status(err), err)
+			return
+		}
+		if dest == "" {
+			s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w: no destination given", ErrBadRequest))
+			return
+		}
+		act, verb := s.cfg.Pauser.Pause, "paused"
+		if !pause {
+			act, verb = s.cfg.Pauser.Resume, "resumed"
+		}
+		if err := act(r.Context(), tenantID, dest); err != nil {
+			s.fail(w, r, status(err), err)
+			return
+		}
+		s.render(w, http.StatusOK, "done", donePage{page: s.page("Done"), Message: fmt.Sprintf("destination %s of tenant %s %s", dest, tenantID, verb)})
+	}
+}
