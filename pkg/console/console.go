@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/replay"
 )
@@ -34,11 +35,12 @@ type effectRuns interface {
 	EffectRuns(ctx context.Context, tenantID string, since time.Time) ([]inspect.EffectRun, error)
 }
 
-// redriver moves a tenant's dead letters back (replay.Replayer). A run
-// hides the DLQ's messages while it receives, so the console makes one
-// such call at a time.
-type redriver interface {
+// replayer moves a tenant's dead letters back and reads one's envelope
+// (replay.Replayer). Each call receives from the DLQ and hides its
+// messages while it runs, so the console makes one such call at a time.
+type replayer interface {
 	Redrive(ctx context.Context, dlqURL, sourceURL string, f replay.Filter, dryRun bool) ([]replay.Item, error)
+	Envelope(ctx context.Context, dlqURL, messageID string) (*envelope.Envelope, error)
 }
 
 // tenantLister lists the onboarded tenants (tenant.SSM).
@@ -58,7 +60,7 @@ type Pauser interface {
 type Config struct {
 	Inspector   inspector
 	EffectRuns  effectRuns
-	DeadLetters redriver
+	DeadLetters replayer
 	Tenants     tenantLister
 	// QueueURLTemplate is the tenants' queue URL with "{tenant}"
 	// (inspect.Deployment's): a tenant's DLQ is next to it.
@@ -107,7 +109,7 @@ var pages = parsePages()
 func parsePages() map[string]*template.Template {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html"))
 	out := map[string]*template.Template{}
-	for _, name := range []string{"overview", "event", "deadletters", "preview", "moved", "chart", "error", "done"} {
+	for _, name := range []string{"overview", "event", "deadletters", "body", "preview", "moved", "chart", "error", "done"} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out
@@ -132,6 +134,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("GET /{$}", s.overview)
 	s.mux.HandleFunc("GET /event", s.event)
 	s.mux.HandleFunc("GET /dead-letters", s.deadLetters)
+	s.mux.HandleFunc("GET /dead-letters/body", s.body)
 	s.mux.HandleFunc("GET /chart", s.chart)
 	s.mux.HandleFunc("POST /redrive/preview", s.csrfOnly(s.preview))
 	s.mux.HandleFunc("POST /redrive", s.csrfOnly(s.redrive))
@@ -139,6 +142,10 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /destinations/resume", s.csrfOnly(s.pause(false)))
 	return s, nil
 }
+
+// DefaultAddr is where the console listens unless told otherwise:
+// loopback, so no token is needed (make console's CONSOLE_ADDR).
+const DefaultAddr = "127.0.0.1:3002"
 
 // Listen listens on addr and returns the access token every request must
 // then carry: empty for a loopback address, random otherwise (a console
@@ -230,7 +237,7 @@ func status(err error) int {
 	switch {
 	case errors.Is(err, inspect.ErrMalformed), errors.Is(err, ErrBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent):
+	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent), errors.Is(err, replay.ErrNoDeadLetter):
 		return http.StatusNotFound
 	case errors.Is(err, ErrNotPausable):
 		return http.StatusNotImplemented

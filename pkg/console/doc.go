@@ -4,9 +4,10 @@
 // each destination's deliveries, and redrive dead letters after a dry run.
 //
 // It reads and moves through package inspect and package replay, as the
-// command-line tools do: no lookup or move of its own. Pages hold no body,
-// header, secret or signature (an offloaded body's size, digests and ids
-// only). Every change of state is a POST carrying the page's CSRF token; a
+// command-line tools do: no lookup or move of its own. A dead letter's body
+// and the delivery headers the ingest kept show on a page of their own,
+// which the operator opens by following a link; every other page holds
+// digests, sizes and ids, and none a secret or a signature. Every change of state is a POST carrying the page's CSRF token; a
 // console bound to a non-loopback address also requires the access token
 // Listen returns, and one bound to loopback refuses requests whose Host is
 // not a loopback name (DNS rebinding).

@@ -190,6 +190,11 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	to := s.cfg.Now().Truncate(time.Second)
 	from := to.Add(-time.Duration(p.Minutes) * time.Minute)
 	runs, err := s.cfg.EffectRuns.EffectRuns(r.Context(), p.Tenant, from)
+	if err == nil && len(runs) == 0 {
+		// The ledger knows no tenants: an empty chart of a tenant that is
+		// not onboarded would read as an idle one.
+		err = s.onboarded(r.Context(), p.Tenant)
+	}
 	if err != nil {
 		s.fail(w, r, status(err), err)
 		return
@@ -197,6 +202,19 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	p.Refresh = int(s.cfg.Refresh / time.Second)
 	p.Chart = drawChart(runs, from, to, step(p.Minutes))
 	s.render(w, http.StatusOK, "chart", p)
+}
+
+// onboarded returns an error wrapping inspect.ErrUnknownTenant when the
+// tenant is not in the stack's list.
+func (s *Server) onboarded(ctx context.Context, tenantID string) error {
+	ids, err := s.cfg.Tenants.IDs(ctx)
+	if err != nil {
+		return fmt.Errorf("list the tenants: %w", err)
+	}
+	if !slices.Contains(ids, tenantID) {
+		return fmt.Errorf("%w %s: no tenant %s in this stack (is it onboarded?)", inspect.ErrUnknownTenant, tenantID, tenantID)
+	}
+	return nil
 }
 
 // step is a chart's bucket: 60 to 120 bars over the window.

@@ -53,13 +53,14 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	addr := fs.String("addr", devstack.Getenv("CONSOLE_ADDR", "127.0.0.1:3002"), "listen address (env CONSOLE_ADDR); not loopback: requests need the printed token")
+	addr := fs.String("addr", devstack.Getenv("CONSOLE_ADDR", console.DefaultAddr), "listen address (env CONSOLE_ADDR); not loopback: requests need the printed token")
 	stack := fs.String("stack", devstack.Getenv("STACK_NAME", "hookpack"), "deployed core stack (env STACK_NAME)")
 	local := fs.Bool("local", false, "read `make run`'s emulators instead of a deployed stack")
 	name := fs.String("name", devstack.DefaultName, "-local: the local stack's name")
 	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
 	ddbEndpoint := fs.String("dynamodb-endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("DYNAMODB_PORT", 8000)), "-local: DynamoDB Local's endpoint (env DYNAMODB_PORT; empty: moto's)")
 	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, searched for an event id (env LOG_FILE)")
+	refresh := fs.Duration("refresh", 10*time.Second, "how often the overview and the chart reload themselves")
 	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the log groups for an event")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: console [-local | -stack NAME] [-addr HOST:PORT]")
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	cfg.Token = token
+	cfg.Token, cfg.Refresh = token, *refresh
 	cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	srv, err := console.New(cfg)
 	if err != nil {
