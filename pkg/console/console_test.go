@@ -113,7 +113,7 @@ func (f *fakeRedriver) Envelope(_ context.Context, dlq, id string) (*envelope.En
 			return e, nil
 		}
 	}
-	return nil, fmt.Errorf("%w %s in %s", replay.ErrNoDeadLetter, id, dlq)
+	return nil, fmt.Errorf("%w %s in %s", replay.ErrNotListed, id, dlq)
 }
 
 type fakePauser struct{ calls []string }

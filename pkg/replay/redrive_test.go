@@ -340,7 +340,7 @@ func TestEnvelope(t *testing.T) {
 	if v := dlq.visible(); !slices.Equal(v, []string{"a1", "b1"}) {
 		t.Errorf("after Envelope, visible %v, want a1 and b1", v)
 	}
-	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "c1"); !errors.Is(err, replay.ErrNoDeadLetter) {
+	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "c1"); !errors.Is(err, replay.ErrNotListed) {
 		t.Errorf("Envelope(c1) = %v, want ErrNoDeadLetter", err)
 	}
 	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "a1"); !errors.Is(err, envelope.ErrInvalid) {

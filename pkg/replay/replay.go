@@ -496,14 +496,14 @@ func (r *Replayer) body(ctx context.Context, m types.Message) ([]byte, string) {
 	return b, ""
 }
 
-// ErrNoDeadLetter: the DLQ listing did not see the message.
-var ErrNoDeadLetter = errors.New("no such dead letter")
+// ErrNotListed: the DLQ listing did not see the message.
+var ErrNotListed = errors.New("no such dead letter")
 
 // Envelope returns the envelope of the DLQ message messageID (read from
 // the payload bucket when it was offloaded there), receiving as List does:
 // every message is visible again when it returns. Unlike List, it holds
 // the event's body and headers: a caller shows them only when asked. It
-// returns an error wrapping ErrNoDeadLetter when the listing does not see
+// returns an error wrapping ErrNotListed when the listing does not see
 // the message, envelope.ErrInvalid or a note's reason when its envelope
 // cannot be read, or a wrapped AWS error.
 func (r *Replayer) Envelope(ctx context.Context, dlqURL, messageID string) (*envelope.Envelope, error) {
@@ -521,7 +521,7 @@ func (r *Replayer) Envelope(ctx context.Context, dlqURL, messageID string) (*env
 	case err != nil:
 		return nil, err
 	case !found:
-		return nil, fmt.Errorf("%w %s in %s (moved, deleted by its retention, or hidden by another listing or redrive)", ErrNoDeadLetter, messageID, dlqURL)
+		return nil, fmt.Errorf("%w %s in %s (moved, deleted by its retention, or hidden by another listing or redrive)", ErrNotListed, messageID, dlqURL)
 	case body == nil:
 		return nil, fmt.Errorf("dead letter %s: %s", messageID, note)
 	}
