@@ -154,24 +154,29 @@ send:
 	@bin/send -provider "$(PROVIDER)" -sample "$(SAMPLE)" -url "http://$(ADDR)" -tenants "$(TENANTS_FILE)"
 
 ## inspect: where an event is on `make run` (TENANT=demo EVENT=<any id of it> [PROVIDER=github] [EFFECTS=a,b] [SCAN=1]), or the tenant's summary (TENANT=demo); read-only
-# Built, not `go run`: go run exits 1 whatever the command's status. make
-# itself exits 2 on any failing recipe; its "Error 1" or "Error 2" is the
-# command's status (docs/inspect.md).
+# inspect and replay are built, not `go run`: go run exits 1 whatever the
+# command's status. make itself exits 2 on any failing recipe; its
+# "Error N" is the command's status (docs/inspect.md). A variable given
+# empty (EVENT=, a script's unset variable) is passed on, and refused:
+# $(if $(EVENT)…) would read it as not given, and select everything.
+given = $(filter-out undefined,$(origin $(1)))
 inspect:
 	@test -n "$(TENANT)" || { echo "usage: make inspect TENANT=demo [EVENT=<sender's id, eventId or key>] [PROVIDER=…] [EFFECTS=…] [SCAN=1]   (deployed stacks: go run ./scripts/inspect -stack <name> …, docs/inspect.md)" >&2; exit 2; }
 	@$(GO) build -o bin/inspect ./scripts/inspect
 	@bin/inspect -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
 	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
 	  $(if $(PROVIDER),-provider "$(PROVIDER)") $(if $(EFFECTS),-effects "$(EFFECTS)") $(if $(SCAN),-scan) \
-	  $(if $(EVENT),"$(EVENT)",-summary)
+	  $(if $(call given,EVENT),"$(EVENT)",-summary)
 
 ## replay: a tenant's dead letters on `make run`: list, or move back what was dead-lettered before the run (TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<any id of it>])
 .PHONY: replay
 replay:
-	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)"; exit 2; }
-	@$(GO) run ./scripts/replay -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
-	  $(if $(CONVERSATION),-conversation "$(CONVERSATION)") $(if $(TYPE),-type "$(TYPE)") $(if $(EVENT),-event "$(EVENT)") \
-	  $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
+	@test -n "$(TENANT)" || { echo "usage: make replay TENANT=demo [ACTION=list|redrive] [DRY_RUN=1] [CONVERSATION=…] [TYPE=…] [EVENT=<sender's id, eventId or key>]   (deployed stacks: go run ./scripts/replay -stack <name> …, docs/operations.md)" >&2; exit 2; }
+	@$(GO) build -o bin/replay ./scripts/replay
+	@bin/replay -local -tenant "$(TENANT)" -endpoint http://127.0.0.1:$(MOTO_PORT) \
+	  -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) -log-file "$(LOG_FILE)" \
+	  $(if $(call given,CONVERSATION),-conversation "$(CONVERSATION)") $(if $(call given,TYPE),-type "$(TYPE)") \
+	  $(if $(call given,EVENT),-event "$(EVENT)") $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
 
 ## console: the operator console in the browser over `make run` (CONSOLE_ADDR, default 127.0.0.1:3002; deployed: go run ./scripts/console -stack <name>, docs/operations.md)
 console:

@@ -37,7 +37,8 @@ type stackAPI interface {
 
 // FromStack returns the deployment of a core stack (template.yaml) from its
 // outputs (IdempotencyTableName, LedgerTableName, QueueUrlPattern,
-// PayloadBucketName, TenantParameterPrefix), its DedupRetentionHours parameter and its ingest and
+// PayloadBucketName, TenantParameterPrefix), its DedupRetentionHours and
+// WorkerMaxAttempts parameters and its ingest and
 // worker log groups (named after the stack by template.yaml): one
 // DescribeStacks. It returns an error wrapping ErrNotCoreStack when an
 // output is missing, or a wrapped AWS error.
@@ -73,10 +74,13 @@ func FromStack(ctx context.Context, client stackAPI, name string) (Deployment, e
 		}
 	}
 	for _, p := range st.Parameters {
-		if aws.ToString(p.ParameterKey) == "DedupRetentionHours" {
-			if h, err := strconv.Atoi(aws.ToString(p.ParameterValue)); err == nil {
-				d.DedupRetention = time.Duration(h) * time.Hour
-			}
+		n, err := strconv.Atoi(aws.ToString(p.ParameterValue))
+		switch {
+		case err != nil:
+		case aws.ToString(p.ParameterKey) == "DedupRetentionHours":
+			d.DedupRetention = time.Duration(n) * time.Hour
+		case aws.ToString(p.ParameterKey) == "WorkerMaxAttempts":
+			d.MaxAttempts = n
 		}
 	}
 	return d, nil

@@ -53,9 +53,9 @@ func TestFromStack(t *testing.T) {
 		want    inspect.Deployment
 		wantErr error
 	}{
-		{"core stack", stacks{stack: stack(core, map[string]string{"DedupRetentionHours": "72"})}, inspect.Deployment{
+		{"core stack", stacks{stack: stack(core, map[string]string{"DedupRetentionHours": "72", "WorkerMaxAttempts": "15"})}, inspect.Deployment{
 			IdempotencyTable: core["IdempotencyTableName"], LedgerTable: core["LedgerTableName"], PayloadBucket: core["PayloadBucketName"],
-			QueueURLTemplate: core["QueueUrlPattern"], DedupRetention: 72 * time.Hour, IngestLogGroup: "/hookpack/hookpack/ingest",
+			QueueURLTemplate: core["QueueUrlPattern"], DedupRetention: 72 * time.Hour, MaxAttempts: 15, IngestLogGroup: "/hookpack/hookpack/ingest",
 			WorkerLogGroup: "/hookpack/hookpack/worker", ParameterPrefix: "/hookpack",
 		}, nil},
 		{"tenant stack", stacks{stack: stack(map[string]string{"TenantId": "acme", "QueueUrl": "https://…"}, nil)}, inspect.Deployment{}, inspect.ErrNotCoreStack},

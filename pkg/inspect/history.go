@@ -33,6 +33,10 @@ type Run struct {
 	// it moved (scripts/replay only); empty for a message the ingest sent.
 	ReplayedBy string `json:"replayedBy,omitempty"`
 	ReplayOf   string `json:"replayOf,omitempty"`
+	// VisibleAgain is when the worker made the message visible again for
+	// its next receive: the line's time plus the visibility timeout it set
+	// (visibilitySec); zero when it set none or SQS refused it.
+	VisibleAgain time.Time `json:"visibleAgain,omitzero"`
 }
 
 // runLog finds the worker log lines of an event's key.
@@ -55,6 +59,10 @@ type workerLine struct {
 	DurationMs   float64   `json:"durationMs"`
 	ReplayedBy   string    `json:"replayedBy"`
 	ReplayOf     string    `json:"replayOf"`
+	// VisibilitySec is set when the worker changed the message's visibility
+	// (its backoff), VisibilityError when SQS refused the change.
+	VisibilitySec   *int64 `json:"visibilitySec"`
+	VisibilityError string `json:"visibilityError"`
 }
 
 // MatchRun returns the run a worker log line records for the event key of
@@ -65,8 +73,12 @@ func MatchRun(line []byte, tenant, key string) (Run, bool) {
 	if key == "" || json.Unmarshal(line, &l) != nil || l.Msg != "message" || l.Tenant != tenant || l.Key != key {
 		return Run{}, false
 	}
-	return Run{Time: l.Time, MessageID: l.MessageID, Outcome: l.Outcome, ReceiveCount: l.ReceiveCount, Attempt: l.Attempt, Error: l.Error,
-		DurationMs: l.DurationMs, ReplayedBy: l.ReplayedBy, ReplayOf: l.ReplayOf}, true
+	r := Run{Time: l.Time, MessageID: l.MessageID, Outcome: l.Outcome, ReceiveCount: l.ReceiveCount, Attempt: l.Attempt, Error: l.Error,
+		DurationMs: l.DurationMs, ReplayedBy: l.ReplayedBy, ReplayOf: l.ReplayOf}
+	if l.VisibilitySec != nil && l.VisibilityError == "" {
+		r.VisibleAgain = l.Time.Add(time.Duration(*l.VisibilitySec) * time.Second)
+	}
+	return r, true
 }
 
 // Message is one SQS message of the event the worker's log names, and the

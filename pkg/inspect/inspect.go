@@ -40,6 +40,10 @@ type Deployment struct {
 	// QueueURLTemplate is a tenant's queue URL with "{tenant}"; its DLQ is
 	// "<name>-dlq.fifo" (worker.DLQURL).
 	QueueURLTemplate string
+	// MaxAttempts is the worker's (the core stack's WorkerMaxAttempts, its
+	// MAX_ATTEMPTS): a retrying event reads "attempt n of MaxAttempts".
+	// 0: not known, or no limit.
+	MaxAttempts int
 	// DedupRetention is the idempotency table's retention
 	// (idempotency.DefaultRetention when zero); it dates a claim.
 	DedupRetention time.Duration
@@ -210,6 +214,9 @@ type Journey struct {
 	// each that failed (the ledger's count: a done event's too).
 	Runs     []Run     `json:"runs,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
+	// Next is a retrying event's next attempt, when the worker log names
+	// its message (nextAttempt); nil otherwise.
+	Next *NextAttempt `json:"next,omitempty"`
 	// History is what happened to the event, in time order (history).
 	History []Step `json:"history,omitempty"`
 	// Notes say what could not be seen, and what to do next.

@@ -74,7 +74,7 @@ func (s *stores) Deliveries(context.Context, string, string) ([]Delivery, error)
 // destinations from out, at t0.
 func fakeInspector(s *stores, out outboundReader) *Inspector {
 	return New(Config{
-		Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
+		Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo", MaxAttempts: 15},
 		Claims:     s, Ledger: ledgerFake{s}, Queues: s, DeadLetters: s, Logs: s, Runs: s,
 		Outbound: out, Providers: []string{"stripe"}, Now: func() time.Time { return t0 },
 	})
@@ -91,6 +91,7 @@ func TestJourney(t *testing.T) {
 	failed := func(s int, id string, n int) Run {
 		return Run{Time: at(s), MessageID: id, Outcome: "retried", ReceiveCount: n, Attempt: n, Error: "answered 503"}
 	}
+	backoff := func(r Run, s int) Run { r.VisibleAgain = r.Time.Add(time.Duration(s) * time.Second); return r }
 	deadRun := Run{Time: at(-30), MessageID: "m1", Outcome: "dead_lettered", ReceiveCount: 1, Attempt: 1, Error: "answered 400"}
 	deadRec := ledger.Record{Key: fwd, Status: ledger.StatusDead, DeadMessage: "m1", Reason: "answered 400", Expires: t0.Add(time.Hour)}
 	letter := replay.Item{MessageID: "d1", GroupID: "cus_1", OriginalMessageID: "m1", Reason: "answered 400", Attempts: "1", FailedAt: stamp(at(-30)), SentAt: at(-30), EventKey: key}
@@ -126,6 +127,24 @@ func TestJourney(t *testing.T) {
 			[]string{"IN_FLIGHT: a worker holds an effect's lease (a replay of its dead letter", "forward IN PROGRESS: a worker holds its lease until", "message m2 (a replay): 1 failed",
 				"replayed: its dead letter came back as message m2"},
 			[]string{"DLQ: 1"}, 2},
+		{"retrying: attempt n of N, and when the worker's backoff brings it back",
+			stores{claim: claim, effects: []ledger.Record{{Key: fwd, Status: ledger.StatusFailed, Reason: "answered 503"}}, queue: [2][3]int{{0, 1, 0}, {}},
+				attempts: map[string]int{"m1": 2}, runs: []Run{failed(-50, "m1", 1), backoff(failed(-40, "m1", 2), 60)}},
+			StateRetrying,
+			[]string{"RETRYING: an effect failed or was interrupted; its message is received again after its backoff; attempt 2 of 15 failed (message m1); " +
+				"the next, 3 of 15, at ≈ 2026-11-28T08:00:20Z, when the worker's backoff makes it visible again (set at 2026-11-28T07:59:20Z)"},
+			nil, 1},
+		{"retrying, its last line set no backoff: the queue's visibility timeout",
+			stores{claim: claim, effects: []ledger.Record{{Key: fwd, Status: ledger.StatusFailed, Reason: "timed out"}}, queue: [2][3]int{{0, 1, 0}, {}},
+				attempts: map[string]int{"m1": 1}, runs: []Run{{Time: at(-40), MessageID: "m1", Outcome: "timed_out", ReceiveCount: 1, Attempt: 1}}},
+			StateRetrying,
+			[]string{"attempt 1 of 15 failed (message m1); the next, 2 of 15, when the queue's visibility timeout brings it back (its last log line, 2026-11-28T07:59:20Z, set no backoff)"},
+			[]string{" at ≈ "}, 1},
+		{"retrying, no log line: no attempt is made up",
+			stores{claim: claim, effects: []ledger.Record{{Key: fwd, Status: ledger.StatusFailed, Reason: "answered 503"}}, queue: [2][3]int{{0, 1, 0}, {}}},
+			StateRetrying,
+			[]string{"RETRYING: an effect failed or was interrupted; its message is received again after its backoff\n", "not visible without receiving it"},
+			[]string{"of 15", " at ≈ "}, 0},
 		{"replayed and dead-lettered again: the newest dead letter",
 			stores{claim: claim, effects: []ledger.Record{{Key: fwd, Status: ledger.StatusDead, DeadMessage: "m2", Reason: "answered 400 again"}}, queue: [2][3]int{{}, {2, 0, 0}},
 				dead: []replay.Item{letter, {MessageID: "d2", GroupID: "cus_1", OriginalMessageID: "m2", Reason: "answered 400 again", SentAt: at(-5), EventKey: key}},

@@ -144,6 +144,11 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 				": its message comes back when the slot is due"
 		}
 	}
+	if j.State == StateRetrying {
+		if j.Next = nextAttempt(*j, in.cfg.Deployment.MaxAttempts); j.Next != nil {
+			j.Why += "; " + j.Next.String()
+		}
+	}
 	if replayed := slices.ContainsFunc(j.Messages, func(m Message) bool { return m.Replay }); replayed &&
 		(j.State == StateInFlight || j.State == StateRetrying || j.State == StateQueued) {
 		j.Why += " (a replay of its dead letter, the worker log shows)"
@@ -239,4 +244,52 @@ func decide(j Journey, now time.Time) (State, string) {
 	default:
 		return StateDone, "every effect recorded is done"
 	}
+}
+
+// NextAttempt is when a retrying event runs again, from what the stores
+// know: SQS does not show a message's visibility, so it comes from the
+// worker's log line of the last failed receive (its time plus the backoff
+// it set), and the attempts from the ledger's count.
+type NextAttempt struct {
+	// MessageID is the message the worker log last names.
+	MessageID string `json:"messageId"`
+	// Failed is its failed attempts, the ledger's count; MaxAttempts the
+	// worker's (0: not known, or no limit), at which it is dead-lettered.
+	Failed      int `json:"failed"`
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// LastRun is the time of its last log line; At is when it is visible
+	// again for the next attempt (zero: the line set no backoff, and the
+	// queue's visibility timeout brings it back).
+	LastRun time.Time `json:"lastRun"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+// nextAttempt returns j's next attempt from its last run and the ledger's
+// count of that message's failed attempts, or nil without a run.
+func nextAttempt(j Journey, maxAttempts int) *NextAttempt {
+	if len(j.Runs) == 0 {
+		return nil
+	}
+	last := j.Runs[len(j.Runs)-1] // runs sorts them by time
+	n := &NextAttempt{MessageID: last.MessageID, MaxAttempts: maxAttempts, LastRun: last.Time, At: last.VisibleAgain}
+	if i := slices.IndexFunc(j.Messages, func(m Message) bool { return m.ID == last.MessageID }); i >= 0 {
+		n.Failed = j.Messages[i].FailedAttempts
+	}
+	return n
+}
+
+// String says the attempt and when the next one comes.
+func (n NextAttempt) String() string {
+	of := ""
+	if n.MaxAttempts > 0 {
+		of = fmt.Sprintf(" of %d", n.MaxAttempts)
+	}
+	s := fmt.Sprintf("attempt %d%s failed (message %s); the next, %d%s,", n.Failed, of, n.MessageID, n.Failed+1, of)
+	if n.Failed == 0 {
+		s = fmt.Sprintf("no attempt of message %s failed yet; attempt 1%s", n.MessageID, of)
+	}
+	if n.At.IsZero() {
+		return s + " when the queue's visibility timeout brings it back (its last log line, " + stamp(n.LastRun) + ", set no backoff)"
+	}
+	return s + " at ≈ " + stamp(n.At) + ", when the worker's backoff makes it visible again (set at " + stamp(n.LastRun) + ")"
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/hookpack/hookpack/pkg/internal/lease"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/ledger/ledgertest"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
@@ -34,15 +33,32 @@ func TestMotoContract(t *testing.T) {
 }
 
 func runDynamo(t *testing.T, endpoint string, q ledgertest.Quirks) {
-	client := dynamodb.NewFromConfig(awstest.Config(t, endpoint))
+	cfg := awstest.Config(t, endpoint)
 	ledgertest.Run(t, func(t *testing.T, c *ledgertest.Clock) ledgertest.Store {
+		lost := &awstest.LostAnswers{}
+		client := dynamodb.NewFromConfig(lost.Install(cfg))
 		table := awstest.Name(t)
 		if err := provision.Ledger(context.Background(), client, table); err != nil {
 			t.Fatalf("CreateTable: %v", err)
 		}
-		return ledger.NewDynamoDB(client, table, opts(c))
+		t.Cleanup(func() {
+			if n := lost.Pending(); n > 0 {
+				t.Errorf("%d answers to lose were never lost: the case did not test what it meant to", n)
+			}
+		})
+		return lossyDynamoDB{ledger.NewDynamoDB(client, table, opts(c)), lost}
 	}, q)
 }
+
+// lossyDynamoDB is the DynamoDB ledger on a client that loses answers
+// when told to (LoseAnswers, LoseEveryAnswer: of its next n requests).
+type lossyDynamoDB struct {
+	*ledger.DynamoDB
+	lost *awstest.LostAnswers
+}
+
+func (s lossyDynamoDB) LoseAnswers(n int)     { s.lost.Lose(n) }
+func (s lossyDynamoDB) LoseEveryAnswer(n int) { s.lost.LoseEvery(n) }
 
 // TestFenceTokenOrder: tokens order messages by SequenceNumber as numbers
 // (SQS's are 128-bit decimals of varying length) and deliveries of one
@@ -132,40 +148,5 @@ func TestValidEffect(t *testing.T) {
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ledger.ErrInvalidKey)) {
 			t.Errorf("ValidEffect(%q) = %v, want ok=%v", tt.name, err, tt.ok)
 		}
-	}
-}
-
-// retriedPuts sends every PutItem twice, as the SDK does when the answer
-// to a request that landed was lost: the caller sees the second answer.
-type retriedPuts struct{ *dynamodb.Client }
-
-func (c retriedPuts) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
-	if _, err := c.Client.PutItem(ctx, in, opts...); err != nil {
-		return nil, err
-	}
-	return c.Client.PutItem(ctx, in, opts...)
-}
-
-// TestClaimWhoseAnswerWasLostIsOurs: a Claim whose first try landed finds
-// its own lease token on the retry and holds the effect, rather than
-// reporting it in flight under a lease nobody else holds.
-func TestClaimWhoseAnswerWasLostIsOurs(t *testing.T) {
-	client := dynamodb.NewFromConfig(awstest.Config(t, awstest.DynamoDBLocal(t)))
-	table := awstest.Name(t)
-	if err := provision.Ledger(context.Background(), client, table); err != nil {
-		t.Fatal(err)
-	}
-	s := ledger.NewDynamoDB(retriedPuts{client}, table, opts(lease.NewClock()))
-	f, err := ledger.NewFence("acme", "c", "7", 1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := ledger.Key{Tenant: "acme", Event: "acme#stripe#evt_lost", Effect: "charge"}
-	l, err := s.Claim(context.Background(), f, k, 0)
-	if err != nil {
-		t.Fatalf("Claim() with its answer lost = %v, want the lease", err)
-	}
-	if err := s.Complete(context.Background(), l); err != nil {
-		t.Errorf("Complete() of that lease = %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -25,6 +26,9 @@ type Memory struct {
 	attempts map[string]int
 	// last is the last receive counted per message.
 	last map[string]int
+	// lose is how many of the next claims lose their first answer
+	// (LoseAnswers), loseEvery all of them (LoseEveryAnswer).
+	lose, loseEvery int
 }
 
 type memEffect struct {
@@ -34,6 +38,11 @@ type memEffect struct {
 	origin string
 	// byReplay: claimed by a replay (Fence.Replay).
 	byReplay bool
+	// repeat and taken are what the claim that wrote the record reported
+	// of the record it replaced (Lease.Repeat, Lease.Taken): a retry of the
+	// claim answers with them (DynamoDB: the prev_ attributes).
+	repeat bool
+	taken  *Record
 }
 
 type memEntity struct {
@@ -52,6 +61,27 @@ func NewMemory(opts Options) *Memory {
 	}
 }
 
+// LoseAnswers makes each of the next n claims lose its answer after it
+// landed, and send the same request again, as the AWS SDK retries a
+// request whose response was lost: the caller sees the retry's answer.
+func (m *Memory) LoseAnswers(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lose += n
+}
+
+// LoseEveryAnswer makes each of the next n claims land and lose the
+// answers of all its tries: Claim returns an error, as the AWS SDK does
+// once its retries are spent.
+func (m *Memory) LoseEveryAnswer(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loseEvery += n
+}
+
+// errAnswersLost is the error of a claim whose answers were all lost.
+var errAnswersLost = errors.New("connection reset: every answer lost")
+
 // Claim behaves like (*DynamoDB).Claim.
 func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Lease, error) {
 	if err := checkClaim(f, k); err != nil {
@@ -60,12 +90,37 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 	now := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	pk := effectPK(k)
+	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease))}
+	switch {
+	case m.loseEvery > 0:
+		m.loseEvery--
+		m.claim(l, now) // it lands; every answer is lost
+		return Lease{}, fmt.Errorf("claim %s: %w", k, errAnswersLost)
+	case m.lose > 0:
+		m.lose--
+		m.claim(l, now) // it lands; its answer is lost
+	}
+	return m.claim(l, now)
+}
+
+// claim is one try of the claim l at now. The caller holds m.mu.
+func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
+	f, k, pk := l.Fence, l.Key, effectPK(l.Key)
 	var taken *Record
 	revivedBy, repeat := false, false
 	var deadFrom []string
 	// Compare in the stored units, exactly as the DynamoDB condition does.
 	if r, ok := m.effects[pk]; ok && epoch.Seconds(r.Expires) >= epoch.Seconds(now) {
+		if r.token == l.Token {
+			// An earlier try landed (its answer was lost): the claim is
+			// ours, and the record says what it replaced.
+			l.Repeat = r.repeat
+			if r.taken != nil {
+				taken := *r.taken
+				l.Taken = &taken
+			}
+			return l, nil
+		}
 		if newer(r.series, r.Fence, f) {
 			return Lease{}, &ConflictError{Record: r.Record, err: ErrFenced}
 		}
@@ -85,13 +140,13 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		if takeOver {
 			taken = &r.Record
 		}
-		deadFrom = r.DeadFrom // the claim keeps them (DynamoDB: carry)
+		deadFrom = r.DeadFrom // the claim keeps them (DynamoDB: its UpdateItem does)
 		repeat = true
 		// A revival, a retry of a replay's claim, or another message of
 		// the same origin is a replay's claim (see done).
 		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence) || resent(r.series, r.Fence, r.origin, f)
 	}
-	l := Lease{Key: k, Fence: f, Token: lease.Token(), Expires: now.Add(lease.OrDefault(dur, m.opts.Lease)), Taken: taken, Repeat: repeat}
+	l.Taken, l.Repeat = taken, repeat
 	m.effects[pk] = memEffect{
 		Record: Record{
 			Key: k, Status: StatusInProgress, Fence: f.Token(),
@@ -104,6 +159,8 @@ func (m *Memory) Claim(_ context.Context, f Fence, k Key, dur time.Duration) (Le
 		series:   f.series(),
 		origin:   f.Origin,
 		byReplay: f.Replay || revivedBy,
+		repeat:   repeat,
+		taken:    taken,
 	}
 	return l, nil
 }

@@ -237,25 +237,33 @@ func TestRedriveDryRun(t *testing.T) {
 func TestFilterEvent(t *testing.T) {
 	it := replay.Item{EventKey: "acme#shopify#sha256:ab12", EventID: "orders/create:820982911946154508"}
 	signed := replay.Item{EventKey: "acme#stripe#evt_123", EventID: "evt_123"}
+	hashed := "msg_0123456789abcdef0123456789abcdef" // a webhook-id: no dead letter carries it
+	noID := replay.Item{EventKey: "acme#stripe#evt_9"}
 	tests := []struct {
 		event string
+		keys  []string // what inspect resolved the event to
 		item  replay.Item
 		want  bool
 	}{
-		{"acme#shopify#sha256:ab12", it, true},
-		{"sha256:ab12", it, true},
-		{"orders/create:820982911946154508", it, true},
-		{"820982911946154508", it, true},
-		{"82098291194615450", it, false},
-		{"evt_123", signed, true},
-		{"acme#stripe#evt_123", signed, true},
-		{"evt_12", signed, false},
-		{"other#stripe#evt_123", signed, false},
+		{"acme#shopify#sha256:ab12", nil, it, true},
+		{hashed, []string{"acme#stripe#evt_123"}, signed, true},
+		{hashed, []string{"acme#stripe#evt_123"}, it, false},
+		{hashed, nil, signed, false},
+		{"", []string{"acme#stripe#evt_123"}, noID, false},
+		{"", []string{"acme#stripe#evt_9"}, noID, true},
+		{"sha256:ab12", nil, it, true},
+		{"orders/create:820982911946154508", nil, it, true},
+		{"820982911946154508", nil, it, true},
+		{"82098291194615450", nil, it, false},
+		{"evt_123", nil, signed, true},
+		{"acme#stripe#evt_123", nil, signed, true},
+		{"evt_12", nil, signed, false},
+		{"other#stripe#evt_123", nil, signed, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.event, func(t *testing.T) {
-			if got := (replay.Filter{Event: tt.event}).Match(tt.item); got != tt.want {
-				t.Errorf("Filter{Event: %q}.Match(%+v) = %v, want %v", tt.event, tt.item, got, tt.want)
+			if got := (replay.Filter{Event: tt.event, Keys: tt.keys}).Match(tt.item); got != tt.want {
+				t.Errorf("Filter{Event: %q, Keys: %q}.Match(%+v) = %v, want %v", tt.event, tt.keys, tt.item, got, tt.want)
 			}
 		})
 	}
@@ -341,7 +349,7 @@ func TestEnvelope(t *testing.T) {
 		t.Errorf("after Envelope, visible %v, want a1 and b1", v)
 	}
 	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "c1"); !errors.Is(err, replay.ErrNotListed) {
-		t.Errorf("Envelope(c1) = %v, want ErrNoDeadLetter", err)
+		t.Errorf("Envelope(c1) = %v, want ErrNotListed", err)
 	}
 	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "a1"); !errors.Is(err, envelope.ErrInvalid) {
 		t.Errorf("Envelope(a1), not an envelope, = %v, want envelope.ErrInvalid", err)

@@ -92,6 +92,12 @@ type Filter struct {
 	// one), the eventId the ingest logged (the sender's id), or one
 	// ':'-separated part of that eventId (Shopify's topic:id).
 	Event string
+	// Keys are event keys Event resolves to beyond what a dead letter
+	// carries (a webhook-id, an effect's Idempotency-Key, an id only the
+	// ingest's log pairs with its key): scripts/replay sets them from
+	// inspect's lookup of Event. A message whose key is one of them
+	// matches as if Event named it.
+	Keys []string
 	// Messages are DLQ message ids: what a dry run listed, so that the move
 	// it previews takes those messages and no later one.
 	Messages []string
@@ -102,8 +108,10 @@ func (f Filter) Match(it Item) bool {
 	return (len(f.Messages) == 0 || slices.Contains(f.Messages, it.MessageID)) &&
 		(f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
 		(f.Type == "" || f.Type == it.Type) &&
-		(f.Event == "" || f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
-			it.EventID != "" && slices.Contains(strings.Split(it.EventID, ":"), f.Event))
+		(f.Event == "" && len(f.Keys) == 0 ||
+			f.Event != "" && (f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
+				it.EventID != "" && slices.Contains(strings.Split(it.EventID, ":"), f.Event)) ||
+			it.EventKey != "" && slices.Contains(f.Keys, it.EventKey))
 }
 
 // keyID is the id part of an idempotency key "tenant#provider#id".

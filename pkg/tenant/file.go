@@ -1,7 +1,7 @@
 package tenant
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -26,32 +26,37 @@ type FileTenant struct {
 	Outbound Outbound `json:"outbound"`
 }
 
-// LoadFile reads and validates a tenants file (tenantid.Validate,
-// Inbound.Validate against providers, Outbound.ValidateWith). Errors name the
-// file, the tenant and the field, never a secret.
+// LoadFile reads and validates a tenants file as scripts/tenant/check
+// validates a tenant's files: Decode (unknown fields by their path, a field
+// of the wrong type, data after the document), tenantid.Validate,
+// Inbound.Validate against providers, Outbound.ValidateWith. It returns the
+// file, or nil and errors.Join of every problem, each naming the file, the
+// tenant and the field, never a secret.
 func LoadFile(path string, providers webhook.Registry) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read tenants file: %w", err)
 	}
 	var f File
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("tenants file %s: %w", path, err)
-	}
+	name := "tenants file " + path
+	errs := []error{Decode(name, b, &f)}
 	for _, id := range f.IDs() {
+		t := f.Tenants[id]
 		if err := tenantid.Validate(id); err != nil {
-			return nil, fmt.Errorf("tenants file %s: tenant %q: %w", path, id, err)
+			errs = append(errs, fmt.Errorf("%s: tenant %q: %w", name, id, err))
 		}
-		if len(f.Tenants[id].Providers) == 0 {
-			return nil, fmt.Errorf("tenants file %s: tenant %q enables no provider", path, id)
+		if len(t.Providers) == 0 {
+			errs = append(errs, fmt.Errorf("%s: tenant %q enables no provider", name, id))
 		}
-		if err := f.Tenants[id].Inbound.Validate(id, providers); err != nil {
-			return nil, fmt.Errorf("tenants file %s: %w", path, err)
+		if err := t.Inbound.Validate(id, providers); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
-		in := f.Tenants[id].Inbound
-		if err := f.Tenants[id].Outbound.ValidateWith(id, providers, &in); err != nil {
-			return nil, fmt.Errorf("tenants file %s: %w", path, err)
+		if err := t.Outbound.ValidateWith(id, providers, &t.Inbound); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }

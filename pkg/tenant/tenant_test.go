@@ -128,6 +128,9 @@ func TestSSMOnMoto(t *testing.T) {
 	}
 }
 
+// TestLoadFile: make run's tenants file is checked as tenant.sh add checks
+// a tenant's files (scripts/tenant/check), and every problem is named at
+// once, each with its file, tenant and field.
 func TestLoadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
@@ -137,25 +140,37 @@ func TestLoadFile(t *testing.T) {
 		}
 		return p
 	}
+	const gh = `"providers":{"github":{"secrets":["x"]}}`
 	tests := []struct {
-		name, body, wantErr string
+		name, body string
+		want       []string // none: valid
 	}{
-		{"ok", `{"tenants":{"b":{"providers":{"github":{"secrets":["x"]}}},"a":{"providers":{"stripe":{"secrets":["y"]}}}}}`, ""},
-		{"bad json", `{"tenants":`, "unexpected end"},
-		{"bad id", `{"tenants":{"A B":{"providers":{"github":{"secrets":["x"]}}}}}`, "invalid tenant id"},
-		{"no providers", `{"tenants":{"a":{"providers":{}}}}`, "enables no provider"},
-		{"empty secret", `{"tenants":{"a":{"providers":{"github":{"secrets":[""]}}}}}`, `tenant "a": providers.github.secrets[0]: empty secret`},
-		{"unknown provider", `{"tenants":{"a":{"providers":{"paypal":{"secrets":["x"]}}}}}`, `tenant "a": providers.paypal: unknown provider`},
-		{"bad target url", `{"tenants":{"a":{"providers":{"github":{"secrets":["x"]}},"outbound":{"targetUrl":"ftp://x","secrets":["y"]}}}}`, `tenant "a": outbound.targetUrl`},
-		{"a filter on a sender not enabled", `{"tenants":{"a":{"providers":{"github":{"secrets":["x"]}},"outbound":{"destinations":[{"name":"d","url":"https://d.example","secrets":["y"],"filter":{"events":["stripe:*"]}}]}}}}`,
-			`tenant "a": outbound.destinations[0].filter.events[0]: sender "stripe" is not enabled`},
+		{"ok", `{"tenants":{"b":{"providers":{"github":{"secrets":["x"]}}},"a":{"providers":{"stripe":{"secrets":["y"]}}}}}`, nil},
+		{"bad json", `{"tenants":`, []string{"unexpected end"}},
+		{"bad id", `{"tenants":{"A B":{` + gh + `},"a":{` + gh + `}}}`, []string{"invalid tenant id"}},
+		{"no providers", `{"tenants":{"a":{"providers":{}},"b":{` + gh + `}}}`, []string{"enables no provider"}},
+		{"empty secret", `{"tenants":{"a":{"providers":{"github":{"secrets":[""]}}},"b":{` + gh + `}}}`, []string{`tenant "a": providers.github.secrets[0]: empty secret`}},
+		{"unknown provider", `{"tenants":{"a":{"providers":{"paypal":{"secrets":["x"]}}},"b":{` + gh + `}}}`, []string{`tenant "a": providers.paypal: unknown provider`}},
+		{"bad target url", `{"tenants":{"a":{` + gh + `,"outbound":{"targetUrl":"ftp://x","secrets":["y"]}},"b":{` + gh + `}}}`, []string{`tenant "a": outbound.targetUrl`}},
+		{"a filter on a sender not enabled", `{"tenants":{"a":{` + gh + `,"outbound":{"destinations":[{"name":"d","url":"https://d.example","secrets":["y"],"filter":{"events":["stripe:*"]}}]}},"b":{` + gh + `}}}`,
+			[]string{`tenant "a": outbound.destinations[0].filter.events[0]: sender "stripe" is not enabled`}},
+		{"a misspelt filter field", `{"tenants":{"a":{` + gh + `,"outbound":{"destinations":[{"name":"d","url":"https://d.example","secrets":["y"],"filter":{"event":["github:push"]}}]}},"b":{` + gh + `}}}`,
+			[]string{`tenants.a.outbound.destinations[0].filter: unknown field "event"`}},
+		{"every problem of every tenant", `{"tenant":{},"tenants":{"a":{"provider":{},` + gh + `,"outbound":{"targetUrl":"ftp://x","secrets":["y"],"retries":3}},"b":{"providers":{"paypal":{"secrets":[""]}}}}}`,
+			[]string{`tenants file ` + dir, `: unknown field "tenant"`, `tenants.a: unknown field "provider"`, `tenants.a.outbound: unknown field "retries"`,
+				`tenant "a": outbound.targetUrl: not an absolute http(s) URL`, `tenant "b": providers.paypal: unknown provider`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, err := LoadFile(write(tt.name+".json", tt.body), provider.Registry())
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("LoadFile() = %v, want error containing %q", err, tt.wantErr)
+			if len(tt.want) > 0 {
+				if err == nil || f != nil {
+					t.Fatalf("LoadFile() = %v, %v; want no file and an error containing %q", f, err, tt.want)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("LoadFile() = %v\nwant %q in it", err, w)
+					}
 				}
 				return
 			}

@@ -103,11 +103,11 @@ func okTarget(t *testing.T) (*httptest.Server, *int) {
 
 // TestAWSRequestsPerMessage holds the worker's request budget with the
 // production wiring (NewAWS) on moto: a message with the forward effect
-// costs exactly 1 DynamoDB write (Claim's PutItem: its fence is the
+// costs exactly 1 DynamoDB write (Claim's UpdateItem: its fence is the
 // message's SequenceNumber, and SQS deleting the message completes it) and
 // no SSM call once warm; the event enqueued again costs the rejected Claim.
 // Write units are held by TestLedgerWriteUnitsPerMessage instead: moto
-// reports a fixed 1.0 for every PutItem, whatever the item.
+// reports a fixed 1.0 for every write, whatever the item.
 func TestAWSRequestsPerMessage(t *testing.T) {
 	ctx := context.Background()
 	cfg := awstest.Config(t, awstest.Moto(t))
@@ -170,7 +170,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	ev := receive()
 	// Cold, an instance reads the tenant's outbound credentials and its
 	// queue's creation time (the fence's queue incarnation) once.
-	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.PutItem": 1})
+	handle("cold message", ev, map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.UpdateItem": 1})
 	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	// Warm, a batch holding a message sent after the last read reads the
 	// queue's creation time again (once per batch: a queue deleted and
 	// created since would otherwise lend its messages the old incarnation).
-	handle("warm message", ev, map[string]int{"DynamoDB.PutItem": 1, "SQS.GetQueueAttributes": 1})
+	handle("warm message", ev, map[string]int{"DynamoDB.UpdateItem": 1, "SQS.GetQueueAttributes": 1})
 	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	// Its claim finds the event done by e2's deletion, which holds within
 	// one incarnation of the queue only: the queue is asked again (a
 	// duplicate's path only; the ingest answers most duplicates itself).
-	handle("the event enqueued again", ev, map[string]int{"DynamoDB.PutItem": 1, "SQS.GetQueueAttributes": 2})
+	handle("the event enqueued again", ev, map[string]int{"DynamoDB.UpdateItem": 1, "SQS.GetQueueAttributes": 2})
 	if err := esm.Settle(ctx, sqsClient, pair.URL, ev, events.SQSEventResponse{}); err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestAWSRequestsPerMessage(t *testing.T) {
 	// WorkerCompleteEffects: the forward's completion is one more write.
 	h = worker.NewAWS(cfg, worker.Settings{LedgerTable: name, ParameterPrefix: "/" + name, QueueURLTemplate: pair.URL, CompleteEffects: true}, slog.New(slog.DiscardHandler))
 	send("e3")
-	handle("cold message, CompleteEffects", receive(), map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 1})
+	handle("cold message, CompleteEffects", receive(), map[string]int{"SSM.GetParameter": 1, "SQS.GetQueueAttributes": 1, "DynamoDB.UpdateItem": 2})
 }
 
 // TestLedgerWriteUnitsPerMessage holds the write capacity behind those
@@ -265,11 +265,11 @@ func TestLedgerWriteUnitsPerMessage(t *testing.T) {
 		requests map[string]int
 		units    float64
 	}{
-		{"message", rec(t, e, 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
-		{"the event enqueued again", recAs(t, "m-again", reenqueued(e), 1), 0, map[string]int{"DynamoDB.PutItem": 1}, 0},
+		{"message", rec(t, e, 1), 0, map[string]int{"DynamoDB.UpdateItem": 1}, 1},
+		{"the event enqueued again", recAs(t, "m-again", reenqueued(e), 1), 0, map[string]int{"DynamoDB.UpdateItem": 1}, 0},
 		// Claim, the effect's Fail, and the message's FailedAttempt count.
-		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}, 3},
-		{"its retry", rec(t, flaky, 2), 0, map[string]int{"DynamoDB.PutItem": 1}, 1},
+		{"failed delivery", rec(t, flaky, 1), 1, map[string]int{"DynamoDB.UpdateItem": 3}, 3},
+		{"its retry", rec(t, flaky, 2), 0, map[string]int{"DynamoDB.UpdateItem": 1}, 1},
 	}
 	for _, st := range steps {
 		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{st.record}})

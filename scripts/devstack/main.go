@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hookpack/hookpack/pkg/local/devstack"
@@ -36,7 +37,10 @@ func main() {
 
 	s, err := devstack.Start(ctx, o)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "make run:", err)
+		// One line per problem: a bad tenants file names each.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintln(os.Stderr, "make run:", line)
+		}
 		os.Exit(1)
 	}
 	defer s.Close()

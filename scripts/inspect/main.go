@@ -19,10 +19,12 @@
 // or a one-way hash the receiver saw: a forward's webhook-id or an effect's
 // Idempotency-Key, matched against the tenant's dead letters and, with
 // -scan, its ledger records (a Scan of the whole ledger table). Several
-// matches are all shown. Exit status: 0 found, 1 not found or a call
-// failed, 2 bad usage or a malformed tenant id, event key, provider or
-// effect name (named in the message). `go run` exits 1 whenever the
-// program fails, and make 2: build it to branch on its status.
+// matches are all shown. Exit status (inspect.ExitStatus, as
+// scripts/replay): 0 found, 1 a call failed, 2 bad usage, a malformed
+// tenant id, event key, provider or effect name (named in the message), an
+// unknown tenant or a stack that is not a core stack, 3 no such event.
+// `go run` exits 1 whenever the program fails: build it to branch on its
+// status (make inspect does).
 //
 // Deployed: names come from the core stack's outputs (DescribeStacks),
 // credentials and region from the usual AWS environment. -local reads
@@ -161,14 +163,10 @@ func makeVars(endpoint string) string {
 	return ""
 }
 
-// fail prints err and returns the exit status it means: 2 for malformed
-// input, 1 for an event or tenant not found and a failed call.
+// fail prints err and returns its exit status (inspect.ExitStatus).
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "inspect:", err)
-	if errors.Is(err, inspect.ErrMalformed) {
-		return 2
-	}
-	return 1
+	return inspect.ExitStatus(err)
 }
 
 func write(stdout, stderr io.Writer, asJSON bool, v any, text func() error) int {

@@ -49,8 +49,9 @@ func TestRun(t *testing.T) {
 	}{
 		{"summary", []string{"-tenant", "demo", "-summary"}, 0, "0 visible, 0 in flight, 0 delayed; DLQ: 0", ""},
 		{"summary as JSON", []string{"-tenant", "demo", "-summary", "-json"}, 0, `"tenant":"demo"`, ""},
-		{"unknown event", []string{"-tenant", "demo", "evt_never"}, 1, "", "no trace of the event"},
-		{"unknown tenant", []string{"-tenant", "nobody", "-summary"}, 1, "", "no queue for the tenant"},
+		{"unknown event", []string{"-tenant", "demo", "evt_never"}, 3, "", "no trace of the event"},
+		{"unknown tenant", []string{"-tenant", "nobody", "-summary"}, 2, "", "no queue for the tenant"},
+		{"unknown tenant's event", []string{"-tenant", "nobody", "evt_1"}, 2, "", "no queue for the tenant"},
 		{"event and summary", []string{"-tenant", "demo", "-summary", "evt_1"}, 2, "", "usage"},
 		{"no tenant", []string{"evt_1"}, 2, "", "usage"},
 	}
@@ -119,6 +120,8 @@ func TestMakeInspectStatus(t *testing.T) {
 	}{
 		{"malformed", []string{"TENANT=demo", "EVENT=demo#github#"}, []string{"malformed event key", "] Error 2"}},
 		{"usage", nil, []string{"usage: make inspect", "] Error 2"}},
+		// make's $(if $(EVENT)…) reads EVENT= as no EVENT: the summary.
+		{"an empty EVENT", []string{"TENANT=demo", "EVENT="}, []string{"malformed event: no id given", "] Error 2"}},
 		{"a failed call", []string{"TENANT=demo", "EVENT=evt_1", "MOTO_PORT=1", "DYNAMODB_PORT=1"}, []string{"connection refused", "] Error 1"}},
 	}
 	for _, tt := range tests {

@@ -3,29 +3,47 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/forward"
+	"github.com/hookpack/hookpack/pkg/idempotency"
+	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/provision"
+	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
-// deadLettered provisions the tenant demo's queues of the local stack name
-// on moto and dead-letters one event of conversation A, as the worker does.
-func deadLettered(t *testing.T, moto, name string) {
+// deadLettered provisions the local stack name on moto and DynamoDB Local
+// as make run does, dead-letters one event of the tenant demo's
+// conversation A as the worker does, and records the event
+// demo#stripe#evt_done done: its claim completed, its forward run.
+func deadLettered(t *testing.T, moto, ddb, name string) {
 	t.Helper()
 	ctx := context.Background()
-	client := sqs.NewFromConfig(awstest.Config(t, moto))
-	pair, err := provision.QueuePair(ctx, client, devstack.QueueName(name, "demo"), provision.PairOptions{VisibilityTimeout: 30, MaxReceiveCount: 5})
+	cfg, err := emulator.AWSConfig(ctx, moto, ddb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, err := tenant.LoadFile(filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), provider.Registry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := devstack.Provision(ctx, cfg, name, tenants, devstack.DefaultQueue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,24 +54,50 @@ func deadLettered(t *testing.T, moto, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = queue.NewSQS(client).Send(ctx, pair.DLQURL, queue.Message{GroupID: "A", DeduplicationID: "dlq-1", Body: b,
+	_, err = queue.NewSQS(sqs.NewFromConfig(cfg)).Send(ctx, d.Queues["demo"].DLQURL, queue.Message{GroupID: "A", DeduplicationID: "dlq-1", Body: b,
 		Attributes: map[string]string{worker.AttrReason: "target rejected the event: answered 400", worker.AttrGroupID: "A", worker.AttrEventKey: e.Key}})
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	const done = "demo#stripe#evt_done"
+	stores := devstack.Stores(name)
+	claims := idempotency.NewDynamoDB(dynamodb.NewFromConfig(cfg), stores.IdempotencyTable, idempotency.Options{})
+	for _, key := range []string{e.Key, done} { // verified and queued
+		c, err := claims.Claim(ctx, key, "digest")
+		if err == nil {
+			err = claims.Complete(ctx, c)
+		}
+		if err != nil && !errors.Is(err, idempotency.ErrDuplicate) { // an earlier test's
+			t.Fatal(err)
+		}
+	}
+	f, err := ledger.NewFence("demo", "B", "1", 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ledger.NewDynamoDB(dynamodb.NewFromConfig(cfg), stores.LedgerTable, ledger.Options{})
+	fwd := ledger.Key{Tenant: "demo", Event: done, Effect: worker.ForwardEffect}
+	if _, err := l.Claim(ctx, f, fwd, time.Second); err != nil {
+		if _, rerr := l.Record(ctx, fwd); rerr != nil { // not an earlier test's
+			t.Fatal(err)
+		}
+	}
 	time.Sleep(2 * time.Millisecond) // SentTimestamp is in milliseconds: the redrive starts after it
 }
 
-// TestRun runs the command on moto the way make replay does: exit status
-// and output for a listing, a dry run, a redrive, bad usage, an unknown or
-// malformed tenant and an unreachable endpoint.
+// TestRun runs the command on the emulators the way make replay does:
+// exit status and output for a listing, a dry run by each kind of id,
+// bad usage, malformed input refused as inspect refuses it, a selection of
+// nothing with why, an unknown or malformed tenant and an unreachable
+// endpoint.
 func TestRun(t *testing.T) {
 	ctx := context.Background()
-	moto := awstest.Moto(t)
+	moto, ddb := awstest.Moto(t), awstest.DynamoDBLocal(t)
 	name := awstest.Name(t)
 	name = "rr" + name[len(name)-9:]
-	deadLettered(t, moto, name)
-	local := []string{"-local", "-name", name, "-endpoint", moto}
+	deadLettered(t, moto, ddb, name)
+	local := []string{"-local", "-name", name, "-endpoint", moto, "-dynamodb-endpoint", ddb, "-log-file", filepath.Join(t.TempDir(), "none.log")}
 	tests := []struct {
 		name      string
 		args      []string
@@ -62,17 +106,40 @@ func TestRun(t *testing.T) {
 	}{
 		{"list", []string{"-tenant", "demo", "list"}, 0, "1 message(s): 1 listed", ""},
 		{"dry run by the sender's id", []string{"-tenant", "demo", "-event", "4f2c1a60-0001", "-dry-run", "redrive"}, 0, "1 would_move — dry run, nothing moved", ""},
-		{"dry run by key, another event", []string{"-tenant", "demo", "-event", "demo#github#sha256:ffff", "-dry-run", "redrive"}, 0, "1 held (does not match the filter)", ""},
+		{"dry run by the forward's webhook-id, as inspect resolves it", []string{"-tenant", "demo", "-event", forward.MessageID("demo#github#sha256:ab12"), "-dry-run", "redrive"},
+			0, "1 would_move — dry run, nothing moved", ""},
+		{"list by key", []string{"-tenant", "demo", "-event", "demo#github#sha256:ab12", "list"}, 0, "1 listed", ""},
+		{"an event with no trace", []string{"-tenant", "demo", "-event", "demo#github#sha256:ffff", "-dry-run", "redrive"}, 3, "1 held (does not match the filter)",
+			"replay: no dead letter selected: event demo#github#sha256:ffff: no such event (no trace of the event"},
+		{"an unknown sender's id", []string{"-tenant", "demo", "-event", "evt_never", "list"}, 3, "0 message(s)", "event evt_never: no such event"},
+		{"an event done", []string{"-tenant", "demo", "-event", "evt_done", "-dry-run", "redrive"}, 3, "1 held (does not match the filter)",
+			"event demo#stripe#evt_done: not dead-lettered: DONE (every effect recorded is done)"},
+		{"a conversation with no dead letter", []string{"-tenant", "demo", "-conversation", "B", "list"}, 3, "0 message(s)",
+			"no dead letter selected: none of the 1 dead letters seen matches -conversation B"},
 		{"no command", []string{"-tenant", "demo"}, 2, "", "one command is required"},
-		{"unknown command", []string{"-tenant", "demo", "move"}, 2, "", "one command is required"},
+		{"unknown command", []string{"-tenant", "demo", "move"}, 2, "", "replay: unknown command move (list or redrive)"},
+		{"two commands", []string{"-tenant", "demo", "list", "redrive"}, 2, "", "one command only, after the flags: got list redrive"},
+		{"an empty -event", []string{"-tenant", "demo", "-event", "", "redrive"}, 2, "", "-event is empty: give a value, or leave the flag out to select every event"},
+		{"an empty -event=", []string{"-tenant", "demo", "-event=", "redrive"}, 2, "", "-event is empty"},
+		{"an empty -conversation", []string{"-tenant", "demo", "-conversation", "", "redrive"}, 2, "", "-conversation is empty"},
+		{"an empty -type", []string{"-tenant", "demo", "-type", "", "list"}, 2, "", "-type is empty"},
+		{"an event key of another tenant", []string{"-tenant", "demo", "-event", "acme#stripe#evt_1", "redrive"}, 2, "",
+			`malformed event key "acme#stripe#evt_1" ({tenant}#{provider}#{eventId}): its tenant is acme, not demo`},
+		{"an event key of another tenant, refused before any call", []string{"-tenant", "demo", "-endpoint", "http://127.0.0.1:1", "-event", "acme#stripe#evt_1", "redrive"}, 2, "",
+			"its tenant is acme, not demo"},
+		{"an event key of no provider", []string{"-tenant", "demo", "-event", "demo#paypal#evt_1", "redrive"}, 2, "", `"paypal" is not a provider`},
+		{"an event key with an empty id", []string{"-tenant", "demo", "-event", "demo#stripe#", "redrive"}, 2, "", "the event id after the second '#' is empty"},
+		{"-event without -tenant", []string{"-queue-url", "http://127.0.0.1:1/q.fifo", "-event", "evt_1", "list"}, 2, "", "-event needs -tenant"},
 		{"no tenant", []string{"list"}, 2, "", "-tenant is required"},
-		{"malformed tenant", []string{"-tenant", "Demo_1", "list"}, 2, "", "invalid tenant id"},
-		{"tenant too long", []string{"-tenant", strings.Repeat("a", 41), "list"}, 2, "", "invalid tenant id"},
+		{"malformed tenant", []string{"-tenant", "Demo_1", "list"}, 2, "", `malformed tenant id "Demo_1"`},
+		{"tenant too long", []string{"-tenant", strings.Repeat("a", 41), "list"}, 2, "", "malformed tenant id"},
 		{"unknown tenant", []string{"-tenant", "nobody", "list"}, 2, "", "no queue for the tenant"},
 		{"unknown flag", []string{"-tenant", "demo", "-nope", "list"}, 2, "", "flag provided but not defined"},
 		{"emulator down", []string{"-tenant", "demo", "-endpoint", "http://127.0.0.1:1", "list"}, 1, "", "is `make run` running?"},
 		{"redrive", []string{"-tenant", "demo", "redrive"}, 0, "1 message(s): 1 moved", ""},
-		{"nothing left", []string{"-tenant", "demo", "redrive"}, 0, "0 message(s)", ""},
+		{"nothing left", []string{"-tenant", "demo", "redrive"}, 3, "0 message(s)", "no dead letter selected: the DLQ holds no dead letter this run could see"},
+		{"the moved event, queued", []string{"-tenant", "demo", "-event", "demo#github#sha256:ab12", "redrive"}, 3, "0 message(s)",
+			"event demo#github#sha256:ab12: not dead-lettered: QUEUED"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,35 +154,60 @@ func TestRun(t *testing.T) {
 
 // TestMakeReplay runs make replay as a reader of the docs types it, against
 // the stack make run provisions, with no AWS variable in the environment.
+// make exits 2 whenever a recipe fails; its "Error N" line is the
+// command's own status, which make replay builds the command to keep (go
+// run exits 1 for any failure).
 func TestMakeReplay(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs make and go run")
+		t.Skip("runs make and builds the command")
 	}
-	moto := awstest.Moto(t)
-	deadLettered(t, moto, devstack.DefaultName)
-	port := moto[strings.LastIndexByte(moto, ':')+1:]
+	moto, ddb := awstest.Moto(t), awstest.DynamoDBLocal(t)
+	deadLettered(t, moto, ddb, devstack.DefaultName)
+	port := func(endpoint string) string { return endpoint[strings.LastIndexByte(endpoint, ':')+1:] }
+	vars := []string{"MOTO_PORT=" + port(moto), "DYNAMODB_PORT=" + port(ddb), "LOG_FILE=" + filepath.Join(t.TempDir(), "none.log")}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AWS_") && !strings.HasPrefix(kv, "MOTO_PORT=") && !strings.HasPrefix(kv, "STACK_NAME=") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "AWS_"):
+		case slices.Contains([]string{"MOTO_PORT", "DYNAMODB_PORT", "LOG_FILE", "STACK_NAME", "EVENT", "CONVERSATION", "TYPE", "ACTION"}, name):
+		default:
 			env = append(env, kv)
 		}
 	}
 	for _, tt := range []struct {
 		args []string
-		code int
-		want string
+		want []string // "Error N": make failed, the command's status N
 	}{
-		{[]string{"TENANT=demo"}, 0, "1 listed"},
-		{[]string{"TENANT=demo", "ACTION=redrive", "DRY_RUN=1", "EVENT=4f2c1a60-0001"}, 0, "1 would_move — dry run, nothing moved"},
-		{[]string{"TENANT=demo", "ACTION=redrive", "CONVERSATION=A"}, 0, "1 moved"},
-		{[]string{"TENANT=nobody"}, 2, "no queue for the tenant"},
-		{nil, 2, "usage: make replay TENANT=demo"},
+		{[]string{"TENANT=demo"}, []string{"1 listed"}},
+		{[]string{"TENANT=demo", "ACTION=redrive", "DRY_RUN=1", "EVENT=4f2c1a60-0001"}, []string{"1 would_move — dry run, nothing moved"}},
+		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT="}, []string{"-event is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "ACTION=redrive", "CONVERSATION="}, []string{"-conversation is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "TYPE="}, []string{"-type is empty", "] Error 2"}},
+		{[]string{"TENANT=demo", "ACTION=bogus"}, []string{"replay: unknown command bogus (list or redrive)", "] Error 2"}},
+		{[]string{"TENANT=demo", "EVENT=acme#stripe#evt_1"}, []string{"its tenant is acme, not demo", "] Error 2"}},
+		{[]string{"TENANT=demo", "ACTION=redrive", "EVENT=evt_done"}, []string{"not dead-lettered: DONE", "] Error 3"}},
+		{[]string{"TENANT=demo", "ACTION=redrive", "CONVERSATION=A"}, []string{"1 moved"}},
+		{[]string{"TENANT=nobody"}, []string{"no queue for the tenant", "] Error 2"}},
+		{[]string{"TENANT=demo", "MOTO_PORT=1"}, []string{"connection refused", "] Error 1"}},
+		{nil, []string{"usage: make replay TENANT=demo", "] Error 2"}},
 	} {
-		cmd := exec.Command("make", append([]string{"-s", "replay", "MOTO_PORT=" + port}, tt.args...)...)
-		cmd.Dir, cmd.Env = awstest.ModuleRoot(), env
-		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != tt.code || !strings.Contains(string(out), tt.want) {
-			t.Errorf("make replay %s = %d\n%s\nwant %d and %q", strings.Join(tt.args, " "), cmd.ProcessState.ExitCode(), out, tt.code, tt.want)
-		}
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command("make", append(append([]string{"-s", "--no-print-directory", "replay"}, vars...), tt.args...)...)
+			cmd.Dir, cmd.Env = awstest.ModuleRoot(), env
+			out, _ := cmd.CombinedOutput()
+			code := 0
+			if strings.Contains(tt.want[len(tt.want)-1], "] Error ") {
+				code = 2
+			}
+			if cmd.ProcessState.ExitCode() != code {
+				t.Errorf("make replay %s = %d, want %d:\n%s", strings.Join(tt.args, " "), cmd.ProcessState.ExitCode(), code, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("make replay %s says\n%s\nwant %q in it", strings.Join(tt.args, " "), out, w)
+				}
+			}
+		})
 	}
 }

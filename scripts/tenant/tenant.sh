@@ -14,6 +14,8 @@
 #   scripts/tenant/tenant.sh add    <tenant> <inbound.json> [outbound.json]
 #   scripts/tenant/tenant.sh remove <tenant> [--force]
 #   scripts/tenant/tenant.sh list
+#   scripts/tenant/tenant.sh check  <tenant> <inbound.json> [outbound.json]
+#   scripts/tenant/tenant.sh check  <tenants.json>...
 #
 # inbound.json:  {"providers": {"stripe": {"secrets": ["whsec_…"]}}}
 # outbound.json: {"targetUrl": "https://…", "secrets": ["whsec_…"]}
@@ -38,9 +40,11 @@ valid_id() {
   [[ $1 != *-dlq ]] || die "invalid tenant id '$1': must not end in '-dlq' (reserved for dead-letter queues)"
 }
 
-# check <tenant> <inbound.json> [outbound.json]: the functions' own validation
-# (valid JSON, no empty secret, known providers, well-formed URLs) before
-# anything is written; every problem of both files is named, not the first.
+# check <tenant> <inbound.json> [outbound.json], or check <tenants.json>...
+# (make run's tenants files): the functions' own validation (valid JSON, no
+# unknown field, no empty secret, known providers, well-formed URLs) without
+# any AWS call, before anything is written; every problem of every file is
+# named, not the first. Exits 1 on any.
 check() {
   local root files=() f
   root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -267,5 +271,6 @@ case "$cmd" in
   add) add "$@" ;;
   remove) remove "$@" ;;
   list) list ;;
-  *) die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list" ;;
+  check) check "$@" ;;
+  *) die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list | check <tenant> <inbound.json> [outbound.json] | check <tenants.json>..." ;;
 esac

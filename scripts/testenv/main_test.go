@@ -25,7 +25,7 @@ func TestDynamoDBLocalReachesTheCommand(t *testing.T) {
 		resp.Body.Close()
 		return
 	}
-	dir := filepath.Join(awstest.ModuleRoot(), ".cache", "dynamodb-local")
+	dir := dynamoDBLocalDir(t)
 	check := `test -n "$HOOKPACK_DYNAMODB_LOCAL_ENDPOINT" && exit 3`
 	if got := run(dir, []string{"sh", "-c", check}); got != 3 {
 		t.Errorf("run(sh -c %q) = %d, want 3: the endpoint did not reach the command, or its status was lost", check, got)
@@ -41,11 +41,23 @@ func TestRenderCacheReachesTheCommand(t *testing.T) {
 		}
 		return
 	}
-	dir := filepath.Join(awstest.ModuleRoot(), ".cache", "dynamodb-local")
+	dir := dynamoDBLocalDir(t)
 	check := `test -d "$` + render.CacheEnv + `" && exit 3`
 	if got := run(dir, []string{"sh", "-c", check}); got != 3 {
 		t.Errorf("run(sh -c %q) = %d, want 3: the render cache did not reach the command", check, got)
 	}
+}
+
+// dynamoDBLocalDir is the DynamoDB Local testenv starts, which plain go
+// test on a fresh clone has not installed: the test is then skipped,
+// saying how to install it (failed under CI=true).
+func dynamoDBLocalDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(awstest.ModuleRoot(), ".cache", "dynamodb-local")
+	if _, err := os.Stat(filepath.Join(dir, "DynamoDBLocal.jar")); err != nil {
+		awstest.Missing(t, "needs DynamoDB Local in %s: run scripts/install-dynamodb-local.sh, or make test", dir)
+	}
+	return dir
 }
 
 func TestUnshimmed(t *testing.T) {

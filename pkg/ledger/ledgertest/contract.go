@@ -30,6 +30,13 @@ type Store interface {
 	Effects(ctx context.Context, tenant, event string) ([]ledger.Record, error)
 	Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error
 	Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error
+	// LoseAnswers makes each of the next n claims (for a store over AWS,
+	// the next n requests) lose its answer after it landed and be sent
+	// again, as the AWS SDK retries a request whose response was lost.
+	LoseAnswers(n int)
+	// LoseEveryAnswer makes each of the next n claims (requests) land and
+	// lose the answers of all its tries: the caller gets an error.
+	LoseEveryAnswer(n int)
 }
 
 // Clock is the settable clock the test shares with the store.
@@ -895,11 +902,7 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 				s := newStore(t, clock)
 				conv := "conv-" + uniq(t)
 				k := key(t, ledger.EventEffect)
-				msg := func(seq, attempt int) ledger.Fence {
-					f := fence(t, conv, seq, attempt)
-					f.MessageID, f.Origin = fmt.Sprintf("m%d", seq), "2026-11-28T06:00:00.000000001Z"
-					return f
-				}
+				msg := func(seq, attempt int) ledger.Fence { return oneBody(t, conv, seq, attempt) }
 				if err := s.Fail(ctx, mustClaim(t, s, msg(10, 1), k), "503"); err != nil {
 					t.Fatal(err)
 				}
@@ -915,6 +918,147 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 					t.Errorf("Claim() by the second copy = %v, want ErrCompleted (done by the first copy's deletion)", err)
 				}
 			})
+		}
+	})
+
+	t.Run("AClaimWhoseAnswerWasLostReportsWhatItReplaced", func(t *testing.T) {
+		// The claim lands, its answer is lost, and the SDK sends it again:
+		// the retry finds the claim's own token. It answers as the first
+		// try would have — the record it replaced (Repeat, Taken), and the
+		// replay mark a copy of one body re-sent by hand needs so that its
+		// other copies count its claim done — however many tries it took.
+		// Each history runs on two stores, the claim under test answered at
+		// once on one and after a lost answer on the other.
+		msg := func(t *testing.T, conv string, seq, attempt int, immediate bool) ledger.Fence {
+			f := oneBody(t, conv, seq, attempt)
+			f.Immediate = immediate
+			return f
+		}
+		failed := func(t *testing.T, s Store, f ledger.Fence, k ledger.Key) ledger.Lease {
+			t.Helper()
+			l := mustClaim(t, s, f, k)
+			if err := s.Fail(ctx, l, "503"); err != nil {
+				t.Fatal(err)
+			}
+			return l
+		}
+		for _, tt := range []struct {
+			name string
+			// before writes what the claim replaces and returns its fence.
+			before func(t *testing.T, s Store, clock *Clock, conv string, k ledger.Key) ledger.Fence
+			repeat bool
+			// taken is the message (seq, receive) whose interrupted claim it
+			// took over, or zero.
+			taken [2]int
+			// copies: a later copy of the body (another message of the
+			// origin) counts the claim done once its lease ended.
+			copies bool
+		}{
+			{"nothing there", func(t *testing.T, _ Store, _ *Clock, conv string, _ ledger.Key) ledger.Fence {
+				return msg(t, conv, 10, 1, false)
+			}, false, [2]int{}, false},
+			{"an effect that failed before, maybe after reaching its downstream", func(t *testing.T, s Store, _ *Clock, conv string, k ledger.Key) ledger.Fence {
+				failed(t, s, msg(t, conv, 10, 1, true), k)
+				return msg(t, conv, 10, 2, true)
+			}, true, [2]int{}, false},
+			{"an effect interrupted, its lease ended", func(t *testing.T, s Store, clock *Clock, conv string, k ledger.Key) ledger.Fence {
+				mustClaim(t, s, msg(t, conv, 10, 1, true), k)
+				clock.Advance(2 * Lease)
+				return msg(t, conv, 10, 2, true)
+			}, true, [2]int{10, 1}, false},
+			{"a body re-sent by hand, its message's claim failed", func(t *testing.T, s Store, _ *Clock, conv string, k ledger.Key) ledger.Fence {
+				failed(t, s, msg(t, conv, 10, 1, false), k)
+				return msg(t, conv, 20, 1, false)
+			}, true, [2]int{}, true},
+			{"a body re-sent by hand, its event dead-lettered", func(t *testing.T, s Store, _ *Clock, conv string, k ledger.Key) ledger.Fence {
+				f := msg(t, conv, 10, 1, false)
+				if err := s.Bury(ctx, f, []ledger.Key{k}, []ledger.Lease{mustClaim(t, s, f, k)}, "422"); err != nil {
+					t.Fatal(err)
+				}
+				return msg(t, conv, 20, 1, false)
+			}, true, [2]int{}, true},
+			{"a re-sent body's next receive", func(t *testing.T, s Store, _ *Clock, conv string, k ledger.Key) ledger.Fence {
+				failed(t, s, msg(t, conv, 10, 1, false), k)
+				failed(t, s, msg(t, conv, 20, 1, false), k)
+				return msg(t, conv, 20, 2, false)
+			}, true, [2]int{}, true},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				var answers [2]ledger.Lease
+				var records [2]ledger.Record
+				clocks := [2]*Clock{lease.NewClock(), lease.NewClock()}
+				clocks[1].Advance(clocks[0].Now().Sub(clocks[1].Now())) // one history, one time
+				for i, lose := range []bool{false, true} {
+					clock := clocks[i]
+					s := newStore(t, clock)
+					conv, k := "conv-"+uniq(t), key(t, ledger.EventEffect)
+					f := tt.before(t, s, clock, conv, k)
+					if lose {
+						s.LoseAnswers(1)
+					}
+					l, err := s.Claim(ctx, f, k, 0)
+					if err != nil {
+						t.Fatalf("Claim() (answer lost: %v) = %v, want the claim", lose, err)
+					}
+					var taken [2]int
+					if l.Taken != nil {
+						taken = [2]int{10, ledger.TokenReceive(l.Taken.Fence)}
+						if l.Taken.Fence != msg(t, conv, taken[0], taken[1], false).Token() || l.Taken.Status != ledger.StatusInProgress {
+							t.Errorf("Claim() (answer lost: %v) Taken = %+v, want the INPROGRESS record of m10's receive %d", lose, *l.Taken, taken[1])
+						}
+					}
+					if l.Repeat != tt.repeat || taken != tt.taken {
+						t.Errorf("Claim() (answer lost: %v) = Repeat %v, Taken %v; want Repeat %v, Taken %v", lose, l.Repeat, taken, tt.repeat, tt.taken)
+					}
+					answers[i] = l
+					r, err := s.Record(ctx, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					r.Key = ledger.Key{}
+					records[i] = r
+					clock.Advance(2 * Lease)
+					_, err = s.Claim(ctx, msg(t, conv, 30, 1, false), k, 0)
+					if done := errors.Is(err, ledger.ErrCompleted); done != tt.copies || !done && err != nil {
+						t.Errorf("Claim() by a later copy of the body (answer lost: %v) = %v, want done %v", lose, err, tt.copies)
+					}
+				}
+				a, b := answers[0], answers[1]
+				if a.Repeat != b.Repeat || (a.Taken == nil) != (b.Taken == nil) || a.Taken != nil && (a.Taken.Fence != b.Taken.Fence ||
+					!a.Taken.LeaseExpires.Equal(b.Taken.LeaseExpires) || !a.Taken.Expires.Equal(b.Taken.Expires) || !slices.Equal(a.Taken.DeadFrom, b.Taken.DeadFrom)) {
+					t.Errorf("Claim() answered Repeat %v, Taken %+v at once and Repeat %v, Taken %+v after a lost answer; want the same", a.Repeat, a.Taken, b.Repeat, b.Taken)
+				}
+				if x, y := records[0], records[1]; x.Status != y.Status || x.Fence != y.Fence || !slices.Equal(x.DeadFrom, y.DeadFrom) {
+					t.Errorf("Record() after the claim = %+v answered at once, %+v after a lost answer; want the same", x, y)
+				}
+			})
+		}
+	})
+
+	t.Run("ARe-sentBodysClaimThatLandedWithEveryAnswerLostIsStillAReplays", func(t *testing.T) {
+		// A copy of one body re-sent by hand claims, and the answers of
+		// all the SDK's tries are lost: the claim landed, the caller got an
+		// error. Its message's next receive takes the record over, as a
+		// replay's claim still, so a later copy of the body counts it done.
+		clock := lease.NewClock()
+		s := newStore(t, clock)
+		conv, k := "conv-"+uniq(t), key(t, ledger.EventEffect)
+		msg := func(seq, attempt int) ledger.Fence { return oneBody(t, conv, seq, attempt) }
+		if err := s.Fail(ctx, mustClaim(t, s, msg(10, 1), k), "503"); err != nil {
+			t.Fatal(err)
+		}
+		s.LoseEveryAnswer(1)
+		if _, err := s.Claim(ctx, msg(20, 1), k, 0); err == nil {
+			t.Fatal("Claim() with every answer lost = nil, want an error")
+		}
+		clock.Advance(2 * Lease)
+		l, err := s.Claim(ctx, msg(20, 2), k, 0)
+		if err != nil || !l.Repeat || l.Taken == nil || l.Taken.Fence != msg(20, 1).Token() {
+			t.Fatalf("Claim() by the next receive = %+v, %v; want the landed claim taken over", l, err)
+		}
+		clock.Advance(2 * Lease)
+		if _, err := s.Claim(ctx, msg(30, 1), k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by a later copy of the body = %v, want ErrCompleted (done by the re-sent copy's deletion)", err)
 		}
 	})
 
@@ -1028,6 +1172,16 @@ func fence(t *testing.T, conv string, seq, attempt int) ledger.Fence {
 	if err != nil {
 		t.Fatalf("NewFence(%q, %d, %d) = %v", conv, seq, attempt, err)
 	}
+	return f
+}
+
+// oneBody is the fence of message m<seq> of conv at its attempt-th
+// receive, carrying the same enqueued copy of an event (one origin) as every
+// other: one body sent again by hand.
+func oneBody(t *testing.T, conv string, seq, attempt int) ledger.Fence {
+	t.Helper()
+	f := fence(t, conv, seq, attempt)
+	f.MessageID, f.Origin = fmt.Sprintf("m%d", seq), "2026-11-28T06:00:00.000000001Z"
 	return f
 }
 

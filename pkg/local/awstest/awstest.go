@@ -83,12 +83,21 @@ func (s *server) endpointFor(t testing.TB, name, env string, start func() (*emul
 		s.endpoint, s.proc = p.Endpoint, p
 	})
 	if s.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s emulator unavailable under CI=true: %v", name, s.err)
-		}
-		t.Skipf("%s emulator unavailable (set CI=true to make this fatal): %v", name, s.err)
+		Missing(t, "%s emulator unavailable: %v", name, s.err)
 	}
 	return s.endpoint
+}
+
+// Missing skips t for want of something plain go test does not install
+// (format says what, and how to get it: make test's emulators do), or
+// fails it when CI=true: an integration test never skips silently in CI.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s (fatal under CI=true)", msg)
+	}
+	t.Skipf("%s (set CI=true to make this fatal)", msg)
 }
 
 // Config returns an AWS config for endpoint with static fake credentials.

@@ -303,6 +303,7 @@ type awsCall struct {
 	table    string
 	key      string // the item's partition key, or the message's dedup id
 	complete bool   // a ledger completion
+	claim    bool   // a ledger claim
 }
 
 func parseCall(r *http.Request, body []byte) awsCall {
@@ -344,6 +345,7 @@ func parseCall(r *http.Request, body []byte) awsCall {
 		c.key = in.QueueURL
 	}
 	c.complete = strings.Contains(in.UpdateExpression, ":completed")
+	c.claim = c.op == "DynamoDB_20120810.UpdateItem" && strings.Contains(in.UpdateExpression, "#status = :inprogress")
 	return c
 }
 
@@ -366,7 +368,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	switch {
 	case inv != nil && t.role == roleIngest && (c.op == "AmazonSQS.SendMessage" || c.op == "AmazonSQS.SendMessageBatch"):
 		death = t.f.rates.pick(t.f.dice.roll("ingest-death|"+c.key), IngestDiesBeforeSend, IngestDiesAfterSend)
-	case inv != nil && t.role == roleWorker && isLedger && strings.HasPrefix(c.key, "fx|") && c.op == "DynamoDB_20120810.PutItem":
+	case inv != nil && t.role == roleWorker && isLedger && strings.HasPrefix(c.key, "fx|") && c.claim:
 		death = t.f.rates.pick(t.f.dice.roll("worker-death|"+c.key), WorkerDiesMidEffect)
 	}
 	if death == IngestDiesBeforeSend {
@@ -404,7 +406,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		inv.kill()
 		return nil, errDied
 	}
-	if inv != nil && inv.expire != nil && isLedger && strings.HasPrefix(c.key, "fx|") && c.op == "DynamoDB_20120810.PutItem" && resp.StatusCode == http.StatusOK {
+	if inv != nil && inv.expire != nil && isLedger && strings.HasPrefix(c.key, "fx|") && c.claim && resp.StatusCode == http.StatusOK {
 		// The effect's lease is held: make the batch visible again and let
 		// the effect run on long enough for another poller to take it.
 		if t.f.dice.roll("expire|"+c.key) < t.f.rates[VisibilityExpires] {

@@ -228,7 +228,7 @@ func (m Mix) Deliveries() []Delivery {
 
 // Destinations is how a tenant's destinations add to a workload measured
 // with one targetUrl: the event's own record stays, each destination that
-// selects an event claims its own ledger record (one PutItem, 1 WRU, per
+// selects an event claims its own ledger record (one UpdateItem, 1 WRU, per
 // event and destination), and each rated destination reserves its slots
 // once per worker invocation (one UpdateItem, 1 WRU; a reservation that
 // meets another invocation's write costs one more, and a counted 429 at

@@ -282,6 +282,7 @@ func Stores(name string) inspect.Deployment {
 		LedgerTable:      name + "-ledger",
 		PayloadBucket:    provision.BucketName(name),
 		ParameterPrefix:  "/" + name,
+		MaxAttempts:      LocalMaxAttempts,
 	}
 }
 

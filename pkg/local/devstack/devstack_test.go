@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,6 +120,41 @@ func TestStartReportsPortInUse(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "already running") {
 		t.Fatalf("second Start on %s = %v, want a clear port-in-use error", addr, err)
 	}
+}
+
+// TestStartRefusesABadTenantsFile: make run checks its tenants file as
+// tenant.sh check does and refuses to start, naming every problem, before
+// it listens or starts an emulator: a misspelt "event" would otherwise
+// turn a Stripe-only destination into one of every event.
+func TestStartRefusesABadTenantsFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "tenants.json")
+	body := `{"tenants":{"acme":{"providers":{"stripe":{"secrets":["whsec_x"]},"github":{"secrets":["s"]}},
+		"outbound":{"destinations":[{"name":"billing","url":"http://127.0.0.1:3001/billing","secrets":["whsec_y"],"filter":{"event":["stripe:invoice.*"]}},
+		{"name":"ci","url":"http://127.0.0.1:3001/ci","secrets":["whsec_y"],"rate":"fast"}]}}}}`
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := emulator.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s, err := Start(context.Background(), Options{TenantsFile: file, Addr: addr, TargetAddr: "127.0.0.1:0", MotoPort: port})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start with a misspelt filter field succeeded")
+	}
+	for _, want := range []string{`tenants file ` + file + `: tenants.acme.outbound.destinations[0].filter: unknown field "event"`,
+		`tenant "acme": outbound.destinations[1].rate: not`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Start() = %v\nwant %q in it", err, want)
+		}
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("%s is taken after the refused start: %v", addr, err)
+	}
+	l.Close()
 }
 
 func TestRetarget(t *testing.T) {

@@ -32,9 +32,13 @@ const CacheEnv = "HOOKPACK_RENDER_CACHE"
 var scriptPath = filepath.Join("scripts", "template", "render.py")
 
 // JSON returns the template at path (absolute, or relative to root, the
-// module root) rendered as CloudFormation JSON. A failed render is not
-// cached.
+// module root, itself absolute or relative to the working directory)
+// rendered as CloudFormation JSON. A failed render is not cached.
 func JSON(ctx context.Context, root, path string) ([]byte, error) {
+	// render.py runs in root: a relative root would name it from there.
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
 	file := path
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(root, path)

@@ -123,3 +123,26 @@ func TestJSONDoesNotKeepAFailedRender(t *testing.T) {
 		t.Errorf("JSON(a missing template) = %v, want an error naming it", err)
 	}
 }
+
+// A package's test names the module root relative to its directory
+// (pkg/local/samples: "../../.."), and plain go test shares no render
+// between processes: the render must not depend on either.
+func TestJSONFromARelativeRoot(t *testing.T) {
+	newProcess()
+	root, runs := fakeRoot(t)
+	t.Setenv(CacheEnv, "")
+	pkg := filepath.Join(root, "pkg", "local", "samples")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(pkg)
+	write(t, root, "template.yaml", "a\n")
+	rel := filepath.Join("..", "..", "..")
+	out, err := JSON(context.Background(), rel, "template.yaml")
+	if err != nil {
+		t.Fatalf("JSON(%q, template.yaml) from %s = %v, want a render", rel, pkg, err)
+	}
+	if string(out) != `{"first": "a"}` || runs() != 1 {
+		t.Errorf("JSON(%q, template.yaml) = %s after %d runs of render.py, want {\"first\": \"a\"} after 1", rel, out, runs())
+	}
+}

@@ -32,7 +32,7 @@ func TestRunNamesEveryProblem(t *testing.T) {
 		{"a target without secrets", []string{"acme", in, file(`{"targetUrl":"http://user:pw@target.example"}`)},
 			[]string{"outbound.targetUrl: URL must not carry user information", "outbound.secrets: a targetUrl needs at least one signing secret"}},
 		{"every problem of an inbound file", []string{"acme", file(`{"providers":{"stripe":{"secret":["x"]},"paypal":{"secrets":["y"]},"hmac":{"secrets":["z"],"settings":{"base_url":"nope"}}},"tenant":"acme"}`)},
-			[]string{`unknown field "providers.stripe.secret"`, `unknown field "tenant"`, "providers.stripe.secrets: at least one secret is required",
+			[]string{`providers.stripe: unknown field "secret"`, `unknown field "tenant"`, "providers.stripe.secrets: at least one secret is required",
 				"providers.paypal: unknown provider", "providers.hmac.settings.base_url: not an absolute http(s) URL"}},
 		{"the id and both files", []string{"Acme!", file(`{"providers":{"github":{"secrets":[""]}}}`), file(`{"timeout":"-1s"}`)},
 			[]string{`tenant "Acme!": invalid tenant id`, "providers.github.secrets[0]: empty secret", "outbound.timeout"}},
@@ -41,7 +41,7 @@ func TestRunNamesEveryProblem(t *testing.T) {
 		{"valid destinations", []string{"acme", in, dests}, nil},
 		{"every problem of a destinations file", []string{"acme", in, file(`{"destinations":[{"name":"ci","url":"https://a.example","secrets":["whsec_x"],"rate":"9/d",
 			"filter":{"events":["github:*","stripe:invoice.*","paypal:*"],"where":[{"path":"a","in":[],"equal":1}]}},{"name":"ci","url":"https://a.example","secrets":["whsec_x"],"burst":2}]}`)},
-			[]string{`unknown field "destinations[0].filter.where[0].equal"`, "outbound.destinations[0].rate: not", `outbound.destinations[0].filter.events[1]: sender "stripe" is not enabled`,
+			[]string{`destinations[0].filter.where[0]: unknown field "equal"`, "outbound.destinations[0].rate: not", `outbound.destinations[0].filter.events[1]: sender "stripe" is not enabled`,
 				`outbound.destinations[0].filter.events[2]: unknown sender "paypal"`, "outbound.destinations[0].filter.where[0].in: empty list",
 				"outbound.destinations[1].name: the name of destinations[0] too", "outbound.destinations[1].url: the URL of destinations[0] too",
 				"outbound.destinations[1].burst: a burst needs a rate"}},
@@ -49,6 +49,13 @@ func TestRunNamesEveryProblem(t *testing.T) {
 		{"data after the object", []string{"acme", in, file(`{"targetUrl":"ftp://x"} {}`)},
 			[]string{"data after the object", "outbound.targetUrl"}},
 		{"no file", []string{"acme", filepath.Join(dir, "missing.json")}, []string{"missing.json"}},
+		{"make run's tenants file", []string{filepath.Join("..", "..", "..", "events", "tenants.json")}, nil},
+		{"tenants files, every problem of each", []string{
+			file(`{"tenants":{"a":{"providers":{"github":{"secrets":["s"]}},"outbound":{"destinations":[{"name":"d","url":"https://d.example","secrets":["whsec_x"],"filter":{"event":["github:push"]}}]}}}}`),
+			file(`{"tenants":{"b":{"providers":{"paypal":{"secrets":[""]}},"inbound":{}}}}`)},
+			[]string{`tenants.a.outbound.destinations[0].filter: unknown field "event"`, `tenants.b: unknown field "inbound"`, `tenant "b": providers.paypal: unknown provider`}},
+		{"a tenants file missing", []string{filepath.Join(dir, "none.json")}, []string{"none.json"}},
+		{"no argument", nil, []string{"usage"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
