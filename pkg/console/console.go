@@ -237,7 +237,8 @@ func status(err error) int {
 	switch {
 	case errors.Is(err, inspect.ErrMalformed), errors.Is(err, ErrBadRequest):
 		return http.StatusBadRequest
-	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent), errors.Is(err, replay.ErrNotListed):
+	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent), errors.Is(err, inspect.ErrNoDeadLetter),
+		errors.Is(err, replay.ErrNotListed):
 		return http.StatusNotFound
 	case errors.Is(err, ErrNotPausable):
 		return http.StatusNotImplemented

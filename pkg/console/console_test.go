@@ -38,6 +38,9 @@ func (f *fakeInspector) Inspect(_ context.Context, q inspect.Query) ([]inspect.J
 	if err := q.Check(inspect.Providers()); err != nil {
 		return nil, err
 	}
+	if q.Event == "done-1" {
+		return []inspect.Journey{{Tenant: q.Tenant, Key: q.Tenant + "#github#done-1", State: inspect.StateDone, Why: "every effect recorded is done"}}, nil
+	}
 	for _, it := range f.dead[q.Tenant] {
 		if (replay.Filter{Event: q.Event}).Match(it) {
 			return []inspect.Journey{{Tenant: q.Tenant, Key: it.EventKey, State: inspect.StateDeadLettered, Why: "its message is in the tenant's DLQ", DeadLetter: &it,
@@ -220,7 +223,11 @@ func TestHandlers(t *testing.T) {
 		{"preview of a malformed tenant", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "", "scope", "event", "event", "x")}, 400, []string{"malformed tenant id"}},
 		{"preview of no conversation", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "conversation")}, 400, []string{"no conversation given"}},
 		{"preview of an unknown scope", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "everything")}, 400, []string{"scope &#34;everything&#34;: one of event, conversation or selection"}},
-		{"preview of a selection that matches nothing", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "selection", "sender", "shopify")}, 404, []string{"no dead letter of tenant demo matches dead letters with sender &#34;shopify&#34;"}},
+		{"preview of a selection that matches nothing", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "selection", "sender", "shopify")}, 404, []string{"no dead letter selected: none of the 3 dead letters of tenant demo seen matches dead letters with sender &#34;shopify&#34;"}},
+		{"preview of an event that is done", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "event", "event", "done-1")}, 404, []string{"not dead-lettered: DONE (every effect recorded is done)"}},
+		{"preview of no such event", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "event", "event", "nope")}, 404, []string{"event nope: no such event"}},
+		{"preview of a conversation without dead letters", request{method: "POST", target: "/redrive/preview", form: s.form("tenant", "demo", "scope", "conversation", "conversation", "cus_9")}, 404, []string{"no dead letter of tenant demo is in conversation cus_9"}},
+		{"redrive of messages gone since the dry run", request{method: "POST", target: "/redrive", form: s.form("tenant", "demo", "message", "m9")}, 404, []string{"none of the 1 message(s) the dry run listed is in the DLQ of demo now"}},
 		{"redrive of nothing", request{method: "POST", target: "/redrive", form: s.form("tenant", "demo")}, 400, []string{"no dead letter selected to move"}},
 		{"redrive of a malformed tenant", request{method: "POST", target: "/redrive", form: s.form("tenant", "a b", "message", "m1")}, 400, []string{"malformed tenant id"}},
 		{"pause without a pauser", request{method: "POST", target: "/destinations/pause", form: s.form("tenant", "demo", "destination", "billing")}, 501, []string{"pausing a destination is not available"}},
@@ -263,8 +270,8 @@ func TestPreviewThenRedrive(t *testing.T) {
 		filter replay.Filter
 		moving []string
 	}{
-		{"one event by its sender's id", []string{"scope", "event", "event", "delivery-1"}, replay.Filter{Event: "delivery-1"}, []string{"m1"}},
-		{"one event by its key", []string{"scope", "event", "event", "demo#stripe#evt_3"}, replay.Filter{Event: "demo#stripe#evt_3"}, []string{"m3"}},
+		{"one event by its sender's id", []string{"scope", "event", "event", "delivery-1"}, replay.Filter{Event: "delivery-1", Keys: []string{"demo#github#sha256:aa"}}, []string{"m1"}},
+		{"one event by its key", []string{"scope", "event", "event", "demo#stripe#evt_3"}, replay.Filter{Event: "demo#stripe#evt_3", Keys: []string{"demo#stripe#evt_3"}}, []string{"m3"}},
 		{"a conversation", []string{"scope", "conversation", "conversation", "cus_1"}, replay.Filter{Conversation: "cus_1"}, []string{"m2"}},
 		{"a selection by sender", []string{"scope", "selection", "sender", "stripe"}, replay.Filter{Messages: []string{"m2", "m3"}}, []string{"m2", "m3"}},
 		{"a selection by reason", []string{"scope", "selection", "reason", "answered 4"}, replay.Filter{Messages: []string{"m1", "m2", "m3"}}, []string{"m1", "m2", "m3"}},

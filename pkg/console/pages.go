@@ -265,12 +265,13 @@ type previewPage struct {
 }
 
 // preview is the dry run of a redrive: it lists exactly what would move,
-// and its form moves those messages only.
+// and its form moves those messages only. A selection of no dead letter
+// is answered 404 with why, as scripts/replay says it.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 	sel := selection{Tenant: strings.TrimSpace(r.PostFormValue("tenant")), Event: strings.TrimSpace(r.PostFormValue("event")),
 		Conversation: strings.TrimSpace(r.PostFormValue("conversation")), Filter: filterOf(r.PostForm)}
 	sel.Filter.Tenant = sel.Tenant
-	f, err := s.replayFilter(r.Context(), sel, r.PostFormValue("scope"))
+	f, none, err := s.replayFilter(r.Context(), sel, r.PostFormValue("scope"))
 	if err != nil {
 		s.fail(w, r, status(err), err)
 		return
@@ -289,13 +290,14 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := previewPage{page: s.page("Dry run"), Tenant: sel.Tenant, What: sel.describe(), Event: sel.Event}
-	for _, it := range items {
-		// A dry run lists the DLQ's other messages as held by the filter:
-		// only those it selected tell the operator something.
-		if it.Status == replay.StatusHeld && strings.HasPrefix(it.Note, replay.NoteFilter) {
-			continue
-		}
-		p.Items = append(p.Items, it)
+	// A dry run lists the DLQ's other messages too: only those selected
+	// tell the operator something.
+	p.Items = slices.DeleteFunc(items, func(it replay.Item) bool { return !f.Match(it) })
+	if len(p.Items) == 0 {
+		s.fail(w, r, http.StatusNotFound, none())
+		return
+	}
+	for _, it := range p.Items {
 		if it.Status == replay.StatusWouldMove {
 			p.Moving = append(p.Moving, it.MessageID)
 		}
@@ -305,39 +307,57 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request) {
 
 // replayFilter turns a selection into the filter of a redrive, refusing
 // what the command-line tools refuse: a malformed tenant or event id, and
-// (as here) a selection of nothing in particular.
-func (s *Server) replayFilter(ctx context.Context, sel selection, scope string) (replay.Filter, error) {
+// (as here) a selection of nothing in particular. An event is looked up as
+// scripts/replay looks it up (inspect's Inspect: the keys it resolves to).
+// none says why a selection matched no dead letter (wrapping
+// inspect.ErrNoDeadLetter).
+func (s *Server) replayFilter(ctx context.Context, sel selection, scope string) (f replay.Filter, none func() error, err error) {
 	if err := inspect.CheckTenant(sel.Tenant); err != nil {
-		return replay.Filter{}, err
+		return f, nil, err
 	}
 	switch scope {
 	case "event":
-		if err := (inspect.Query{Tenant: sel.Tenant, Event: sel.Event}).Check(inspect.Providers()); err != nil {
-			return replay.Filter{}, err
+		q := inspect.Query{Tenant: sel.Tenant, Event: sel.Event}
+		if err := q.Check(inspect.Providers()); err != nil {
+			return f, nil, err
 		}
-		return replay.Filter{Event: sel.Event}, nil
+		s.dlq.Lock()
+		js, lookup := s.cfg.Inspector.Inspect(ctx, q)
+		s.dlq.Unlock()
+		if lookup != nil && !errors.Is(lookup, inspect.ErrUnknownEvent) {
+			return f, nil, lookup
+		}
+		f = replay.Filter{Event: sel.Event}
+		for _, j := range js {
+			f.Keys = append(f.Keys, j.Key)
+		}
+		return f, func() error { return inspect.NotDeadLettered(sel.Event, js, lookup) }, nil
 	case "conversation":
 		if sel.Conversation == "" {
-			return replay.Filter{}, fmt.Errorf("%w: no conversation given", ErrBadRequest)
+			return f, nil, fmt.Errorf("%w: no conversation given", ErrBadRequest)
 		}
-		return replay.Filter{Conversation: sel.Conversation}, nil
+		return replay.Filter{Conversation: sel.Conversation}, func() error {
+			return fmt.Errorf("%w: no dead letter of tenant %s is in conversation %s", inspect.ErrNoDeadLetter, sel.Tenant, sel.Conversation)
+		}, nil
 	case "selection":
 		rows, _, err := s.listDeadLetters(ctx, sel.Tenant)
 		if err != nil {
-			return replay.Filter{}, err
+			return f, nil, err
 		}
-		var ids []string
 		for _, d := range rows {
 			if sel.Filter.match(d) {
-				ids = append(ids, d.MessageID)
+				f.Messages = append(f.Messages, d.MessageID)
 			}
 		}
-		if len(ids) == 0 {
-			return replay.Filter{}, fmt.Errorf("%w: no dead letter of tenant %s matches %s", inspect.ErrUnknownEvent, sel.Tenant, sel.describe())
+		none := func() error {
+			return fmt.Errorf("%w: none of the %d dead letters of tenant %s seen matches %s", inspect.ErrNoDeadLetter, len(rows), sel.Tenant, sel.describe())
 		}
-		return replay.Filter{Messages: ids}, nil
+		if len(f.Messages) == 0 {
+			return f, nil, none()
+		}
+		return f, none, nil
 	}
-	return replay.Filter{}, fmt.Errorf("%w scope %q: one of event, conversation or selection", ErrBadRequest, scope)
+	return f, nil, fmt.Errorf("%w scope %q: one of event, conversation or selection", ErrBadRequest, scope)
 }
 
 type movedPage struct {
@@ -368,19 +388,21 @@ func (s *Server) redrive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.dlq.Lock()
-	items, err := s.cfg.DeadLetters.Redrive(r.Context(), dlq, src, replay.Filter{Messages: ids}, false)
+	f := replay.Filter{Messages: ids}
+	items, err := s.cfg.DeadLetters.Redrive(r.Context(), dlq, src, f, false)
 	s.dlq.Unlock()
 	p := movedPage{page: s.page("Redrive"), Tenant: tenantID, Event: r.PostFormValue("event")}
-	for _, it := range items {
-		if it.Status == replay.StatusHeld && strings.HasPrefix(it.Note, replay.NoteFilter) {
-			continue
-		}
+	p.Items = slices.DeleteFunc(items, func(it replay.Item) bool { return !f.Match(it) })
+	for _, it := range p.Items {
 		if it.Status == replay.StatusMoved {
 			p.Moved++
 		}
-		p.Items = append(p.Items, it)
 	}
 	code := http.StatusOK
+	if err == nil && len(p.Items) == 0 {
+		err = fmt.Errorf("%w: none of the %d message(s) the dry run listed is in the DLQ of %s now (moved by another run, or deleted by its retention)",
+			inspect.ErrNoDeadLetter, len(ids), tenantID)
+	}
 	if err != nil {
 		// What moved stays moved: the page lists it with the error.
 		err = unknownQueue(err, tenantID, dlq)
