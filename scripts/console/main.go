@@ -28,19 +28,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
-
 	"github.com/hookpack/hookpack/pkg/console"
-	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/emulator"
-	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/scripts/internal/stack"
 )
 
 func main() {
@@ -54,14 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("console", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", devstack.Getenv("CONSOLE_ADDR", console.DefaultAddr), "listen address (env CONSOLE_ADDR); not loopback: requests need the printed token")
-	stack := fs.String("stack", devstack.Getenv("STACK_NAME", "hookpack"), "deployed core stack (env STACK_NAME)")
-	local := fs.Bool("local", false, "read `make run`'s emulators instead of a deployed stack")
-	name := fs.String("name", devstack.DefaultName, "-local: the local stack's name")
-	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
-	ddbEndpoint := fs.String("dynamodb-endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("DYNAMODB_PORT", 8000)), "-local: DynamoDB Local's endpoint (env DYNAMODB_PORT; empty: moto's)")
-	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, searched for an event id (env LOG_FILE)")
+	st := stack.Define(fs)
 	refresh := fs.Duration("refresh", 10*time.Second, "how often the overview and the chart reload themselves")
-	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the log groups for an event")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: console [-local | -stack NAME] [-addr HOST:PORT]")
 		fs.PrintDefaults()
@@ -74,10 +60,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	cfg, err := wire(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *since)
+	awsCfg, d, metrics, err := st.Deployment(ctx, "")
 	if err != nil {
 		fmt.Fprintln(stderr, "console:", err)
 		return 1
+	}
+	cfg := console.AWSConfig(awsCfg, d, metrics)
+	cfg.Stack = st.Stack
+	if st.Local {
+		cfg.Stack = st.Name
 	}
 	ln, token, err := console.Listen(*addr)
 	if err != nil {
@@ -112,46 +103,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// wire builds the console's dependencies on make run's emulators or a
-// deployed stack.
-func wire(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, logFile string, since time.Duration) (console.Config, error) {
-	if !local {
-		cfg, err := config.LoadDefaultConfig(ctx)
-		if err != nil {
-			return console.Config{}, fmt.Errorf("aws config: %w", err)
-		}
-		d, err := inspect.FromStack(ctx, cloudformation.NewFromConfig(cfg), stack)
-		if err != nil {
-			return console.Config{}, err
-		}
-		d.IngestLogSince = since
-		d.ReplayCommand = "go run ./scripts/replay -stack " + stack + " -tenant {tenant} -conversation {conversation} redrive"
-		c := console.AWSConfig(cfg, d, aws.ToString(cfg.BaseEndpoint) == "")
-		c.Stack = stack
-		return c, nil
-	}
-	cfg, err := emulator.AWSConfig(ctx, endpoint, ddbEndpoint)
-	if err != nil {
-		return console.Config{}, err
-	}
-	// The queue URL template comes from a tenant's queue on the emulator.
-	ids, err := tenant.NewSSM(ssm.NewFromConfig(cfg), devstack.Stores(name).ParameterPrefix).IDs(ctx)
-	if err != nil {
-		return console.Config{}, fmt.Errorf("tenants of %s at %s: %w (is `make run` running?)", name, endpoint, err)
-	}
-	if len(ids) == 0 {
-		return console.Config{}, fmt.Errorf("no tenant is onboarded on %s at %s (is `make run` running?)", name, endpoint)
-	}
-	slices.Sort(ids)
-	d, err := devstack.Inspected(ctx, cfg, name, ids[0])
-	if err != nil {
-		return console.Config{}, err
-	}
-	d.IngestLogFile = logFile
-	d.ReplayCommand = "make replay TENANT={tenant} CONVERSATION={conversation} ACTION=redrive"
-	c := console.AWSConfig(cfg, d, false)
-	c.Stack = name
-	return c, nil
 }

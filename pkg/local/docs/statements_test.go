@@ -260,19 +260,20 @@ func statements(t *testing.T, root string) []statement {
 	return out
 }
 
-var sinceFlag = regexp.MustCompile(`fs\.Duration\("since", (\d+) ?\* ?24 ?\* ?time\.Hour`)
+var sinceFlag = regexp.MustCompile(`fs\.DurationVar\(&f\.Since, "since", (\d+) ?\* ?24 ?\* ?time\.Hour`)
 
-// sinceDays reads scripts/inspect's -since default, in days, from its
-// main (a main package cannot be imported).
+// sinceDays reads scripts/inspect's -since default, in days, from the
+// package defining it (scripts/internal/stack: internal to scripts/, it
+// cannot be imported here).
 func sinceDays(t *testing.T, root string) string {
 	t.Helper()
-	b, err := os.ReadFile(root + "/scripts/inspect/main.go")
+	b, err := os.ReadFile(root + "/scripts/internal/stack/stack.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := sinceFlag.FindSubmatch(b)
 	if m == nil {
-		t.Fatalf("scripts/inspect/main.go: no -since flag matches %s", sinceFlag)
+		t.Fatalf("scripts/internal/stack/stack.go: no -since flag matches %s", sinceFlag)
 	}
 	return string(m[1])
 }
