@@ -127,7 +127,8 @@ lint: vet
 ## test-long: what make test leaves out: the chaos run under the race detector; (build tag long) tenant removal keeping dead letters, concurrent onboardings, the rehearsal without each statement of both roles, make demo and make run's Ctrl-C as a fresh machine runs them, the console in Chromium
 # The chaos run first, alone: under the race detector it takes about a core
 # and races real clocks (make test runs it without the detector). The
-# console's browser test (about 13 s and 6 s of CPU, Chromium included)
+# console's browser test (16 s and 7.3 s of CPU under the race detector,
+# Chromium, its moto and the stack included: measured in a cpuacct cgroup)
 # needs Chromium: scripts/install-chromium.sh installs it.
 test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
 	@scripts/install-chromium.sh

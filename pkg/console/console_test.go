@@ -68,7 +68,7 @@ func (f *fakeInspector) EffectRuns(_ context.Context, id string, since time.Time
 	if len(f.dead[id]) == 0 {
 		return nil, nil
 	}
-	return []inspect.EffectRun{{Effect: "forward:billing", At: since.Add(time.Second)}}, nil
+	return []inspect.EffectRun{{Effect: "forward:billing", Event: "demo#stripe#evt_2", At: since.Add(time.Second)}}, nil
 }
 
 func (f *fakeInspector) IDs(context.Context) ([]string, error) {
@@ -209,7 +209,7 @@ func TestHandlers(t *testing.T) {
 		{"dead letters by destination", request{method: "GET", target: "/dead-letters?tenant=demo&destination=billing"}, 200, []string{`id="count">1<`, "evt_2", `id="redrive-selection"`}},
 		{"dead letters by reason", request{method: "GET", target: "/dead-letters?reason=BAD+REQUEST"}, 200, []string{`id="count">1<`, "delivery-1"}},
 		{"dead letters of an unknown tenant", request{method: "GET", target: "/dead-letters?tenant=nosuch"}, 404, []string{"no queue for the tenant nosuch"}},
-		{"chart", request{method: "GET", target: "/chart?tenant=demo"}, 200, []string{`id="total">1<`, "billing: 1 delivered", "<polyline"}},
+		{"chart", request{method: "GET", target: "/chart?tenant=demo"}, 200, []string{`id="total">1<`, "billing: 1 delivered", "<polyline", `<td>billing</td><td><a href="/event?tenant=demo&amp;id=demo%23stripe%23evt_2">`}},
 		{"chart of a bad window", request{method: "GET", target: "/chart?tenant=demo&minutes=0"}, 400, []string{"minutes &#34;0&#34;: a whole number from 1 to 60"}},
 		{"chart of an idle tenant", request{method: "GET", target: "/chart?tenant=acme"}, 200, []string{`id="total">0<`, "no delivery completed in this window"}},
 		{"chart of an unknown tenant", request{method: "GET", target: "/chart?tenant=nosuch"}, 404, []string{"no tenant nosuch in this stack"}},

@@ -174,13 +174,24 @@ type chartPage struct {
 	Tenant  string
 	Minutes int
 	Chart   chart
+	// Recent are the latest deliveries, newest first.
+	Recent []delivery
 }
+
+// delivery is one row of the recent deliveries.
+type delivery struct {
+	inspect.EffectRun
+	Destination string
+}
+
+// recentRows is how many deliveries the chart's page lists.
+const recentRows = 20
 
 // chart draws the tenant's deliveries per second per destination over the
 // last minutes, from the ledger's effect records (inspect's EffectRuns).
 func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	p := chartPage{page: s.page("Deliveries"), Tenant: q.Get("tenant"), Minutes: 10}
+	p := chartPage{page: s.page("Deliveries of " + q.Get("tenant")), Tenant: q.Get("tenant"), Minutes: 10}
 	if m := q.Get("minutes"); m != "" {
 		if _, err := fmt.Sscanf(m, "%d", &p.Minutes); err != nil || p.Minutes < 1 || p.Minutes > 60 {
 			s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w minutes %q: a whole number from 1 to 60", ErrBadRequest, m))
@@ -201,6 +212,10 @@ func (s *Server) chart(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Refresh = int(s.cfg.Refresh / time.Second)
 	p.Chart = drawChart(runs, from, to, step(p.Minutes))
+	slices.SortStableFunc(runs, func(a, b inspect.EffectRun) int { return b.At.Compare(a.At) })
+	for _, r := range runs[:min(len(runs), recentRows)] {
+		p.Recent = append(p.Recent, delivery{EffectRun: r, Destination: seriesName(r.Effect)})
+	}
 	s.render(w, http.StatusOK, "chart", p)
 }
 

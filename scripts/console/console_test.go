@@ -205,7 +205,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	if got := textOf("total"); got != "3" {
 		t.Errorf("chart counts %s deliveries, want 3", got)
 	}
-	html()
+	if h := html(); strings.Count(h, `<td><a href="/event?tenant=demo&amp;id=demo%23github%23`) != 3 {
+		t.Errorf("the latest deliveries do not link the three events:\n%s", text(h))
+	}
 	do(chromedp.Navigate(base + "dead-letters"))
 	do(chromedp.WaitVisible(chromedp.ID("count")))
 	html()
