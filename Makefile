@@ -179,6 +179,24 @@ replay:
 	  $(if $(call given,CONVERSATION),-conversation "$(CONVERSATION)") $(if $(call given,TYPE),-type "$(TYPE)") \
 	  $(if $(call given,EVENT),-event "$(EVENT)") $(if $(DRY_RUN),-dry-run) $(or $(ACTION),list)
 
+## pause: pause a destination of a tenant on `make run`: its events wait until make resume (TENANT=demo DESTINATION=billing REASON="…")
+# Built, not `go run`, so that its exit status (2: an unknown tenant or
+# destination) reaches make (docs/operations.md, "Pause and resume a destination").
+.PHONY: pause resume
+pause:
+	$(destination)
+
+## resume: resume a paused destination on `make run`: its waiting events are delivered in order (TENANT=demo DESTINATION=billing)
+resume:
+	$(destination)
+
+define destination
+@test -n "$(TENANT)" -a -n "$(DESTINATION)" || { echo "usage: make $@ TENANT=demo DESTINATION=billing$(if $(filter pause,$@), REASON=\"…\")   (deployed stacks: scripts/tenant/tenant.sh $@ <tenant> <destination>…)" >&2; exit 2; }
+@$(GO) build -o bin/destination ./scripts/destination
+@bin/destination -local -endpoint http://127.0.0.1:$(MOTO_PORT) -dynamodb-endpoint http://127.0.0.1:$(DYNAMODB_PORT) \
+  $@ "$(TENANT)" "$(DESTINATION)" $(if $(filter pause,$@),-reason "$(REASON)")
+endef
+
 ## console: the operator console in the browser over `make run` (CONSOLE_ADDR, default 127.0.0.1:3002; deployed: go run ./scripts/console -stack <name>, docs/operations.md)
 console:
 	@$(GO) build -o bin/console ./scripts/console

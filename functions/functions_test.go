@@ -31,7 +31,7 @@ var functions = []struct {
 		`{"version":"2.0","rawPath":"/webhooks/Bad!/github","pathParameters":{"tenant":"Bad!","provider":"github"},"requestContext":{"http":{"method":"POST"}}}`},
 	{"worker", []string{"LEDGER_TABLE=t", "TENANT_PARAMETER_PREFIX=/p", "QUEUE_URL_TEMPLATE=http://q/{tenant}.fifo"},
 		`{"Records":[]}`},
-	{"watch", []string{"STACK_NAME=s", "TENANT_PARAMETER_PREFIX=/p", "QUEUE_URL_TEMPLATE=http://q/{tenant}.fifo", "STATE_TABLE=t", "ALARM_TOPIC_ARN=arn:aws:sns:us-east-1:123456789012:t"},
+	{"watch", []string{"STACK_NAME=s", "TENANT_PARAMETER_PREFIX=/p", "QUEUE_URL_TEMPLATE=http://q/{tenant}.fifo", "STATE_TABLE=t", "LEDGER_TABLE=t", "ALARM_TOPIC_ARN=arn:aws:sns:us-east-1:123456789012:t"},
 		`{"detail-type":"not the schedule"}`},
 }
 

@@ -1,7 +1,7 @@
 // Command watch is the core stack's scheduled alerting (every 5 minutes):
 // it looks at every tenant's queue and dead-letter queue and publishes a
-// notification naming the tenant to the alarm topic when one of the three
-// rules is breached. It only wires: read the environment, build the watcher
+// notification naming the tenant (and a paused destination) to the alarm
+// topic when one of its rules is breached. It only wires: read the environment, build the watcher
 // once, start the Lambda runtime. See package watch.
 package main
 
@@ -19,6 +19,7 @@ func main() {
 		Stack:            env.Required("STACK_NAME"),
 		QueueURLTemplate: env.Required("QUEUE_URL_TEMPLATE"),
 		StateTable:       env.Required("STATE_TABLE"),
+		LedgerTable:      env.Required("LEDGER_TABLE"), // the destinations' pauses
 		TopicARN:         env.Required("ALARM_TOPIC_ARN"),
 		OldestMessage:    env.Duration("OLDEST_MESSAGE_THRESHOLD"),
 		DeadLetterExpiry: env.Duration("DEAD_LETTER_EXPIRY"),

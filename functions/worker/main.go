@@ -29,6 +29,7 @@ func main() {
 		EffectTimeout:    env.Duration("EFFECT_TIMEOUT"),
 		QueueRetention:   env.Duration("QUEUE_RETENTION"), // the tenant queues' MessageRetentionPeriod
 		ExpiryMargin:     env.Duration("EXPIRY_MARGIN"),
+		AutoPause:        env.Duration("AUTO_PAUSE_AFTER"), // a destination failing this long without a success is paused
 	}
 	lambdaenv.Start(logger, &env, func(cfg aws.Config) any { return worker.NewAWS(cfg, s, logger).Handle })
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/provider"
@@ -106,6 +107,7 @@ func NewAWS(cfg aws.Config, d Deployment, metrics bool) *Inspector {
 		Queues:     sqsClient,
 		Providers:  Providers(),
 		Limits:     ratelimit.NewDynamoDB(ddb, d.LedgerTable, ratelimit.Options{}),
+		Pauses:     destination.NewDynamoDB(ddb, d.LedgerTable),
 	}
 	if d.ParameterPrefix != "" {
 		c.Outbound = tenant.NewSSM(ssm.NewFromConfig(cfg), d.ParameterPrefix)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
@@ -24,6 +25,12 @@ type outboundReader interface {
 // strongly consistent GetItem).
 type limitReader interface {
 	State(ctx context.Context, k ratelimit.Key, now time.Time) (ratelimit.State, error)
+}
+
+// pauseReader reads a tenant's destinations' pauses and failure streaks
+// (destination.DynamoDB: one eventually consistent GetItem).
+type pauseReader interface {
+	States(ctx context.Context, tenantID string) (destination.States, error)
 }
 
 // Destination is one of the tenant's destinations as inspect shows it:
@@ -126,8 +133,28 @@ type DestinationSummary struct {
 	// DrainedBy is when the backlog is delivered at the rate, if every
 	// queued message is selected by this destination and its target
 	// answers no 429: from the later of now, the next slot and the pause's
-	// end, Backlog ÷ the rate. Nil without a rate or without a backlog.
+	// end, Backlog ÷ the rate. Nil without a rate or without a backlog, or
+	// while the destination is paused.
 	DrainedBy *time.Time `json:"drainedBy,omitempty"`
+	// Paused is set while an operator or auto-pause holds the destination
+	// (its events wait until it is resumed); Failing while its deliveries
+	// fail without a success (auto-pause counts from Failing.Since).
+	Paused  *destination.Pause   `json:"paused,omitempty"`
+	Failing *destination.Failing `json:"failing,omitempty"`
+}
+
+// withState adds the destination's pause and failure streak to s; a
+// paused destination drains nothing.
+func (s DestinationSummary) withState(st destination.State) DestinationSummary {
+	if st.IsPaused() {
+		p := st.Paused
+		s.Paused, s.DrainedBy = &p, nil
+	}
+	if st.IsFailing() {
+		f := st.Failing
+		s.Failing = &f
+	}
+	return s
 }
 
 // pace returns d's summary with the tenant's backlog: its limiter's state

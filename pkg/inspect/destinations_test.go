@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
@@ -61,6 +62,7 @@ func TestJourneyDestinations(t *testing.T) {
 	claim := &idempotency.Record{Status: idempotency.StatusCompleted, Expires: t0.Add(24 * time.Hour)}
 	const answered429 = "waiting for the rate limit: answered 429 (paused until 2026-11-28T08:00:05Z)"
 	const pacedErr = "destination billing: waiting for the rate limit: limit dest:billing has no slot before the invocation ends"
+	const pausedErr = "destination billing: waiting for a paused destination: paused since 2026-11-28T07:00:00Z (1h0m0s ago) by operator: maintenance"
 	tests := []struct {
 		name  string
 		s     stores
@@ -86,6 +88,13 @@ func TestJourneyDestinations(t *testing.T) {
 				"forward FAILED, RETRYING: waiting for billing's rate (not an attempt); runs again when the slot is due",
 				"07:59:50Z waiting for billing's rate (not an attempt): message m1, receive 2",
 				"forward:billing no record: not selected by its filter, or not started yet (waiting for its rate"}},
+		{"an operator paused billing: the event waits for it",
+			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusFailed, pausedErr), rec("forward:audit", ledger.StatusInProgress, "")}, queue: [2][3]int{{1, 0, 0}, {}},
+				runs: []Run{{Time: at(-10), MessageID: "m1", Outcome: "paused", ReceiveCount: 3, Error: pausedErr}}},
+			StateRetrying,
+			[]string{"RETRYING: destination billing: waiting for a paused destination: paused since 2026-11-28T07:00:00Z (1h0m0s ago) by operator: maintenance (not an attempt): its message comes back to look until the destination is resumed",
+				"forward FAILED, RETRYING: not an attempt; runs again once the destination is resumed",
+				"07:59:50Z waiting for a paused destination (not an attempt): message m1, receive 3"}},
 		{"a 429 paused billing: its effect waits for the rate",
 			stores{claim: claim, effects: []ledger.Record{rec("forward", ledger.StatusFailed, "destination billing: "+answered429), rec("forward:billing", ledger.StatusFailed, answered429)}, queue: [2][3]int{{1, 0, 0}, {}}},
 			StateRetrying,
@@ -141,6 +150,10 @@ func TestSummaryDestinations(t *testing.T) {
 	in := New(Config{
 		Deployment: Deployment{QueueURLTemplate: "https://q/hookpack_{tenant}.fifo"},
 		Queues:     &s, DeadLetters: &s, Outbound: outboundFake{out: destinationsOutbound(t)}, Limits: limits, Now: func() time.Time { return t0 },
+		Pauses: pausesFake{"audit": {
+			Paused:  destination.Pause{Since: at(-3600), Reason: "no success for 6h0m0s: target unavailable: answered 503", By: destination.Auto},
+			Failing: destination.Failing{Since: at(-7 * 3600), Reason: "target unavailable: answered 503"},
+		}, "ci": {Failing: destination.Failing{Since: at(-60), Reason: "target unavailable: timed out"}}},
 	})
 	sum, err := in.Summarize(context.Background(), "acme")
 	if err != nil {
@@ -162,14 +175,15 @@ func TestSummaryDestinations(t *testing.T) {
 	if d := sum.Destinations[1].DrainedBy; d == nil || !d.Equal(at(120)) || !sum.Destinations[1].Limiter.Idle {
 		t.Errorf("ci drained by %v (limiter %+v), want %v, idle", d, sum.Destinations[1].Limiter, at(120))
 	}
-	if sum.Destinations[2].Limiter != nil || sum.Destinations[2].DrainedBy != nil {
-		t.Errorf("audit = %+v, want no limiter and no estimate (no rate)", sum.Destinations[2])
+	if sum.Destinations[2].Limiter != nil || sum.Destinations[2].DrainedBy != nil || sum.Destinations[2].Paused == nil {
+		t.Errorf("audit = %+v, want paused, no limiter and no estimate (no rate)", sum.Destinations[2])
 	}
 	for _, w := range []string{
 		"billing: 20/s, burst 40, filter [\"stripe:invoice.*\"] where 1 condition(s) hold; limiter: next slot 2026-11-28T08:00:10Z, paused by a 429 until 2026-11-28T08:00:05Z, at 50% of its rate after 1 429(s)",
 		"backlog 1200 queued for the tenant: drained by ≈ 2026-11-28T08:01:10Z (in 1m10s at 20/s, if every queued message is for it and no 429 slows it)",
-		"ci: 600/m, burst 10, filter [\"github:push\"]; limiter idle (unused for the last hour: its burst is ready); backlog 1200 queued for the tenant: drained by ≈ 2026-11-28T08:02:00Z (in 2m0s at 600/m",
-		"audit: no rate (as fast as the worker's concurrency allows), filter every event; backlog 1200 queued for the tenant",
+		"limiter idle (unused for the last hour: its burst is ready); backlog 1200 queued for the tenant: drained by ≈ 2026-11-28T08:02:00Z (in 2m0s at 600/m",
+		"ci: 600/m, burst 10, filter [\"github:push\"]; failing since 2026-11-28T07:59:00Z (1m0s) without a success: target unavailable: timed out; limiter idle",
+		"audit: paused since 2026-11-28T07:00:00Z (1h0m0s ago) by auto: no success for 6h0m0s: target unavailable: answered 503; its events wait (backlog 1200 queued for the tenant) until it is resumed",
 	} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the summary lacks %q:\n%s", w, out.String())
@@ -178,6 +192,13 @@ func TestSummaryDestinations(t *testing.T) {
 	if strings.Contains(out.String(), "SECRET") || strings.Contains(out.String(), "example") {
 		t.Errorf("the summary holds a URL or a secret:\n%s", out.String())
 	}
+}
+
+// pausesFake answers States with its destinations' states.
+type pausesFake destination.States
+
+func (p pausesFake) States(context.Context, string) (destination.States, error) {
+	return destination.States(p), nil
 }
 
 func TestPacedFor(t *testing.T) {

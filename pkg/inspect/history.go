@@ -112,6 +112,7 @@ var outcomes = map[string]string{
 	"superseded":            "deleted: a later message of its conversation holds it",
 	"filtered":              "filtered: no destination's filter selects it",
 	"paced":                 "waiting for a destination's rate (not an attempt)",
+	"paused":                "waiting for a paused destination (not an attempt)",
 }
 
 // pacedText says which destinations' rates a paced run waited for, as its

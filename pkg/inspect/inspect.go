@@ -280,6 +280,9 @@ type Config struct {
 	// Limits reads a destination's rate limiter (the summary only). Nil:
 	// shown idle.
 	Limits limitReader
+	// Pauses reads the destinations' pauses and failure streaks (the
+	// summary only; destination.DynamoDB: one GetItem). Nil: not shown.
+	Pauses pauseReader
 	Now    func() time.Time
 }
 

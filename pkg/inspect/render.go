@@ -164,6 +164,14 @@ func short(digest string) string {
 // its limiter, and when the tenant's backlog drains at its rate.
 func paceText(d DestinationSummary, now time.Time) string {
 	s := d.Name + ": " + d.rateText() + ", filter " + d.filterText()
+	switch {
+	case d.Paused != nil:
+		return d.Name + ": " + d.Paused.Describe(now) +
+			fmt.Sprintf("; its events wait (backlog %d queued for the tenant) until it is resumed", d.Backlog) +
+			"; " + d.rateText() + ", filter " + d.filterText()
+	case d.Failing != nil:
+		s += fmt.Sprintf("; failing since %s (%s) without a success: %s", stamp(d.Failing.Since), now.Sub(d.Failing.Since).Round(time.Second), d.Failing.Reason)
+	}
 	l := d.Limiter
 	switch {
 	case l == nil:

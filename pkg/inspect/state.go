@@ -143,6 +143,18 @@ func (in *Inspector) judge(j *Journey, q Query, now time.Time) {
 			j.Why = pacedText(Run{Error: j.Effects[slices.IndexFunc(j.Effects, func(e Effect) bool { return e.State == EffectRetrying })].Reason}) +
 				": its message comes back when the slot is due"
 		}
+		// So does a message waiting for a paused destination, with the
+		// pause as the reason (package destination).
+		for i := range j.Effects {
+			e := &j.Effects[i]
+			if e.State != EffectRetrying || !strings.Contains(e.Reason, worker.ErrPaused.Error()) {
+				continue
+			}
+			e.Meaning = "not an attempt; runs again once the destination is resumed"
+			if j.State == StateRetrying {
+				j.Why = e.Reason + " (not an attempt): its message comes back to look until the destination is resumed"
+			}
+		}
 	}
 	if j.State == StateRetrying {
 		if j.Next = nextAttempt(*j, in.cfg.Deployment.MaxAttempts); j.Next != nil {

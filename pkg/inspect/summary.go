@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
+
+	"github.com/hookpack/hookpack/pkg/destination"
 )
 
 // metricAPI reads CloudWatch's SQS metrics.
@@ -52,7 +54,8 @@ type ReasonCount struct {
 // listing, only when the DLQ holds messages) and, with Metrics, the age of
 // its oldest queued message, and for each of the tenant's destinations
 // (Config.Outbound) its rate, its limiter's state (Config.Limits: one
-// GetItem per rated destination) and when the backlog drains at its rate,
+// GetItem per rated destination), whether it is paused or failing
+// (Config.Pauses: one GetItem) and when the backlog drains at its rate,
 // taking every queued message as that destination's. An outbound
 // configuration that cannot be read is a note. It returns an error wrapping ErrMalformed
 // (CheckTenant) or ErrUnknownTenant, or a wrapped AWS error.
@@ -96,12 +99,18 @@ func (in *Inspector) Summarize(ctx context.Context, tenantID string) (Summary, e
 		s.Notes = append(s.Notes, note)
 	}
 	backlog := s.Queue.Visible + s.Queue.InFlight + s.Queue.Delayed
+	var states destination.States
+	if in.cfg.Pauses != nil && len(dests) > 0 {
+		if states, err = in.cfg.Pauses.States(ctx, tenantID); err != nil {
+			s.Notes = append(s.Notes, "the destinations' pauses could not be read: "+err.Error())
+		}
+	}
 	for _, d := range dests {
 		p, err := in.pace(ctx, tenantID, d, backlog, s.Now)
 		if err != nil {
 			return s, err
 		}
-		s.Destinations = append(s.Destinations, p)
+		s.Destinations = append(s.Destinations, p.withState(states[d.Name]))
 	}
 	if in.cfg.Metrics == nil {
 		s.Notes = append(s.Notes, "oldest message age: a CloudWatch metric (ApproximateAgeOfOldestMessage), which a local stack does not have")

@@ -130,7 +130,7 @@ func (o Outbound) validate(id string, known func(string) error) error {
 	names, urls := map[string]int{}, map[string]int{}
 	for i, d := range o.Destinations {
 		field := fmt.Sprintf("outbound.destinations[%d]", i)
-		if err := checkName(d.Name); err != nil {
+		if err := CheckName(d.Name); err != nil {
 			errs = append(errs, invalid(id, field+".name", "%v", err))
 		} else if j, dup := names[d.Name]; dup {
 			errs = append(errs, invalid(id, field+".name", "the name of destinations[%d] too", j))
@@ -178,9 +178,10 @@ func checkTimeout(id, field, s string) error {
 	return nil
 }
 
-// checkName accepts a destination name: safe in an effect name and a log
-// line.
-func checkName(name string) error {
+// CheckName accepts a destination name: 1 to MaxNameLength characters of
+// a-z, 0-9 and '-', not starting with '-' (safe in an effect name, a log
+// line and a ledger key).
+func CheckName(name string) error {
 	switch {
 	case name == "":
 		return errors.New("missing: every destination needs a name")

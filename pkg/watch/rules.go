@@ -2,7 +2,11 @@ package watch
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"time"
+
+	"github.com/hookpack/hookpack/pkg/destination"
 )
 
 // Rule names one condition the watch alerts on. The three rules are the
@@ -20,6 +24,11 @@ const (
 	// DeadLettersExpiring: the oldest dead letter is older than
 	// DeadLetterExpiry (10 days of the DLQ's 14-day retention).
 	DeadLettersExpiring Rule = "dead-letters-expiring"
+	// DestinationPaused: one of the tenant's destinations is paused, by
+	// an operator or by the worker (auto-pause), while its queue holds
+	// messages: its events wait until it is resumed. One breach per
+	// destination, naming it, who paused it and why.
+	DestinationPaused Rule = "destination-paused"
 )
 
 // Defaults of a Watcher's settings.
@@ -46,6 +55,7 @@ var DefaultRepeat = map[Rule]time.Duration{
 	OldestMessage:       time.Hour,
 	DeadLetters:         24 * time.Hour,
 	DeadLettersExpiring: 24 * time.Hour,
+	DestinationPaused:   24 * time.Hour,
 }
 
 // Observation is what one run learned of a tenant's queue pair. The ages
@@ -62,6 +72,10 @@ type Observation struct {
 	KnownOldestAge, KnownOldestDeadLetterAge bool
 	// OldestMessageThreshold is the tenant's OldestMessage threshold.
 	OldestMessageThreshold time.Duration
+	// Paused are the tenant's paused destinations by name, read only when
+	// its queue holds messages (a pause with nothing waiting costs nothing
+	// and alerts nobody).
+	Paused map[string]destination.Pause
 }
 
 // Breach is a rule an observation breaks, with the numbers that break it.
@@ -69,22 +83,31 @@ type Breach struct {
 	Tenant string
 	Rule   Rule
 	// Value and Threshold in the rule's unit: messages for DeadLetters,
-	// seconds for the two age rules.
+	// seconds for the two age rules and for how long a destination has
+	// been paused.
 	Value, Threshold int64
+	// Destination and Pause: DestinationPaused's destination and its pause.
+	Destination string
+	Pause       destination.Pause
 }
 
-// Breaches returns the rules o breaks, in the order of the rules above.
-// The comparisons are the old alarms': GreaterThanThreshold.
-func Breaches(o Observation, deadLetterExpiry time.Duration) []Breach {
+// Breaches returns the rules o breaks at now, in the order of the rules
+// above (paused destinations by name). The comparisons are the old
+// alarms': GreaterThanThreshold.
+func Breaches(o Observation, deadLetterExpiry time.Duration, now time.Time) []Breach {
 	var out []Breach
 	if o.KnownOldestAge && o.OldestAge > o.OldestMessageThreshold {
-		out = append(out, Breach{o.Tenant, OldestMessage, seconds(o.OldestAge), seconds(o.OldestMessageThreshold)})
+		out = append(out, Breach{Tenant: o.Tenant, Rule: OldestMessage, Value: seconds(o.OldestAge), Threshold: seconds(o.OldestMessageThreshold)})
 	}
 	if o.DeadLetters > 0 {
-		out = append(out, Breach{o.Tenant, DeadLetters, int64(o.DeadLetters), 0})
+		out = append(out, Breach{Tenant: o.Tenant, Rule: DeadLetters, Value: int64(o.DeadLetters)})
 	}
 	if o.KnownOldestDeadLetterAge && o.OldestDeadLetterAge > deadLetterExpiry {
-		out = append(out, Breach{o.Tenant, DeadLettersExpiring, seconds(o.OldestDeadLetterAge), seconds(deadLetterExpiry)})
+		out = append(out, Breach{Tenant: o.Tenant, Rule: DeadLettersExpiring, Value: seconds(o.OldestDeadLetterAge), Threshold: seconds(deadLetterExpiry)})
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Paused)) {
+		p := o.Paused[name]
+		out = append(out, Breach{Tenant: o.Tenant, Rule: DestinationPaused, Value: seconds(now.Sub(p.Since)), Destination: name, Pause: p})
 	}
 	return out
 }
@@ -126,6 +149,9 @@ func (b Breach) Describe() string {
 		left := DeadLetterRetention - time.Duration(b.Value)*time.Second
 		return fmt.Sprintf("its oldest dead letter is %s old (threshold %s); SQS deletes it 14 days after it arrived, in about %s",
 			time.Duration(b.Value)*time.Second, time.Duration(b.Threshold)*time.Second, left.Round(time.Hour))
+	case DestinationPaused:
+		return fmt.Sprintf("its destination %s is %s; its events wait on the queue until it is resumed",
+			b.Destination, b.Pause.Describe(b.Pause.Since.Add(time.Duration(b.Value)*time.Second)))
 	}
 	return string(b.Rule)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
@@ -40,6 +41,12 @@ type metricAPI interface {
 type stateAPI interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+// destinationStates reads a tenant's destinations' pauses (one eventually
+// consistent GetItem of the ledger table: destination.DynamoDB).
+type destinationStates interface {
+	States(ctx context.Context, tenantID string) (destination.States, error)
 }
 
 // topicAPI publishes a notification.
@@ -64,8 +71,12 @@ type Settings struct {
 	// QueueURLTemplate is a tenant queue's URL with "{tenant}" for its id;
 	// the DLQ's ends in "-dlq.fifo" instead of ".fifo".
 	QueueURLTemplate string
-	// StateTable holds the breaches' State (items "_watch#<tenant>#<rule>").
+	// StateTable holds the breaches' State (items "_watch#<tenant>#<rule>",
+	// "…#<destination>" for DestinationPaused).
 	StateTable string
+	// LedgerTable holds the destinations' pauses (package destination);
+	// empty: DestinationPaused is never judged.
+	LedgerTable string
 	// TopicARN is where notifications go.
 	TopicARN                             string
 	OldestMessage, DeadLetterExpiry, Gap time.Duration
@@ -87,13 +98,15 @@ type Watcher struct {
 	metrics metricAPI
 	state   stateAPI
 	topic   topicAPI
+	dests   destinationStates
 	s       Settings
 	now     func() time.Time
 	logger  *slog.Logger
 }
 
-// New returns a Watcher listing tenants with tenants. now may be nil.
-func New(tenants func(ctx context.Context) ([]string, error), q queueAPI, m metricAPI, st stateAPI, t topicAPI, s Settings, now func() time.Time, logger *slog.Logger) *Watcher {
+// New returns a Watcher listing tenants with tenants, reading paused
+// destinations with d (nil: none is judged). now may be nil.
+func New(tenants func(ctx context.Context) ([]string, error), q queueAPI, m metricAPI, st stateAPI, t topicAPI, d destinationStates, s Settings, now func() time.Time, logger *slog.Logger) *Watcher {
 	if s.OldestMessage <= 0 {
 		s.OldestMessage = DefaultOldestMessage
 	}
@@ -120,7 +133,7 @@ func New(tenants func(ctx context.Context) ([]string, error), q queueAPI, m metr
 	if now == nil {
 		now = time.Now
 	}
-	return &Watcher{tenants: tenants, queues: q, metrics: m, state: st, topic: t, s: s, now: now, logger: logger}
+	return &Watcher{tenants: tenants, queues: q, metrics: m, state: st, topic: t, dests: d, s: s, now: now, logger: logger}
 }
 
 // Notice is a breach a run found and what it did about it.
@@ -175,7 +188,7 @@ func (w *Watcher) Run(ctx context.Context) (Report, error) {
 			rep.Failed[ids[i]] = errs[i]
 			continue
 		}
-		for _, b := range Breaches(o, w.s.DeadLetterExpiry) {
+		for _, b := range Breaches(o, w.s.DeadLetterExpiry, now) {
 			n, err := w.notice(ctx, now, b)
 			if err != nil {
 				rep.Failed[b.Tenant] = errors.Join(rep.Failed[b.Tenant], err)
@@ -193,7 +206,7 @@ var depthAttributes = []sqstypes.QueueAttributeName{
 }
 
 // observe reads the tenant's queue and DLQ depths, and the queue's
-// threshold when it holds messages.
+// threshold and the tenant's paused destinations when it holds messages.
 func (w *Watcher) observe(ctx context.Context, tenant string) (Observation, error) {
 	o := Observation{Tenant: tenant, OldestMessageThreshold: w.s.OldestMessage}
 	var err error
@@ -216,6 +229,21 @@ func (w *Watcher) observe(ctx context.Context, tenant string) (Observation, erro
 			return o, fmt.Errorf("tag %s of %s: want seconds, got %q", ThresholdTag, w.queueURL(tenant), v)
 		}
 		o.OldestMessageThreshold = time.Duration(s) * time.Second
+	}
+	if w.dests == nil {
+		return o, nil
+	}
+	states, err := w.dests.States(ctx, tenant)
+	if err != nil {
+		return o, err
+	}
+	for name, s := range states {
+		if s.IsPaused() {
+			if o.Paused == nil {
+				o.Paused = map[string]destination.Pause{}
+			}
+			o.Paused[name] = s.Paused
+		}
 	}
 	return o, nil
 }
@@ -318,7 +346,11 @@ func latest(ts []time.Time) int {
 // State as it was, so the next run notifies again.
 func (w *Watcher) notice(ctx context.Context, now time.Time, b Breach) (Notice, error) {
 	n := Notice{Breach: b, Since: now}
-	key := map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: statePrefix + b.Tenant + "#" + string(b.Rule)}}
+	id := statePrefix + b.Tenant + "#" + string(b.Rule)
+	if b.Destination != "" {
+		id += "#" + b.Destination
+	}
+	key := map[string]ddbtypes.AttributeValue{"id": &ddbtypes.AttributeValueMemberS{Value: id}}
 	got, err := w.state.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(w.s.StateTable), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return n, fmt.Errorf("state of %s %s: %w", b.Tenant, b.Rule, err)
@@ -366,14 +398,19 @@ func timeAttr(item map[string]ddbtypes.AttributeValue, name string) time.Time {
 // filter by tenant.
 func (w *Watcher) publish(ctx context.Context, b Breach, since time.Time) error {
 	subject := fmt.Sprintf("hookpack %s: tenant %s %s", w.s.Stack, b.Tenant, b.Rule)
+	attrs := map[string]snstypes.MessageAttributeValue{
+		"tenant": {DataType: aws.String("String"), StringValue: aws.String(b.Tenant)},
+		"rule":   {DataType: aws.String("String"), StringValue: aws.String(string(b.Rule))},
+	}
+	if b.Destination != "" {
+		subject += " " + b.Destination + " (by " + string(b.Pause.By) + ")"
+		attrs["destination"] = snstypes.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(b.Destination)}
+	}
 	_, err := w.topic.Publish(ctx, &sns.PublishInput{
-		TopicArn: aws.String(w.s.TopicARN),
-		Subject:  aws.String(subject[:min(len(subject), 100)]),
-		Message:  aws.String(Message(w.s.Stack, b, since, w.s.Repeat[b.Rule])),
-		MessageAttributes: map[string]snstypes.MessageAttributeValue{
-			"tenant": {DataType: aws.String("String"), StringValue: aws.String(b.Tenant)},
-			"rule":   {DataType: aws.String("String"), StringValue: aws.String(string(b.Rule))},
-		},
+		TopicArn:          aws.String(w.s.TopicARN),
+		Subject:           aws.String(subject[:min(len(subject), 100)]),
+		Message:           aws.String(Message(w.s.Stack, b, since, w.s.Repeat[b.Rule])),
+		MessageAttributes: attrs,
 	})
 	if err != nil {
 		return fmt.Errorf("notify %s %s: %w", b.Tenant, b.Rule, err)
@@ -388,6 +425,10 @@ func Message(stack string, b Breach, since time.Time, repeat time.Duration) stri
 	case OldestMessage:
 		do = fmt.Sprintf("Check the tenant's target and the worker's logs (WorkerFunction, tenantId=%s); see where its events are:\n"+
 			"  go run ./scripts/inspect -stack %s -tenant %s -summary", b.Tenant, stack, b.Tenant)
+	case DestinationPaused:
+		do = fmt.Sprintf("Fix the destination (an auto-pause names its last failure), then resume it: its waiting events are delivered in order.\n"+
+			"  STACK_NAME=%s scripts/tenant/tenant.sh resume %s %s\n"+
+			"  go run ./scripts/inspect -stack %s -tenant %s -summary", stack, b.Tenant, b.Destination, stack, b.Tenant)
 	default:
 		do = fmt.Sprintf("List the dead letters and their reasons, fix the cause, then replay them:\n"+
 			"  go run ./scripts/inspect -stack %s -tenant %s -summary\n"+
@@ -419,8 +460,12 @@ func (w *Watcher) Handle(ctx context.Context, ev events.EventBridgeEvent) error 
 		if n.Notified {
 			notified++
 		}
-		w.logger.LogAttrs(ctx, slog.LevelWarn, "breach", slog.String("tenantId", n.Tenant), slog.String("rule", string(n.Rule)),
-			slog.Int64("value", n.Value), slog.Int64("threshold", n.Threshold), slog.Time("since", n.Since), slog.Bool("notified", n.Notified))
+		attrs := []slog.Attr{slog.String("tenantId", n.Tenant), slog.String("rule", string(n.Rule)),
+			slog.Int64("value", n.Value), slog.Int64("threshold", n.Threshold), slog.Time("since", n.Since), slog.Bool("notified", n.Notified)}
+		if n.Destination != "" {
+			attrs = append(attrs, slog.String("destination", n.Destination), slog.String("pausedBy", string(n.Pause.By)))
+		}
+		w.logger.LogAttrs(ctx, slog.LevelWarn, "breach", attrs...)
 	}
 	for tenant, ferr := range rep.Failed {
 		w.logger.LogAttrs(ctx, slog.LevelError, "tenant not watched", slog.String("tenantId", tenant), slog.String("error", ferr.Error()))

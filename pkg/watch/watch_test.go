@@ -23,6 +23,7 @@ import (
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/smithy-go/transport/http/protocol/awsjson"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/provision"
@@ -41,6 +42,7 @@ type fixture struct {
 	inbox   string
 	queues  map[string]provision.Pair
 	setting watch.Settings
+	dests   *destination.DynamoDB
 }
 
 func newFixture(t *testing.T, tenants ...string) *fixture {
@@ -64,6 +66,11 @@ func newFixture(t *testing.T, tenants ...string) *fixture {
 	if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
 		t.Fatal(err)
 	}
+	ledger := f.stack + "-ledger"
+	if err := provision.Ledger(ctx, dynamodb.NewFromConfig(cfg), ledger); err != nil {
+		t.Fatal(err)
+	}
+	f.dests = destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), ledger)
 	sc := sns.NewFromConfig(cfg)
 	topic, err := sc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(f.stack + "-alarms")})
 	if err != nil {
@@ -79,7 +86,7 @@ func newFixture(t *testing.T, tenants ...string) *fixture {
 		t.Fatal(err)
 	}
 	any := f.queues[tenants[0]].URL
-	f.setting = watch.Settings{Stack: f.stack, StateTable: table, TopicARN: aws.ToString(topic.TopicArn),
+	f.setting = watch.Settings{Stack: f.stack, StateTable: table, LedgerTable: ledger, TopicARN: aws.ToString(topic.TopicArn),
 		QueueURLTemplate: strings.Replace(any, f.stack+"_"+tenants[0]+".fifo", f.stack+"_{tenant}.fifo", 1)}
 	return f
 }
@@ -140,10 +147,12 @@ func (f *fixture) notifications() []string {
 }
 
 // TestWatchOnMoto runs the watch against moto's SQS, CloudWatch, SNS, SSM
-// and DynamoDB: each rule fires for its tenant and names it, a tenant's own
-// threshold (its queue's tag) is used, a lasting breach is not notified
-// again within its repeat interval, and an idle tenant costs exactly two
-// GetQueueAttributes requests per run and nothing else.
+// and DynamoDB: each rule fires for its tenant and names it (a paused
+// destination too, while events wait for it), a tenant's own threshold (its
+// queue's tag) is used, a lasting breach is not notified again within its
+// repeat interval, and an idle tenant costs exactly two GetQueueAttributes
+// requests per run and nothing else, a paused destination of its own
+// included.
 func TestWatchOnMoto(t *testing.T) {
 	f := newFixture(t, "idle", "slow", "dead", "fresh")
 	if _, err := f.sqs.TagQueue(f.ctx, &sqs.TagQueueInput{QueueUrl: aws.String(f.queues["slow"].URL), Tags: map[string]string{watch.ThresholdTag: "60"}}); err != nil {
@@ -151,6 +160,18 @@ func TestWatchOnMoto(t *testing.T) {
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
 	runs := []time.Time{t0, t0.Add(5 * time.Minute), t0.Add(65 * time.Minute)}
+	// slow's billing failed for 6 hours without a success: auto-paused.
+	st, err := f.dests.Failed(f.ctx, "slow", "billing", "target unavailable: answered 503", t0.Add(-7*time.Hour), 6*time.Hour, destination.State{})
+	if err == nil {
+		st, err = f.dests.Failed(f.ctx, "slow", "billing", "target unavailable: answered 503", t0.Add(-time.Hour), 6*time.Hour, st)
+	}
+	if err != nil || st.Paused.By != destination.Auto {
+		t.Fatalf("auto-pause: %+v, %v", st, err)
+	}
+	// idle's crm is paused with nothing waiting for it: no read, no alert.
+	if _, err := f.dests.Pause(f.ctx, "idle", "crm", "maintenance", t0); err != nil {
+		t.Fatal(err)
+	}
 	f.send(f.queues["slow"].URL, 2)
 	f.age(f.queues["slow"].URL, 120*time.Second, runs...) // over its own 60 s, under the default 900 s
 	f.send(f.queues["fresh"].URL, 1)
@@ -172,15 +193,17 @@ func TestWatchOnMoto(t *testing.T) {
 		notified []string
 		requests map[string]int
 	}{
-		{[]string{"tenant dead dead-letters", "tenant dead dead-letters-expiring", "tenant slow oldest-message"}, map[string]int{
+		// GetItem: one per tenant whose queue holds messages (its
+		// destinations' pauses), one per breach (its state).
+		{[]string{"tenant dead dead-letters", "tenant dead dead-letters-expiring", "tenant slow destination-paused billing (by auto)", "tenant slow oldest-message"}, map[string]int{
 			"SSM.GetParametersByPath": 1, "SQS.GetQueueAttributes": 8, "SQS.ListQueueTags": 2, "CloudWatch.GetMetricData": 1,
-			"DynamoDB.GetItem": 3, "DynamoDB.PutItem": 3, "SNS.Publish": 3}},
+			"DynamoDB.GetItem": 6, "DynamoDB.PutItem": 4, "SNS.Publish": 4}},
 		{nil, map[string]int{
 			"SSM.GetParametersByPath": 1, "SQS.GetQueueAttributes": 8, "SQS.ListQueueTags": 2, "CloudWatch.GetMetricData": 1,
-			"DynamoDB.GetItem": 3, "DynamoDB.PutItem": 3}},
-		{[]string{"tenant slow oldest-message"}, map[string]int{ // hourly; dead letters daily
+			"DynamoDB.GetItem": 6, "DynamoDB.PutItem": 4}},
+		{[]string{"tenant slow oldest-message"}, map[string]int{ // hourly; dead letters and pauses daily
 			"SSM.GetParametersByPath": 1, "SQS.GetQueueAttributes": 8, "SQS.ListQueueTags": 2, "CloudWatch.GetMetricData": 1,
-			"DynamoDB.GetItem": 3, "DynamoDB.PutItem": 3, "SNS.Publish": 1}},
+			"DynamoDB.GetItem": 6, "DynamoDB.PutItem": 4, "SNS.Publish": 1}},
 	}
 	for i, run := range runs {
 		now = run
@@ -194,7 +217,7 @@ func TestWatchOnMoto(t *testing.T) {
 			t.Errorf("run %d made requests %v, want %v", i, got, want[i].requests)
 		}
 	}
-	if !strings.Contains(logs.String(), `"msg":"watch","outcome":"ok","tenants":4,"breaches":3,"notified":3`) {
+	if !strings.Contains(logs.String(), `"msg":"watch","outcome":"ok","tenants":4,"breaches":4,"notified":4`) {
 		t.Errorf("no run line with the counts of the first run:\n%s", logs.String())
 	}
 	for _, secretish := range []string{"Body", "ReceiptHandle"} {

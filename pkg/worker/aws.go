@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
@@ -44,6 +45,9 @@ type Settings struct {
 	EffectTimeout time.Duration
 	// QueueRetention and ExpiryMargin: see Config.
 	QueueRetention, ExpiryMargin time.Duration
+	// AutoPause pauses a destination that failed this long without a
+	// success (Config.AutoPause; 0: DefaultAutoPause).
+	AutoPause time.Duration
 }
 
 // noRetryQuota gives the ledger's client the standard retries without the
@@ -81,7 +85,11 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		Ledger:   ledger.NewDynamoDB(ddb, s.LedgerTable, ledger.Options{Retention: s.LedgerRetention}),
 		// Rate limits live in the ledger table (limit#… items); one store
 		// per instance remembers them between its invocations.
-		Limiter:          ratelimit.NewDynamoDB(ddb, s.LedgerTable, ratelimit.Options{}),
+		Limiter: ratelimit.NewDynamoDB(ddb, s.LedgerTable, ratelimit.Options{}),
+		// So do the destinations' pauses (a destinations#… item per
+		// tenant), read at most once per tenant and DefaultCacheTTL.
+		Destinations:     destination.NewCache(destination.NewDynamoDB(ddb, s.LedgerTable), 0, nil),
+		AutoPause:        s.AutoPause,
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),
 		Visibility:       sqsClient,

@@ -27,6 +27,8 @@ type budget struct {
 	leaseEnd time.Time
 	// pace hands out the invocation's rate slots (Handle sets it).
 	pace *pacer
+	// pauses reads each tenant's destination states once (Handle sets it).
+	pauses *pauses
 }
 
 // newBudget computes the budget of an invocation whose context is ctx.

@@ -193,6 +193,22 @@ func decide(f facts) fate {
 		return fate{verdict: vAgain, outcome: outDeadline, err: err}
 	case errors.Is(err, ledger.ErrInFlight) && !IsPermanent(err):
 		return f.retryOrExpire(err)
+	case errors.Is(err, ErrPaused) && !IsPermanent(err):
+		// Back after the poll interval, as long as the pause lasts: no
+		// attempt. The interval grows with the pause, so even a long one
+		// spends few receives (destination.Poll: 94 over 12 days); only a
+		// message that also spent most of the queue's maxReceiveCount
+		// behind failures of its conversation ends here, with its reason,
+		// before SQS's redrive would move it without one.
+		d := retryAfterOf(err)
+		switch {
+		case f.nearEnd(f.now.Add(d)):
+			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+		case f.maxAttempts > 0 && f.receives >= MinMaxReceiveCount(f.maxAttempts)-receiveSlack/2:
+			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
+				"gave up after %d receives waiting for a paused destination (none of them an attempt; SQS's maxReceiveCount would move it without a reason): %w", f.receives, err)}
+		}
+		return fate{verdict: vRetry, outcome: outPaused, delay: d, err: err}
 	case errors.Is(err, ErrPaced) && !IsPermanent(err):
 		// Back when the limit has its slot: exactly that wait, no backoff.
 		d := retryAfterOf(err)

@@ -93,6 +93,23 @@ func TestDecide(t *testing.T) {
 			f.receives = maxBatch * f.maxAttempts
 			return f
 		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives waiting for the rate limit"},
+		{"waiting for a paused destination: back after the poll, no attempt", base(RetryAfter(ErrPaused, time.Minute)), vRetry, outPaused, time.Minute, ""},
+		{"waiting for a paused destination, more receives than attempts could take: still waiting", func() facts {
+			f := base(RetryAfter(ErrPaused, time.Hour))
+			f.receives = maxBatch*f.maxAttempts + receiveSlack/2 - 1
+			return f
+		}(), vRetry, outPaused, time.Hour, ""},
+		{"waiting for a paused destination, near the queue's maxReceiveCount: dead-lettered with its reason before SQS moves it without one", func() facts {
+			f := base(RetryAfter(ErrPaused, time.Hour))
+			f.receives = maxBatch*f.maxAttempts + receiveSlack/2
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "gave up after 40 receives waiting for a paused destination"},
+		{"waiting for a paused destination past its retention's end: dead-lettered with the reason", func() facts {
+			f := base(RetryAfter(ErrPaused, 3*time.Hour))
+			f.retentionEnd = now.Add(50 * time.Hour)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "waiting on: waiting for a paused destination"},
+		{"waiting for a paused destination and a rate: paused, back after the longer wait", base(RetryAfter(errors.Join(RetryAfter(ErrPaced, time.Second), RetryAfter(ErrPaused, time.Minute)), 0)), vRetry, outPaused, time.Minute, ""},
 		{"no destination's filter selects it: done", func() facts { f := base(nil); f.filtered = true; return f }(), vDone, outFiltered, 0, ""},
 		{"a failure is counted first", base(transient), vCount, "", 0, ""},
 		{"a permanent failure is counted first too", base(Permanent(transient)), vCount, "", 0, ""},

@@ -42,6 +42,12 @@ var (
 	// rate, or for the pause a 429 imposed on it. It comes back when the
 	// limit has a slot for it (RetryAfter); waiting is not an attempt.
 	ErrPaced = errors.New("waiting for the rate limit")
+	// ErrPaused: the message waits for a paused destination (package
+	// destination). It comes back after destination.Poll (RetryAfter) and
+	// is delivered once the destination is resumed; waiting is not an
+	// attempt, and it is dead-lettered, with its reason, only near the end
+	// of its retention or of the queue's maxReceiveCount.
+	ErrPaused = errors.New("waiting for a paused destination")
 )
 
 // Permanent marks err as permanent: retrying cannot succeed, so the worker

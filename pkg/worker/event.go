@@ -111,6 +111,9 @@ type Event struct {
 	// destination selects the event.
 	pace     *pacer
 	filtered bool
+	// pauses is the invocation's view of the destinations' pauses (nil:
+	// none is paused).
+	pauses *pauses
 	// expiring is when the message nears the end of its queue retention
 	// (its end less Config.ExpiryMargin; zero: unknown): an effect
 	// interrupted again past it ends the message with ErrExpiring.

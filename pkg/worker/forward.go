@@ -50,13 +50,15 @@ type poster interface {
 // (one claim each): delivered once, skipped when it completed, and never
 // repeated because another destination failed. Every selected destination
 // is tried in configuration order; the message then fails with the worst
-// outcome (permanent, transient, paced), so the conversation waits — at
+// outcome (permanent, transient, paced or paused), so the conversation waits — at
 // every destination, which keeps each one in order — until the failing
 // one takes the event or it is dead-lettered; a replay delivers only where
 // it did not complete. An event no filter selects is done (outcome
 // "filtered"). A destination with a rate waits for its slot (Event.Pace's
 // rules); its 429 pauses the whole destination for every invocation and
-// is no attempt.
+// is no attempt. A destination an operator or auto-pause paused gets
+// nothing until it is resumed: its events wait, no attempt counted
+// (deliverUnlessPaused).
 //
 // A tenant without outbound configuration or destinations, an unusable
 // timeout, and forward's permanent errors (a 4xx answer other than
@@ -93,7 +95,7 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		}
 		var errs []error
 		for _, d := range selected {
-			err := deliver(ctx, ev, client, d, DestinationEffect(d.Name), body)
+			err := deliverUnlessPaused(ctx, ev, client, d, DestinationEffect(d.Name), body)
 			if lost(err) {
 				return err // a newer worker holds the message: stop
 			}
@@ -181,7 +183,7 @@ func worst(errs []error) error {
 		switch {
 		case IsPermanent(err):
 			return 0
-		case !errors.Is(err, ErrPaced):
+		case !errors.Is(err, ErrPaced) && !errors.Is(err, ErrPaused):
 			return 1
 		}
 		return 2

@@ -92,7 +92,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
-		maxAttempts: h.cfg.MaxAttempts, pace: b.pace,
+		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
 		ev.expiring = end.Add(-h.cfg.ExpiryMargin)

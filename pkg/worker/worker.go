@@ -122,6 +122,15 @@ type Config struct {
 	// invocation (ratelimit.DynamoDB). Default: one in this process only
 	// (ratelimit.Memory), for tests and single-process pollers.
 	Limiter limiter
+	// Destinations holds the destinations' pauses and failure streaks
+	// (destination.Cache over destination.DynamoDB): a paused
+	// destination's messages wait (ErrPaused), and one that fails for
+	// AutoPause without a success is paused. Nil: no destination is ever
+	// paused.
+	Destinations destinationStates
+	// AutoPause is how long a destination fails without a success before
+	// it is paused (default DefaultAutoPause; negative: never).
+	AutoPause time.Duration
 	// Wait sleeps until a rate slot's time on Now's clock, and reports
 	// false when ctx ended first (default: a timer).
 	Wait   func(ctx context.Context, until time.Time) bool
@@ -168,6 +177,9 @@ func New(cfg Config) *Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.AutoPause == 0 {
+		cfg.AutoPause = DefaultAutoPause
+	}
 	if cfg.Limiter == nil {
 		cfg.Limiter = ratelimit.NewMemory(ratelimit.Options{})
 	}
@@ -199,6 +211,9 @@ const (
 	// attempt; outFiltered: done, no destination's filter selects it.
 	outPaced    outcome = "paced"
 	outFiltered outcome = "filtered"
+	// outPaused: it waits for a paused destination (ErrPaused), not an
+	// attempt.
+	outPaused outcome = "paused"
 	// outDeadAlready: the event was dead-lettered and this copy is no
 	// replay of it (ledger.ErrDead); the copy is deleted.
 	outDeadAlready outcome = "skipped_dead_lettered"
@@ -259,6 +274,7 @@ type result struct {
 func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 	b := h.newBudget(ctx)
 	b.pace = h.newPacer(ev.Records, b)
+	b.pauses = h.newPauses()
 	t := newTracker(ev.Records)
 	grouped := groups(ev.Records)
 	done := make(chan struct{})

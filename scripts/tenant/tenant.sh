@@ -16,6 +16,9 @@
 #   scripts/tenant/tenant.sh list
 #   scripts/tenant/tenant.sh check  <tenant> <inbound.json> [outbound.json]
 #   scripts/tenant/tenant.sh check  <tenants.json>...
+#   scripts/tenant/tenant.sh pause  <tenant> <destination> --reason "…"
+#   scripts/tenant/tenant.sh resume <tenant> <destination>
+#   scripts/tenant/tenant.sh status <tenant>
 #
 # inbound.json:  {"providers": {"stripe": {"secrets": ["whsec_…"]}}}
 # outbound.json: {"targetUrl": "https://…", "secrets": ["whsec_…"]}
@@ -219,7 +222,7 @@ add() {
 
 remove() {
   [ $# -ge 1 ] || die "usage: remove <tenant> [--force]"
-  local id=$1 force=${2:-} name outputs urls url n kept=""
+  local id=$1 force=${2:-} name outputs urls url n kept="" ledger
   valid_id "$id"
   name="$stack-tenant-$id"
   outputs=$(describe "$name" "Stacks[0].Outputs[].[OutputKey,OutputValue]")
@@ -235,6 +238,10 @@ remove() {
   # queues go.
   with_lock unregister_id "$id"
   aws_ ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
+  # Its destinations' pauses and failure streaks (package destination), so
+  # a tenant added again under the id starts with none paused.
+  ledger=$(describe "$stack" "Stacks[0].Outputs[?OutputKey=='LedgerTableName'].OutputValue")
+  [ -z "$ledger" ] || aws_ dynamodb delete-item --table-name "$ledger" --key "{\"pk\":{\"S\":\"destinations#$id\"}}"
   aws_ cloudformation delete-stack --stack-name "$name"
   echo "deleting stack $name…" >&2
   aws_ cloudformation wait stack-delete-complete --stack-name "$name" || die "stack $name delete failed: $(failure "$name")"
@@ -266,11 +273,26 @@ list() {
   done
 }
 
+# destination pause|resume|status …: scripts/destination on the core stack
+# (a paused destination's events wait on the queue until it is resumed;
+# docs/operations.md). Built, not `go run`, so that its exit status (2: bad
+# usage, an unknown tenant or destination) is this script's.
+destination() {
+  local root bin rc=0
+  root=$(cd "$(dirname "$0")/../.." && pwd)
+  bin=$(mktemp -d)
+  (cd "$root" && go build -o "$bin/destination" ./scripts/destination) || { rm -rf "$bin"; exit 1; }
+  "$bin/destination" -stack "$stack" "$@" || rc=$?
+  rm -rf "$bin"
+  exit "$rc"
+}
+
 cmd=${1:-}; shift || true
 case "$cmd" in
   add) add "$@" ;;
   remove) remove "$@" ;;
   list) list ;;
   check) check "$@" ;;
-  *) die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list | check <tenant> <inbound.json> [outbound.json] | check <tenants.json>..." ;;
+  pause|resume|status) destination "$cmd" "$@" ;;
+  *) die "usage: tenant.sh add <tenant> <inbound.json> [outbound.json] | remove <tenant> [--force] | list | check <tenant> <inbound.json> [outbound.json] | check <tenants.json>... | pause <tenant> <destination> --reason \"…\" | resume <tenant> <destination> | status <tenant>" ;;
 esac

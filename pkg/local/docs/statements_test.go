@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookpack/hookpack/pkg/console"
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ingest"
@@ -61,6 +62,7 @@ func statements(t *testing.T, root string) []statement {
 	equal(t, tenantTpl("Resources", "DeadLetterQueue", "Properties", "MessageRetentionPeriod"), tenantTpl("Resources", "Queue", "Properties", "MessageRetentionPeriod"), "template-tenant.yaml DLQ and queue retention")
 	equal(t, tenantTpl("Resources", "Queue", "Properties", "MaximumMessageSize"), strconv.Itoa(queue.MaxMessageBytes), "template-tenant.yaml MaximumMessageSize and queue.MaxMessageBytes")
 	attempts := number(t, core("Parameters", "WorkerMaxAttempts", "Default"), "WorkerMaxAttempts")
+	equal(t, core("Parameters", "WorkerAutoPauseHours", "Default"), strconv.Itoa(int(worker.DefaultAutoPause/time.Hour)), "template.yaml WorkerAutoPauseHours default and worker.DefaultAutoPause")
 	equal(t, tenantTpl("Parameters", "MaxReceiveCount", "Default"), strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount default and worker.MinMaxReceiveCount(WorkerMaxAttempts)")
 	equal(t, forward.DefaultTimeout.String(), worker.DefaultEffectTimeout.String(), "forward.DefaultTimeout and worker.DefaultEffectTimeout")
 	env, err := os.ReadFile(root + "/events/env.json")
@@ -211,6 +213,11 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `^\| \d+–(\d+) h \(\d+ attempts\)`, retrySpan(attempts, 1), "worker.Retry's delays between WorkerMaxAttempts attempts, most jitter"},
 		{"docs/reliability.md", `a (\d+) s margin|^  (\d+) s margin`, seconds(ingest.DefaultSafetyMargin), "ingest.DefaultSafetyMargin"},
 		{"docs/reliability.md", "`maxReceiveCount` \\(default (\\d+)\\)", strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount, worker.MinMaxReceiveCount"},
+
+		// Paused destinations.
+		{"docs/architecture.md docs/operations.md", "`WorkerAutoPauseHours` \\(default (\\d+)\\)", core("Parameters", "WorkerAutoPauseHours", "Default"), "template.yaml WorkerAutoPauseHours"},
+		{"docs/architecture.md", `\((\d+) receives over 3 days\)`, strconv.Itoa(pollReceives(72 * time.Hour)), "destination.Poll over a 3-day pause"},
+		{"docs/operations.md", `\((\d+) days, then dead-lettered with the reason;`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
 	}
 
 	// development.md's table of make variables and their defaults.
@@ -373,4 +380,14 @@ func costFigures(t *testing.T, root string) map[string]string {
 		out[name] = string(m[1])
 	}
 	return out
+}
+
+// pollReceives is how many times a message waiting for a destination paused
+// for d comes back (destination.Poll).
+func pollReceives(d time.Duration) int {
+	n := 0
+	for at := time.Duration(0); at < d; at += destination.Poll(at) {
+		n++
+	}
+	return n
 }
