@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/replay"
@@ -49,11 +50,11 @@ type tenantLister interface {
 }
 
 // Pauser pauses and resumes a tenant's destination: the one place the
-// console's pause and resume buttons call. Nil: the pack has no pause, and
-// the buttons are not shown.
+// console's pause and resume buttons call (Destinations). It returns what
+// it did, as a sentence. Nil: the buttons are not shown.
 type Pauser interface {
-	Pause(ctx context.Context, tenantID, destination string) error
-	Resume(ctx context.Context, tenantID, destination string) error
+	Pause(ctx context.Context, tenantID, destination, reason string) (string, error)
+	Resume(ctx context.Context, tenantID, destination string) (string, error)
 }
 
 // Config wires a Server.
@@ -95,8 +96,7 @@ var (
 	// ErrBadRequest: the form or query lacks what the page needs, or has
 	// a value that cannot name anything.
 	ErrBadRequest = errors.New("bad request")
-	// ErrNotPausable: the pack has no pause for destinations (Config.Pauser
-	// is nil).
+	// ErrNotPausable: the console was not given a Pauser.
 	ErrNotPausable = errors.New("pausing a destination is not available")
 )
 
@@ -235,10 +235,10 @@ func (s *Server) csrfOnly(h http.HandlerFunc) http.HandlerFunc {
 // place errors meet statuses.
 func status(err error) int {
 	switch {
-	case errors.Is(err, inspect.ErrMalformed), errors.Is(err, ErrBadRequest):
+	case errors.Is(err, inspect.ErrMalformed), errors.Is(err, ErrBadRequest), errors.Is(err, destination.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent), errors.Is(err, inspect.ErrNoDeadLetter),
-		errors.Is(err, replay.ErrNotListed):
+		errors.Is(err, replay.ErrNotListed), errors.Is(err, destination.ErrUnknown):
 		return http.StatusNotFound
 	case errors.Is(err, ErrNotPausable):
 		return http.StatusNotImplemented

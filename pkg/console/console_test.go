@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 var now = time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
@@ -31,7 +33,14 @@ func (f *fakeInspector) Summarize(_ context.Context, id string) (inspect.Summary
 	if err := inspect.CheckTenant(id); err != nil {
 		return inspect.Summary{}, err
 	}
-	return inspect.Summary{Tenant: id, Now: now, Queue: inspect.Depth{QueueURL: "https://sqs.test/1/hp_" + id + ".fifo", Visible: 3, DeadLetters: len(f.dead[id])}}, nil
+	s := inspect.Summary{Tenant: id, Now: now, Queue: inspect.Depth{QueueURL: "https://sqs.test/1/hp_" + id + ".fifo", Visible: 3, DeadLetters: len(f.dead[id])}}
+	if id == "demo" {
+		s.Destinations = []inspect.DestinationSummary{
+			{Destination: inspect.Destination{Name: "billing"}, Paused: &destination.Pause{Since: now.Add(-time.Hour), Reason: "their maintenance", By: destination.Operator}},
+			{Destination: inspect.Destination{Name: "audit"}},
+		}
+	}
+	return s, nil
 }
 
 func (f *fakeInspector) Inspect(_ context.Context, q inspect.Query) ([]inspect.Journey, error) {
@@ -121,14 +130,14 @@ func (f *fakeRedriver) Envelope(_ context.Context, dlq, id string) (*envelope.En
 
 type fakePauser struct{ calls []string }
 
-func (p *fakePauser) Pause(_ context.Context, t, d string) error {
-	p.calls = append(p.calls, "pause "+t+" "+d)
-	return nil
+func (p *fakePauser) Pause(_ context.Context, t, d, reason string) (string, error) {
+	p.calls = append(p.calls, "pause "+t+" "+d+" "+reason)
+	return "paused " + t + "/" + d, nil
 }
 
-func (p *fakePauser) Resume(_ context.Context, t, d string) error {
+func (p *fakePauser) Resume(_ context.Context, t, d string) (string, error) {
 	p.calls = append(p.calls, "resume "+t+" "+d)
-	return nil
+	return "resumed " + t + "/" + d, nil
 }
 
 var deadItems = []replay.Item{
@@ -370,26 +379,118 @@ func TestListen(t *testing.T) {
 	}
 }
 
-func TestPause(t *testing.T) {
+func TestPauseHandler(t *testing.T) {
 	p := &fakePauser{}
 	s, _ := newServer(t, "", p)
-	if _, body := s.do(request{method: "GET", target: "/"}); strings.Contains(body, "/destinations/pause") {
-		t.Errorf("the overview offers pause for a tenant without destinations")
-	}
-	for _, tt := range []struct {
-		path, want string
-		code       int
-	}{
-		{"/destinations/pause", "pause demo billing", 200},
-		{"/destinations/resume", "resume demo billing", 200},
-	} {
-		resp, body := s.do(request{method: "POST", target: tt.path, form: s.form("tenant", "demo", "destination", "billing")})
-		if resp.StatusCode != tt.code || len(p.calls) == 0 || p.calls[len(p.calls)-1] != tt.want {
-			t.Errorf("POST %s = %d, calls %v; want %d and %q\n%s", tt.path, resp.StatusCode, p.calls, tt.code, tt.want, text(body))
+	_, body := s.do(request{method: "GET", target: "/"})
+	for _, want := range []string{"PAUSED</span> paused since 2026-12-06T17:00:00Z (1h0m0s ago) by operator: their maintenance",
+		`<input type="hidden" name="destination" value="billing"><button class="resume">`, `<input type="hidden" name="destination" value="audit"><input name="reason"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("overview lacks %q:\n%s", want, text(body))
 		}
 	}
-	if resp, _ := s.do(request{method: "POST", target: "/destinations/pause", form: s.form("tenant", "demo")}); resp.StatusCode != 400 {
-		t.Errorf("pause without a destination = %d, want 400", resp.StatusCode)
+	if strings.Count(body, `action="/destinations/`) != 2 {
+		t.Errorf("overview has %d pause or resume forms, want 2 (resume billing, pause audit)", strings.Count(body, `action="/destinations/`))
+	}
+	if _, body := newServerBody(t); strings.Contains(body, "/destinations/") {
+		t.Errorf("a console without a Pauser offers pause or resume")
+	}
+	for _, tt := range []struct {
+		path string
+		form url.Values
+		code int
+		want string
+	}{
+		{"/destinations/pause", s.form("tenant", "demo", "destination", "billing", "reason", "maintenance"), 200, "pause demo billing maintenance"},
+		{"/destinations/resume", s.form("tenant", "demo", "destination", "billing"), 200, "resume demo billing"},
+		{"/destinations/pause", s.form("tenant", "demo"), 400, ""},
+		{"/destinations/pause", s.form("tenant", "demo", "destination", "Bad Name"), 400, ""},
+		{"/destinations/resume", s.form("tenant", "-x", "destination", "billing"), 400, ""},
+		{"/destinations/pause", url.Values{"tenant": {"demo"}, "destination": {"billing"}, "reason": {"x"}}, 403, ""},
+	} {
+		n := len(p.calls)
+		resp, body := s.do(request{method: "POST", target: tt.path, form: tt.form})
+		called := len(p.calls) > n
+		if resp.StatusCode != tt.code || called != (tt.want != "") || called && p.calls[n] != tt.want {
+			t.Errorf("POST %s %v = %d, calls %v; want %d and %q\n%s", tt.path, tt.form, resp.StatusCode, p.calls[n:], tt.code, tt.want, text(body))
+		}
+	}
+}
+
+// newServerBody is the overview of a console without a Pauser.
+func newServerBody(t *testing.T) (*http.Response, string) {
+	s, _ := newServer(t, "", nil)
+	return s.do(request{method: "GET", target: "/"})
+}
+
+// fakeOutbound and fakeStates stand in for tenant.SSM and
+// destination.DynamoDB.
+type fakeOutbound map[string]tenant.Outbound
+
+func (f fakeOutbound) Outbound(_ context.Context, id string) (tenant.Outbound, error) {
+	out, ok := f[id]
+	if !ok {
+		return out, tenant.ErrNotFound
+	}
+	return out, nil
+}
+
+type fakeStates struct{ paused map[string]destination.Pause }
+
+func (f *fakeStates) Pause(_ context.Context, t, name, reason string, now time.Time) (destination.State, error) {
+	if p, ok := f.paused[t+"/"+name]; ok {
+		return destination.State{Paused: p}, destination.ErrAlreadyPaused
+	}
+	p := destination.Pause{Since: now, Reason: reason, By: destination.Operator}
+	f.paused[t+"/"+name] = p
+	return destination.State{Paused: p}, nil
+}
+
+func (f *fakeStates) Resume(_ context.Context, t, name string) (destination.Pause, error) {
+	p, ok := f.paused[t+"/"+name]
+	if !ok {
+		return p, destination.ErrNotPaused
+	}
+	delete(f.paused, t+"/"+name)
+	return p, nil
+}
+
+func TestDestinations(t *testing.T) {
+	states := &fakeStates{paused: map[string]destination.Pause{}}
+	d := &Destinations{Outbound: fakeOutbound{
+		"relay": {Destinations: []tenant.Destination{{Name: "billing"}, {Name: "audit"}}},
+		"demo":  {TargetURL: "http://127.0.0.1:3001/tenants/demo/events"},
+	}, States: states, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, op, tenant, dest, reason string
+		want                           string
+		err                            error
+	}{
+		{"pause", "pause", "relay", "billing", "their maintenance", "paused relay/billing: paused since 2026-12-06T18:00:00Z (0s ago) by operator: their maintenance", nil},
+		{"pause again", "pause", "relay", "billing", "again", "relay/billing was already paused, left as it is", nil},
+		{"resume", "resume", "relay", "billing", "", "resumed relay/billing, which was paused since", nil},
+		{"resume again", "resume", "relay", "billing", "", "relay/billing is not paused", nil},
+		{"no reason", "pause", "relay", "audit", "", "", ErrBadRequest},
+		{"an unknown destination", "pause", "relay", "ledger", "x", "", destination.ErrUnknown},
+		{"a targetUrl", "resume", "demo", "forward", "", "", destination.ErrUnknown},
+		{"an unknown tenant", "pause", "acme", "billing", "x", "", inspect.ErrUnknownTenant},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got string
+			var err error
+			if tt.op == "pause" {
+				got, err = d.Pause(ctx, tt.tenant, tt.dest, tt.reason)
+			} else {
+				got, err = d.Resume(ctx, tt.tenant, tt.dest)
+			}
+			if !errors.Is(err, tt.err) || tt.err == nil && err != nil || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("%s(%s, %s) = %q, %v; want %q…, %v", tt.op, tt.tenant, tt.dest, got, err, tt.want, tt.err)
+			}
+			if tt.err != nil && status(err) >= 500 {
+				t.Errorf("status(%v) = %d, want a 4xx", err, status(err))
+			}
+		})
 	}
 }
 
@@ -433,5 +534,29 @@ func TestDrawChart(t *testing.T) {
 	}
 	if empty := drawChart(nil, from, now, 5*time.Second); empty.Max != 1 || len(empty.Series) != 0 {
 		t.Errorf("drawChart(nil) = max %v, %d series; want 1, none", empty.Max, len(empty.Series))
+	}
+}
+
+// An inline handler resolves a bare confirm against its form's elements
+// first (a control named or with the id "confirm" would shadow it, and the
+// submit would go ahead unasked): every confirmation calls window.confirm.
+func TestConfirmationsCallWindowConfirm(t *testing.T) {
+	names, err := templateFS.ReadDir("templates")
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := 0
+	for _, n := range names {
+		b, err := templateFS.ReadFile("templates/" + n.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked += strings.Count(string(b), "return window.confirm(")
+		if regexp.MustCompile(`[^.]confirm\(`).Match(b) {
+			t.Errorf("templates/%s calls a bare confirm(): use window.confirm", n.Name())
+		}
+	}
+	if asked < 3 {
+		t.Errorf("found %d confirmations (a move, a pause, a resume), want 3", asked)
 	}
 }

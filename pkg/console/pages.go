@@ -15,6 +15,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -457,25 +458,28 @@ func (s *Server) pause(pause bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tenantID, dest := strings.TrimSpace(r.PostFormValue("tenant")), strings.TrimSpace(r.PostFormValue("destination"))
 		if s.cfg.Pauser == nil {
-			s.fail(w, r, http.StatusNotImplemented, fmt.Errorf("%w: this build of the pack has no pause for destinations", ErrNotPausable))
+			s.fail(w, r, http.StatusNotImplemented, fmt.Errorf("%w: this console was started without the destinations' store", ErrNotPausable))
 			return
 		}
 		if err := inspect.CheckTenant(tenantID); err != nil {
 			s.fail(w, r, status(err), err)
 			return
 		}
-		if dest == "" {
-			s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w: no destination given", ErrBadRequest))
+		if err := tenant.CheckName(dest); err != nil {
+			s.fail(w, r, http.StatusBadRequest, fmt.Errorf("%w: destination name %q: %w", ErrBadRequest, dest, err))
 			return
 		}
-		act, verb := s.cfg.Pauser.Pause, "paused"
-		if !pause {
-			act, verb = s.cfg.Pauser.Resume, "resumed"
+		var msg string
+		var err error
+		if pause {
+			msg, err = s.cfg.Pauser.Pause(r.Context(), tenantID, dest, strings.TrimSpace(r.PostFormValue("reason")))
+		} else {
+			msg, err = s.cfg.Pauser.Resume(r.Context(), tenantID, dest)
 		}
-		if err := act(r.Context(), tenantID, dest); err != nil {
+		if err != nil {
 			s.fail(w, r, status(err), err)
 			return
 		}
-		s.render(w, http.StatusOK, "done", donePage{page: s.page("Done"), Message: fmt.Sprintf("destination %s of tenant %s %s", dest, tenantID, verb)})
+		s.render(w, http.StatusOK, "done", donePage{page: s.page("Done"), Message: msg})
 	}
 }

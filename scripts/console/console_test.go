@@ -66,6 +66,31 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	b := browser(ctx, t, chrome)
+	// Every JavaScript confirm (a move, a pause) is accepted, and counted.
+	dialogs := chromedp.Events(b, page.JavascriptDialogOpening)
+	confirms := make(chan string, 16)
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			confirms <- ev.Message
+			_, _ = chromedp.Call(b, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	// confirmed checks that the last action asked want (the events come on
+	// a goroutine of their own, maybe after the action returned).
+	confirmed := func(want string) {
+		t.Helper()
+		select {
+		case got := <-confirms:
+			if got != want {
+				t.Errorf("the page asked %q, want %q", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("the page asked no confirmation, want %q", want)
+		}
+	}
 	var pages []string // every page's HTML, searched for secrets at the end
 	// step bounds one browser action, so a hang names its line.
 	step := func() context.Context {
@@ -163,7 +188,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	// The target is fixed; the replay's dry run lists that one message.
 	s.Target.RemoveRule(rule)
 	do(chromedp.Click(chromedp.ID("replay-event")))
-	do(chromedp.WaitVisible(chromedp.ID("confirm")))
+	do(chromedp.WaitVisible(chromedp.ID("move")))
 	h := html()
 	if got := strings.Count(h, `<tr class="would_move">`); got != 1 || !strings.Contains(h, "Move these 1 message(s)") || !strings.Contains(h, "nothing has moved") {
 		t.Fatalf("dry run lists %d message(s) to move, want 1:\n%s", got, text(h))
@@ -172,20 +197,12 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("target applied e2e-refused %d time(s) after the dry run, want 0", n)
 	}
 	// The confirmation asks once more (a JavaScript confirm), then moves.
-	dialogs := chromedp.Events(b, page.JavascriptDialogOpening)
-	go func() {
-		for _, err := range dialogs {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(b, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
-		}
-	}()
-	do(chromedp.Click(chromedp.ID("confirm")))
+	do(chromedp.Click(chromedp.ID("move")))
 	do(chromedp.WaitVisible(chromedp.ID("moved")))
 	if got := textOf("moved"); !strings.HasPrefix(got, "1 message(s) of demo moved back to its queue") {
 		t.Fatalf("redrive page says %q", got)
 	}
+	confirmed("Move 1 message(s) back to the queue of demo?")
 	html()
 	do(chromedp.Click(chromedp.ID("follow")))
 	do(chromedp.WaitVisible(chromedp.ID("state")))
@@ -211,6 +228,27 @@ func TestConsoleInBrowser(t *testing.T) {
 	do(chromedp.Navigate(base + "dead-letters"))
 	do(chromedp.WaitVisible(chromedp.ID("count")))
 	html()
+
+	// A destination paused and resumed from the overview (package
+	// destination, as make pause and make resume do).
+	row := "#destination-relay-billing"
+	do(chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(row)))
+	do(chromedp.SetValue(chromedp.CSS(row+` input[name="reason"]`), "e2e maintenance"), chromedp.Click(chromedp.CSS(row+" button.pause")))
+	do(chromedp.WaitVisible(chromedp.ID("done")))
+	confirmed("Pause destination billing of relay? Its events wait on the queue until it is resumed.")
+	if got := textOf("done"); !strings.HasPrefix(got, "paused relay/billing: paused since") || !strings.Contains(got, "by operator: e2e maintenance") {
+		t.Errorf("pause says %q", got)
+	}
+	do(chromedp.Navigate(base), chromedp.WaitVisible(chromedp.CSS(row+" button.resume")))
+	if h := html(); !strings.Contains(h, "by operator: e2e maintenance") {
+		t.Errorf("the overview does not show billing paused:\n%s", text(h))
+	}
+	do(chromedp.Click(chromedp.CSS(row + " button.resume")))
+	do(chromedp.WaitVisible(chromedp.ID("done")))
+	confirmed("Resume destination billing of relay? Its waiting events are delivered in order.")
+	if got := textOf("done"); !strings.HasPrefix(got, "resumed relay/billing, which was paused since") {
+		t.Errorf("resume says %q", got)
+	}
 
 	// A state change without the page's CSRF token is refused.
 	resp, body := post(t, base+"redrive", url.Values{"tenant": {"demo"}, "message": {"x"}}, "")
