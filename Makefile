@@ -127,9 +127,10 @@ lint: vet
 ## test-long: what make test leaves out: the chaos run under the race detector; (build tag long) tenant removal keeping dead letters, concurrent onboardings, the rehearsal without each statement of both roles, make demo and make run's Ctrl-C as a fresh machine runs them, the console in Chromium
 # The chaos run first, alone: under the race detector it takes about a core
 # and races real clocks (make test runs it without the detector). The
-# console's browser test (16 s and 7.3 s of CPU under the race detector,
-# Chromium, its moto and the stack included: measured in a cpuacct cgroup)
-# needs Chromium: scripts/install-chromium.sh installs it.
+# console's browser test (24 s and 9.6 s of CPU under the race detector,
+# Chromium, its moto and the stack included, measured in a cpuacct cgroup
+# on a busy machine: more than make test's few seconds a test) needs
+# Chromium: scripts/install-chromium.sh installs it.
 test-long: emulators $(FUNCTIONS:%=bin/local/%/bootstrap)
 	@scripts/install-chromium.sh
 	HOOKPACK_BOOTSTRAP_DIR=$(CURDIR)/bin/local $(GO) run ./scripts/testenv -- bash -c '\
