@@ -143,7 +143,7 @@ func (p *fakePauser) Resume(_ context.Context, t, d string) (string, error) {
 var deadItems = []replay.Item{
 	{MessageID: "m1", GroupID: "octo/hello#8", EventKey: "demo#github#sha256:aa", EventID: "delivery-1", Reason: "effect forward: target rejected the event: answered 400 Bad Request", SentAt: now.Add(-time.Minute)},
 	{MessageID: "m2", GroupID: "cus_1", EventKey: "demo#stripe#evt_2", EventID: "evt_2", Reason: "destination billing: answered 422", SentAt: now.Add(-2 * time.Minute)},
-	{MessageID: "m3", GroupID: "cus_2", EventKey: "demo#stripe#evt_3", EventID: "evt_3", Reason: "destination audit: answered 410", SentAt: now.Add(-3 * time.Minute)},
+	{MessageID: "m3", GroupID: "cus_2|forward:audit", EventKey: "demo#stripe#evt_3", EventID: "evt_3", Reason: "answered 410", Stream: "forward:audit", SentAt: now.Add(-3 * time.Minute)},
 }
 
 func newServer(t *testing.T, token string, pauser Pauser) (*Server, *fakeRedriver) {
@@ -216,6 +216,7 @@ func TestHandlers(t *testing.T) {
 		{"dead letters", request{method: "GET", target: "/dead-letters"}, 200, []string{`id="count">3<`, "delivery-1", "evt_2", "billing", "in 13d23h"}},
 		{"dead letters by sender", request{method: "GET", target: "/dead-letters?sender=stripe"}, 200, []string{`id="count">2<`}},
 		{"dead letters by destination", request{method: "GET", target: "/dead-letters?tenant=demo&destination=billing"}, 200, []string{`id="count">1<`, "evt_2", `id="redrive-selection"`}},
+		{"dead letters by a destination's stream", request{method: "GET", target: "/dead-letters?tenant=demo&destination=audit"}, 200, []string{`id="count">1<`, "evt_3"}},
 		{"dead letters by reason", request{method: "GET", target: "/dead-letters?reason=BAD+REQUEST"}, 200, []string{`id="count">1<`, "delivery-1"}},
 		{"dead letters of an unknown tenant", request{method: "GET", target: "/dead-letters?tenant=nosuch"}, 404, []string{"no queue for the tenant nosuch"}},
 		{"chart", request{method: "GET", target: "/chart?tenant=demo"}, 200, []string{`id="total">1<`, "billing: 1 delivered", "<polyline", `<td>billing</td><td><a href="/event?tenant=demo&amp;id=demo%23stripe%23evt_2">`}},

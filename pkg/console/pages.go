@@ -158,7 +158,12 @@ func (s *Server) listDeadLetters(ctx context.Context, tenantID string) ([]deadLe
 	}
 	out := make([]deadLetter, len(items))
 	for i, it := range items {
+		// A destination's stream names it; a message without one, its
+		// reason may.
 		d := deadLetter{Item: it, Tenant: tenantID, Destinations: inspect.ReasonDestinations(it.Reason)}
+		if name, ok := strings.CutPrefix(it.Stream, worker.DestinationEffect("")); ok && name != "" {
+			d.Destinations = []string{name}
+		}
 		if parts := strings.SplitN(it.EventKey, "#", 3); len(parts) == 3 {
 			d.Sender = parts[1]
 		}

@@ -107,7 +107,7 @@ func BenchmarkEmulator(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		msgs, err := h.messages("acme", "github", evs, time.Now())
+		msgs, err := h.messages("acme", "github", tenant.Routes{}, evs, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

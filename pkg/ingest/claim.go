@@ -11,18 +11,23 @@ import (
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/route"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// pending is one event ready to be claimed and sent.
+// pending is one event ready to be claimed and sent: msg on its
+// conversation's group, and the messages of its destinations' own streams.
 type pending struct {
 	id, key, validation string
 	msg                 queue.Message
+	streams             []queue.Message
 }
 
 // messages builds every envelope before anything is claimed, so an
 // oversized or unencodable event rejects the delivery without side effects.
-func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, now time.Time) ([]pending, error) {
+// Each event gets its messages for the tenant's routes (streamed).
+func (h *Handler) messages(tenantID, providerName string, routes tenant.Routes, evs []webhook.Event, now time.Time) ([]pending, error) {
 	if len(evs) == 0 {
 		return nil, fmt.Errorf("%w: delivery holds no event", webhook.ErrMalformed)
 	}
@@ -32,12 +37,40 @@ func (h *Handler) messages(tenantID, providerName string, evs []webhook.Event, n
 		if err != nil {
 			return nil, err
 		}
-		if m.Size() > h.cfg.MaxEventBytes {
-			return nil, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", queue.ErrTooLarge, env.EventID, m.Size(), h.cfg.MaxEventBytes)
+		p := streamed(pending{id: env.EventID, key: env.Key, validation: webhook.Digest(ev), msg: m}, routes, route.NewEvent(providerName, ev.Type, ev.Body))
+		for _, m := range append([]queue.Message{p.msg}, p.streams...) {
+			if m.Size() > h.cfg.MaxEventBytes {
+				return nil, fmt.Errorf("%w: event %s is %d bytes queued, the limit is %d", queue.ErrTooLarge, env.EventID, m.Size(), h.cfg.MaxEventBytes)
+			}
 		}
-		out = append(out, pending{id: env.EventID, key: env.Key, validation: webhook.Digest(ev), msg: m})
+		out = append(out, p)
 	}
 	return out, nil
+}
+
+// streamed gives event p its messages for the tenant's routes. Without
+// routes (a targetUrl, or none written) its one message is as it is: it
+// delivers to every destination and runs the custom effects. With one
+// stream, that message carries it (and the effects) on the conversation's
+// group, where the worker applies the filter: one message, as for a
+// targetUrl. With two or more, the message on the conversation's group
+// runs the custom effects only, and each destination whose filter selects
+// the event gets a message on its own group (queue.Message.ForStream). The
+// set of groups depends on the tenant's routes, never on the event, so a
+// conversation's events reach each destination in order.
+func streamed(p pending, routes tenant.Routes, ev *route.Event) pending {
+	switch len(routes.Streams) {
+	case 0:
+		return p
+	case 1:
+		p.msg = p.msg.ForStream(queue.Stream{Destination: routes.Streams[0].Name, Effects: true})
+		return p
+	}
+	for _, name := range routes.Select(ev) {
+		p.streams = append(p.streams, p.msg.ForStream(queue.Stream{Destination: name}))
+	}
+	p.msg = p.msg.ForStream(queue.Stream{Effects: true})
+	return p
 }
 
 // claimState is what claiming did for one event of a delivery.

@@ -218,7 +218,7 @@ func (h *Handler) serve(ctx context.Context, req *events.APIGatewayV2HTTPRequest
 		res.err = err
 		return res
 	}
-	msgs, err := h.messages(tenantID, providerName, evs, now)
+	msgs, err := h.messages(tenantID, providerName, in.Routes, evs, now)
 	if err != nil {
 		res.err = err
 		return res

@@ -9,9 +9,15 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/local/awscount"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
+	"github.com/hookpack/hookpack/pkg/provider"
+	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/route"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
@@ -20,7 +26,8 @@ import (
 // send, complete), duplicate = 1, a batch of n events of distinct
 // conversations = 2n + ⌈n/10⌉ (n events of one conversation: 3n, a send
 // each, so that a failed one is never overtaken),
-// credentials fetched 0 times per warm request. More requests cost money
+// credentials fetched 0 times per warm request (cold: the inbound and
+// routes parameters). More requests cost money
 // and latency on every webhook.
 func TestAWSRequestsPerWebhook(t *testing.T) {
 	distinct := func(n int) [][2]int {
@@ -52,7 +59,7 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		req  events.APIGatewayV2HTTPRequest
 		want map[string]int
 	}{
-		{"cold accepted", github("1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 1, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
+		{"cold accepted", github("1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 2, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
 		{"warm accepted", github("2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
 		{"duplicate", github("2"), map[string]int{"DynamoDB.PutItem": 1}},
 		// A batched delivery: one claim and one completion per event, one
@@ -90,5 +97,47 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 	}
 	if after := dir.Cached(); after != before {
 		t.Errorf("1,000 unknown tenants: cache holds %d entries, was %d", after, before)
+	}
+}
+
+// TestStreamsOneSend: an event of a tenant with three destinations, two of
+// whose filters select it, is queued as three messages (its custom
+// effects' and two streams') in one SendMessageBatch, each on its own
+// group, naming its stream.
+func TestStreamsOneSend(t *testing.T) {
+	ctx := context.Background()
+	in := tenant.Inbound{Providers: map[string]webhook.Config{"github": {Secrets: []string{acmeGitHubSecret}}}}
+	e := emulate(t, awstest.Moto(t), 3, map[string]tenant.Inbound{"acme": in})
+	secret := []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+	out := tenant.Outbound{Destinations: []tenant.Destination{
+		{Name: "ci", URL: "https://ci.example", Secrets: secret, Filter: &route.Filter{Events: []string{"github:issues"}}},
+		{Name: "all", URL: "https://all.example", Secrets: secret},
+		{Name: "pushes", URL: "https://push.example", Secrets: secret, Filter: &route.Filter{Events: []string{"github:push"}}},
+	}}
+	if err := e.credentials().Put(ctx, "acme", in, out, "", provider.Registry()); err != nil {
+		t.Fatal(err)
+	}
+	counter := awscount.New()
+	h := NewAWS(counter.Install(e.cfg), e.settings(), slog.New(slog.DiscardHandler))
+	if resp, _ := h.Handle(ctx, githubRequest("acme", acmeGitHubSecret, githubBody, "d1")); resp.StatusCode != 200 {
+		t.Fatalf("status %d %s", resp.StatusCode, resp.Body)
+	}
+	if got := counter.Take(); got["SQS.SendMessageBatch"] != 1 {
+		t.Errorf("AWS requests = %v, want one SQS.SendMessageBatch", got)
+	}
+	r, err := e.sqs.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &e.pair.URL, MaxNumberOfMessages: 10,
+		MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []sqstypes.MessageSystemAttributeName{"MessageGroupId"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{} // stream → group
+	conv := ""
+	for _, m := range r.Messages {
+		got[aws.ToString(m.MessageAttributes[queue.AttrStream].StringValue)] = m.Attributes["MessageGroupId"]
+		conv = aws.ToString(m.MessageAttributes[queue.AttrConversation].StringValue)
+	}
+	want := map[string]string{"effects": conv, "forward:ci": queue.StreamGroup(conv, "ci"), "forward:all": queue.StreamGroup(conv, "all")}
+	if conv == "" || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("queued (stream → group) = %v, want %v", got, want)
 	}
 }

@@ -250,6 +250,11 @@ func decide(j Journey, now time.Time) (State, string) {
 			return StateReceiving, "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
 		}
 		return StateReceiving, "the ingest claimed the key and has not queued the event yet"
+	case len(j.Effects) == 0 && slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "filtered" }):
+		// A tenant with streams: the message of its custom effects, which
+		// it has none of, is done without a record, and no destination's
+		// stream got the event.
+		return StateDone, "filtered: no destination's filter selects it (done, delivered nowhere)"
 	case len(j.Effects) == 0:
 		return StateQueued, fmt.Sprintf("the claim is completed (queued) and no effect has started: it waits in the queue (%d visible, %d in flight, %d delayed), "+
 			"possibly behind an earlier event of its conversation", j.Queue.Visible, j.Queue.InFlight, j.Queue.Delayed)

@@ -455,7 +455,7 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 		switch {
 		case newer(strAttr(old[attrSeries]), r.Fence, f):
 			continue // a newer worker's: nothing of ours to bury
-		case k.Effect == EventEffect && finished(r, strAttr(old[attrSeries]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f):
+		case k.Effect == f.record() && finished(r, strAttr(old[attrSeries]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f):
 			return &ConflictError{Record: r, err: ErrCompleted}
 		case r.Status == StatusCompleted && r.DeadMessage == "":
 			// Completed before its event was dead-lettered: it stays

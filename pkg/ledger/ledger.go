@@ -122,7 +122,9 @@ type Fence struct {
 	// creation time): SequenceNumbers compare only within one queue, and a
 	// queue deleted and created again under the same name may number from
 	// the start, so tokens of another incarnation never fence (see series).
-	// Empty means unknown: tokens then compare across incarnations.
+	// Empty means unknown: tokens then compare across incarnations. The
+	// worker labels a message sent before the queue it reads was created
+	// "<" and that creation time: an earlier incarnation, deleted since.
 	Queue string
 	// Origin identifies the enqueued copy of the event the message carries
 	// (the envelope's receivedAt: each ingest send has its own, and a
@@ -138,6 +140,11 @@ type Fence struct {
 	// once (a custom effect): an INPROGRESS record of it never counts as
 	// done, whoever claimed it.
 	Immediate bool
+	// Event is the effect whose record is the event's own for this
+	// message (EventEffect when empty; a destination's stream claims its
+	// delivery's, "forward:<name>"): Bury never dead-letters a later copy
+	// of an event whose record shows it done.
+	Event string
 	// HeldFrom, for a message dead-lettered behind an earlier message of
 	// its conversation that failed in the same batch, is that message's
 	// SequenceNumber: it and the messages after it have not left the queue,
@@ -181,6 +188,14 @@ func (f Fence) first() string { return pad(f.Sequence, 40) + pad("0", 10) }
 
 func pad(digits string, width int) string {
 	return strings.Repeat("0", max(0, width-len(digits))) + digits
+}
+
+// record is the effect of f's event record.
+func (f Fence) record() string {
+	if f.Event == "" {
+		return EventEffect
+	}
+	return f.Event
 }
 
 // series names the conversation (and the queue incarnation, when known)

@@ -229,7 +229,7 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 		case newer(r.series, r.Fence, f):
 			continue // a newer worker's: nothing of ours to bury
 		case mine, r.Status == StatusFailed, r.Status == StatusDead && r.DeadMessage == f.MessageID:
-		case k.Effect == EventEffect && finished(r.Record, r.series, r.origin, r.byReplay, f):
+		case k.Effect == f.record() && finished(r.Record, r.series, r.origin, r.byReplay, f):
 			return &ConflictError{Record: r.Record, err: ErrCompleted}
 		case r.Status == StatusCompleted && r.DeadMessage == "":
 			// Completed before its event was dead-lettered: it stays done,

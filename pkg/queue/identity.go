@@ -42,6 +42,9 @@ type Identity struct {
 	Conversation string
 	// ReceivedAt is the envelope's ReceivedAt, to the nanosecond.
 	ReceivedAt time.Time
+	// Stream is the message's duty (AttrStream; zero without it): a dead
+	// letter keeps it, so it names its destination.
+	Stream Stream
 }
 
 // EnvelopeIdentity returns the identity of e, as ingest sends it.
@@ -51,17 +54,33 @@ func EnvelopeIdentity(e *envelope.Envelope) Identity {
 
 // Attributes returns id as message attributes (Message.Attributes).
 func (id Identity) Attributes() map[string]string {
-	return map[string]string{
+	attrs := map[string]string{
 		AttrTenant:       id.Tenant,
 		AttrEventKey:     id.EventKey,
 		AttrConversation: id.Conversation,
 		AttrReceivedAt:   id.ReceivedAt.UTC().Format(time.RFC3339Nano),
 	}
+	if v := id.Stream.String(); v != "" {
+		attrs[AttrStream] = v
+	}
+	return attrs
+}
+
+// StreamOf reads a received message's AttrStream: the zero Stream when it
+// has none, an error wrapping ErrStream when it cannot be read.
+func StreamOf(attrs map[string]events.SQSMessageAttribute) (Stream, error) {
+	v, ok := attrValue(attrs, AttrStream)
+	if !ok {
+		return Stream{}, nil
+	}
+	return ParseStream(v)
 }
 
 // IdentityOf reads the identity a message received from SQS
-// carries in attrs (events.SQSMessage.MessageAttributes). It returns false
-// unless all four attributes are there and valid: a tenant id
+// carries in attrs (events.SQSMessage.MessageAttributes), its Stream
+// included. It returns false
+// unless all four identity attributes are there and valid (and AttrStream
+// is, when present): a tenant id
 // (tenantid.Validate), an event key "{tenant}#{provider}#{id}" of that
 // tenant, a message group id and an RFC 3339 time. A message without them
 // was not sent by ingest (or not by this version of it): its body is then
@@ -83,7 +102,11 @@ func IdentityOf(attrs map[string]events.SQSMessageAttribute) (Identity, bool) {
 	if err != nil {
 		return Identity{}, false
 	}
-	return Identity{Tenant: tenant, EventKey: key, Conversation: group, ReceivedAt: t.UTC()}, true
+	s, err := StreamOf(attrs)
+	if err != nil {
+		return Identity{}, false
+	}
+	return Identity{Tenant: tenant, EventKey: key, Conversation: group, ReceivedAt: t.UTC(), Stream: s}, true
 }
 
 // attrValue returns the value of attribute name, a String or (for text SQS

@@ -1,7 +1,8 @@
 // Package queue sends envelopes to a tenant's FIFO SQS queue.
 //
-// Every send carries a MessageGroupId (the conversation: SQS delivers one
-// group strictly in order, groups in parallel) and a MessageDeduplicationId
+// Every send carries a MessageGroupId (the conversation, or a destination's
+// stream of it, stream.go: SQS delivers one group strictly in order, groups
+// in parallel) and a MessageDeduplicationId
 // (from the idempotency key: a resend within SQS's 5-minute window is
 // dropped by SQS itself, a second line of defence behind the claim).
 package queue

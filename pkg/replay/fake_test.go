@@ -30,6 +30,7 @@ func (c *clock) Now() time.Time {
 
 type fakeMsg struct {
 	id, group, body, key string
+	stream               string // queue.AttrStream, when set
 	sent                 time.Time
 	inFlight, deleted    bool
 	handle               string
@@ -106,6 +107,9 @@ func (q *fakeDLQ) ReceiveMessage(_ context.Context, in *sqs.ReceiveMessageInput,
 		}
 		if m.key != "" {
 			attrs[worker.AttrEventKey] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.key)}
+		}
+		if m.stream != "" {
+			attrs[queue.AttrStream] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(m.stream)}
 		}
 		out.Messages = append(out.Messages, types.Message{
 			MessageId: aws.String(m.id), ReceiptHandle: aws.String(m.handle), Body: aws.String(m.body),

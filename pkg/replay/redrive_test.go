@@ -355,3 +355,27 @@ func TestEnvelope(t *testing.T) {
 		t.Errorf("Envelope(a1), not an envelope, = %v, want envelope.ErrInvalid", err)
 	}
 }
+
+// Each destination's dead letter of an event is its own: a redrive moves
+// both, each back to its stream (its group and its hookpack.stream), while
+// a second dead letter of the same event and stream is held.
+func TestRedriveStreams(t *testing.T) {
+	dlq := &fakeDLQ{}
+	for _, m := range []struct{ id, stream string }{{"a1", "forward:a"}, {"b1", "forward:b"}, {"a2", "forward:a"}} {
+		dlq.add(m.id, "c1|"+m.stream, "acme#hmac#1", before(time.Hour))
+		dlq.get(m.id).stream = m.stream
+	}
+	streams := map[string]string{}
+	src := &fakeSource{afterSend: func(id string, m queue.Message) { streams[id] = m.GroupID + " " + m.Attributes[queue.AttrStream] }}
+	items, err := replay.New(dlq, src, replay.Options{Wait: -1, Now: (&clock{t: start}).Now}).Redrive(context.Background(), "https://sqs.test/q-dlq.fifo", "https://sqs.test/q.fifo", replay.Filter{}, false)
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	want := map[string]string{"a1": "moved", "b1": "moved", "a2": "held: " + replay.NoteSameEvent}
+	if got := outcome(items); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Redrive() = %v, want %v", got, want)
+	}
+	if want := map[string]string{"a1": "c1|forward:a forward:a", "b1": "c1|forward:b forward:b"}; fmt.Sprint(streams) != fmt.Sprint(want) {
+		t.Errorf("sent (group stream) = %v, want %v", streams, want)
+	}
+}

@@ -143,6 +143,10 @@ const (
 	NoteStillHidden = "left hidden until its visibility timeout"
 )
 
+// once is what a run moves at most one message of: an event on one
+// stream (each destination's dead letter of an event is its own).
+func (it Item) once() string { return it.EventKey + "|" + it.Stream }
+
 // Item is one DLQ message.
 type Item struct {
 	// MessageID is the DLQ message's id.
@@ -164,7 +168,10 @@ type Item struct {
 	EventID      string `json:"eventId,omitempty"`
 	Type         string `json:"type,omitempty"`
 	Conversation string `json:"conversation,omitempty"`
-	Status       string `json:"status"`
+	// Stream is the message's queue.AttrStream ("forward:<name>": the
+	// destination it delivers to), empty for a message without one.
+	Stream string `json:"stream,omitempty"`
+	Status string `json:"status"`
 	// Note says why a message was held, or what failed.
 	Note string `json:"note,omitempty"`
 }
@@ -257,8 +264,8 @@ func (p *plan) hold(it Item) string {
 		return NoteBehind + " (" + p.held[it.GroupID] + ")"
 	case !p.filter.Match(it):
 		return NoteFilter
-	case it.EventKey != "" && p.moved[it.EventKey] != "":
-		return NoteSameEvent + " (" + p.moved[it.EventKey] + ")"
+	case it.EventKey != "" && p.moved[it.once()] != "":
+		return NoteSameEvent + " (" + p.moved[it.once()] + ")"
 	}
 	return ""
 }
@@ -284,14 +291,16 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 		if dryRun {
 			it.Status = StatusWouldMove
 			if it.EventKey != "" {
-				p.moved[it.EventKey] = it.MessageID
+				p.moved[it.once()] = it.MessageID
 			}
 			return false
 		}
 		attrs := map[string]string{AttrReplayOf: it.MessageID}
 		// The pointer's size and the event's identity go with the body, so
 		// the worker names the event even when it cannot read the body.
-		for _, name := range []string{queue.SizeAttribute, queue.AttrTenant, queue.AttrEventKey, queue.AttrConversation, queue.AttrReceivedAt} {
+		// Its stream too: a destination's dead letter goes back to that
+		// destination alone.
+		for _, name := range []string{queue.SizeAttribute, queue.AttrTenant, queue.AttrEventKey, queue.AttrConversation, queue.AttrReceivedAt, queue.AttrStream} {
 			if v, ok := attrText(m.MessageAttributes, name); ok {
 				attrs[name] = v
 			}
@@ -307,7 +316,7 @@ func (r *Replayer) Redrive(ctx context.Context, dlqURL, sourceURL string, f Filt
 			return hold(it, NoteSendFailed+": "+err.Error())
 		}
 		if it.EventKey != "" {
-			p.moved[it.EventKey] = it.MessageID
+			p.moved[it.once()] = it.MessageID
 		}
 		if _, err := r.sqs.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(dlqURL), ReceiptHandle: m.ReceiptHandle}); err != nil {
 			// Sent but still in the DLQ: a rerun within five minutes is
@@ -468,6 +477,7 @@ func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 		OriginalMessageID: attr(worker.AttrMessageID),
 		FailedAt:          attr(worker.AttrFailedAt),
 		EventKey:          attr(worker.AttrEventKey),
+		Stream:            attr(queue.AttrStream),
 	}
 	if it.GroupID == "" {
 		it.GroupID = m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/route"
 )
@@ -32,6 +33,35 @@ type Destination struct {
 	// quiet spell (0: the default, the rate per second rounded down, at
 	// least 1). It needs a Rate.
 	Burst int `json:"burst,omitempty"`
+	// Horizon is how long an event may wait or fail at this destination
+	// before it is dead-lettered with the reason, from when it was queued:
+	// a Go duration from MinHorizon to MaxHorizon (DefaultHorizon when
+	// empty).
+	Horizon string `json:"horizon,omitempty"`
+}
+
+// Retry horizons of a destination. MaxHorizon is the tenant queues'
+// retention (14 days) less the worker's expiry margin (2 days,
+// template.yaml's QUEUE_RETENTION and EXPIRY_MARGIN): a message must be
+// dead-lettered with its reason before SQS would delete it.
+const (
+	DefaultHorizon = 72 * time.Hour
+	MinHorizon     = time.Minute
+	MaxHorizon     = 12 * 24 * time.Hour
+)
+
+// RetryHorizon returns the destination's horizon (DefaultHorizon when
+// unset), or an error when Horizon is not a duration from MinHorizon to
+// MaxHorizon.
+func (d Destination) RetryHorizon() (time.Duration, error) {
+	if d.Horizon == "" {
+		return DefaultHorizon, nil
+	}
+	h, err := time.ParseDuration(d.Horizon)
+	if err != nil || h < MinHorizon || h > MaxHorizon {
+		return 0, fmt.Errorf("not a duration from %s to %s (the queue's retention less the expiry margin)", MinHorizon, MaxHorizon)
+	}
+	return h, nil
 }
 
 // Limits of a destination.

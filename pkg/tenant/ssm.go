@@ -40,15 +40,27 @@ func NewSSM(client ssmAPI, prefix string) *SSM {
 	return &SSM{client: client, prefix: prefix}
 }
 
-// Inbound returns the tenant's inbound configuration, or an error wrapping
-// ErrNotFound when the tenant has none and ErrInvalid when it fails
-// Inbound.Validate against providers.
+// Inbound returns the tenant's inbound configuration with its Routes, or
+// an error wrapping ErrNotFound when the tenant has no inbound
+// configuration and ErrInvalid when it fails Inbound.Validate against
+// providers or its routes fail Routes.Validate. A tenant without a routes
+// parameter has no streams (one GetParameter more per lookup).
 func (s *SSM) Inbound(ctx context.Context, id string, providers webhook.Registry) (Inbound, error) {
 	var in Inbound
 	if err := s.get(ctx, id, "inbound", &in); err != nil {
 		return in, err
 	}
-	return in, in.Validate(id, providers)
+	if err := in.Validate(id, providers); err != nil {
+		return in, err
+	}
+	err := s.get(ctx, id, "routes", &in.Routes)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return in, nil
+	case err != nil:
+		return in, err
+	}
+	return in, in.Routes.Validate(id)
 }
 
 // Outbound returns the tenant's outbound credentials, or an error wrapping
@@ -173,7 +185,8 @@ func (s *SSM) idsPath() string { return strings.TrimRight(s.prefix, "/") + "/ten
 
 // Put validates a tenant's configuration (against providers: its inbound
 // one, and the senders its outbound filters name, which in must enable),
-// writes both parameters as SecureString (KMS key keyID, or the
+// writes its inbound, outbound and routes (Outbound.Routes) parameters, in
+// that order, as SecureString (KMS key keyID, or the
 // account's aws/ssm key when empty), overwriting existing values, and adds
 // id to the onboarded tenants. It returns an error wrapping
 // tenantid.ErrInvalid or ErrInvalid, writing nothing, when the
@@ -189,8 +202,12 @@ func (s *SSM) Put(ctx context.Context, id string, in Inbound, out Outbound, keyI
 	if err := out.ValidateWith(id, providers, &in); err != nil {
 		return err
 	}
-	for kind, v := range map[string]any{"inbound": in, "outbound": out} {
-		b, err := json.Marshal(v)
+	for _, p := range []struct {
+		kind string
+		v    any
+	}{{"inbound", in}, {"outbound", out}, {"routes", out.Routes()}} {
+		kind := p.kind
+		b, err := json.Marshal(p.v)
 		if err != nil {
 			return fmt.Errorf("encode %s credentials of %s: %w", kind, id, err)
 		}

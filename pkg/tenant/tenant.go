@@ -5,7 +5,8 @@
 //
 // In AWS both live in SSM Parameter Store as KMS-encrypted SecureString
 // parameters, one inbound and one outbound parameter per tenant, so IAM can
-// let the ingest function read inbound parameters only. A Cache in front of
+// let the ingest function read inbound parameters only (and the third, the
+// routes: the destinations' names and filters, no secret). A Cache in front of
 // the store keeps a warm Lambda from fetching per request.
 package tenant
 
@@ -24,6 +25,9 @@ type Inbound struct {
 	// Providers maps an enabled provider name to its secrets and settings.
 	// A provider absent from the map is not enabled for the tenant.
 	Providers map[string]webhook.Config `json:"providers"`
+	// Routes are the tenant's streams, read from its routes parameter
+	// (not part of the inbound one): SSM.Inbound fills them in.
+	Routes Routes `json:"-"`
 }
 
 // Provider returns the tenant's configuration for name and whether the

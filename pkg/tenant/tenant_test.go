@@ -116,6 +116,10 @@ func TestSSMOnMoto(t *testing.T) {
 	if got, err := store.Outbound(ctx, "globex"); err != nil || !reflect.DeepEqual(got, dests) {
 		t.Errorf("Outbound() = %+v, %v, want %+v", got, err, dests)
 	}
+	// The routes parameter: names and filters, read with the inbound one.
+	if got, err := store.Inbound(ctx, "globex", provider.Registry()); err != nil || len(got.Routes.Streams) != 1 || !reflect.DeepEqual(got.Routes, dests.Routes()) {
+		t.Errorf("Inbound().Routes = %+v, %v, want %+v", got.Routes, err, dests.Routes())
+	}
 	dests.Destinations[0].Filter.Events = []string{"stripe:*"} // not enabled in in
 	if err := store.Put(ctx, "initech", in, dests, "", provider.Registry()); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `sender "stripe" is not enabled`) {
 		t.Errorf("Put(a filter on a sender not enabled) = %v, want ErrInvalid naming it", err)

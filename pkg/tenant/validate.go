@@ -150,6 +150,9 @@ func (o Outbound) validate(id string, known func(string) error) error {
 		if err := checkTimeout(id, field+".timeout", d.Timeout); err != nil {
 			errs = append(errs, err)
 		}
+		if _, err := d.RetryHorizon(); err != nil {
+			errs = append(errs, invalid(id, field+".horizon", "%v", err))
+		}
 		if d.Rate != "" {
 			if _, err := parseRate(d.Rate); err != nil {
 				errs = append(errs, invalid(id, field+".rate", "%v", err))

@@ -71,7 +71,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 	sqsClient := sqs.NewFromConfig(cfg)
 	creds := tenant.NewSSM(ssm.NewFromConfig(cfg), s.ParameterPrefix)
 	reg := NewRegistry()
-	reg.Handle(Any, Any, Forward(tenant.NewCache(creds.Outbound, s.TenantCacheTTL, 0, nil), forward.New(nil, nil)))
+	reg.HandleForward(Forward(tenant.NewCache(creds.Outbound, s.TenantCacheTTL, 0, nil), forward.New(nil, nil)))
 	for _, f := range register {
 		f(reg)
 	}

@@ -87,6 +87,77 @@ type facts struct {
 	retry            Retry
 	// ledgerRetention is how long the ledger keeps effect records.
 	ledgerRetention time.Duration
+	// horizonEnd is when the message's destination stops waiting for it
+	// (its SentTimestamp plus the destination's horizon; zero: none known),
+	// destination its name.
+	horizonEnd  time.Time
+	destination string
+}
+
+// waitFreeReceives is how many receives a waiting message may spend at the
+// waits asked for; beyond them it waits at least the backoff of the
+// receives beyond (waitFor).
+const waitFreeReceives = maxBatch
+
+// horizon sets the retry horizon h of destination name (none when h is 0
+// or the message's SentTimestamp is unknown).
+func (f *facts) horizon(h time.Duration, name string) {
+	if h > 0 && !f.sent.IsZero() {
+		f.horizonEnd, f.destination = f.sent.Add(h), name
+	}
+}
+
+// waitFor is how long a waiting message stays hidden: the wait asked for
+// or, without one, the backoff of its receives; after waitFreeReceives
+// receives, at least spacing, so that a destination asking for short waits
+// for days never uses up the receives the worker gives a message
+// (maxBatch × MaxAttempts, below the queue's maxReceiveCount) before its
+// horizon.
+func (f facts) waitFor(asked time.Duration) time.Duration {
+	if asked <= 0 {
+		asked = f.retry.Delay(max(f.receives, 1), 0)
+	}
+	if f.receives > waitFreeReceives {
+		asked = max(asked, f.spacing())
+	}
+	if rem := asked % time.Second; rem != 0 {
+		asked += time.Second - rem
+	}
+	return min(asked, MaxDelay)
+}
+
+// spacing spreads the receives the message has left (maxBatch ×
+// MaxAttempts less those it had) evenly over the time it has left (to its
+// destination's horizon, or its retention's end less the margin): each
+// wait at least that long covers the rest within them, however often it
+// waits. Without either bound it is the backoff of the receives beyond
+// waitFreeReceives.
+func (f facts) spacing() time.Duration {
+	end := f.horizonEnd
+	if end.IsZero() && !f.retentionEnd.IsZero() {
+		end = f.retentionEnd.Add(-f.margin)
+	}
+	left := maxBatch*f.maxAttempts - f.receives
+	if end.IsZero() || f.maxAttempts <= 0 || left <= 0 {
+		return f.retry.Delay(f.receives-waitFreeReceives, 0)
+	}
+	return end.Sub(f.now) / time.Duration(left)
+}
+
+// pastHorizon reports whether at is past the destination's horizon.
+func (f facts) pastHorizon(at time.Time) bool {
+	return !f.horizonEnd.IsZero() && !at.Before(f.horizonEnd)
+}
+
+// beyondHorizon is the reason a message is dead-lettered at its
+// destination's horizon.
+func (f facts) beyondHorizon(waitingOn error) error {
+	dest := "the targetUrl"
+	if f.destination != "" {
+		dest = "destination " + f.destination
+	}
+	return fmt.Errorf("%w: %s stops waiting at %s; queued %s ago; waiting on: %w", ErrHorizon, dest,
+		f.horizonEnd.UTC().Format(time.RFC3339), f.now.Sub(f.sent).Round(time.Minute), waitingOn)
 }
 
 // fate is decide's answer.
@@ -210,11 +281,14 @@ func decide(f facts) fate {
 		}
 		return fate{verdict: vRetry, outcome: outPaused, delay: d, err: err}
 	case errors.Is(err, ErrPaced) && !IsPermanent(err):
-		// Back when the limit has its slot: exactly that wait, no backoff.
-		d := retryAfterOf(err)
+		// Back when the limit has its slot, or after the wait the
+		// destination asked for (waitFor).
+		d := f.waitFor(retryAfterOf(err))
 		switch {
 		case f.nearEnd(f.now.Add(d)):
 			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+		case f.pastHorizon(f.now.Add(d)):
+			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.beyondHorizon(err)}
 		case f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
 			// Waiting is no attempt, but every receive counts towards SQS's
 			// maxReceiveCount: a destination that answers 429 to every
@@ -244,6 +318,12 @@ func decide(f facts) fate {
 		return f.retryOrExpire(errors.Join(err, f.countErr))
 	case f.maxAttempts > 0 && f.attempt >= f.maxAttempts:
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf("gave up after %d attempts: %w", f.attempt, err)}
+	case f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
+		// Its waits (no attempts) and its attempts together were received
+		// as often as counted attempts alone could take: it ends here, with
+		// its reason, before SQS's maxReceiveCount moves it without one.
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
+			"gave up after %d receives, %d of them attempts (in the others it waited): %w", f.receives, f.attempt, err)}
 	default:
 		return f.retryOrExpire(err)
 	}
@@ -260,6 +340,9 @@ func (f facts) retryOrExpire(err error) fate {
 	d := f.retry.Delay(max(f.attempt, 1), retryAfterOf(err))
 	if f.nearEnd(f.now.Add(d)) {
 		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
+	}
+	if f.pastHorizon(f.now.Add(d)) {
+		return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.beyondHorizon(err)}
 	}
 	return fate{verdict: vRetry, outcome: outRetried, delay: d, err: err}
 }

@@ -110,6 +110,41 @@ func TestDecide(t *testing.T) {
 			return f
 		}(), vDeadLetter, outDeadLettered, 0, "waiting on: waiting for a paused destination"},
 		{"waiting for a paused destination and a rate: paused, back after the longer wait", base(RetryAfter(errors.Join(RetryAfter(ErrPaced, time.Second), RetryAfter(ErrPaused, time.Minute)), 0)), vRetry, outPaused, time.Minute, ""},
+		{"asked to wait without a wait (a 429 alone): the backoff of its receives, no attempt", func() facts {
+			f := base(ErrPaced)
+			f.receives = 3
+			return f
+		}(), vRetry, outPaced, 8 * time.Second, ""},
+		{"waiting past ten receives: the wait spreads what is left of them over its horizon", func() facts {
+			f := base(RetryAfter(ErrPaced, 2*time.Second))
+			f.receives, f.horizonEnd, f.destination = 12, now.Add(18*time.Hour), "c"
+			return f
+		}(), vRetry, outPaced, time.Hour, ""},
+		{"waiting past ten receives, no horizon: spread over its retention less the margin", func() facts {
+			f := base(RetryAfter(ErrPaced, 2*time.Second))
+			f.receives, f.retentionEnd = 12, now.Add(48*time.Hour+18*time.Hour)
+			return f
+		}(), vRetry, outPaced, time.Hour, ""},
+		{"waiting past its destination's horizon: dead-lettered with the reason", func() facts {
+			f := base(RetryAfter(ErrPaced, time.Hour))
+			f.horizonEnd, f.destination = now.Add(30*time.Minute), "crm"
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "destination crm stops waiting at"},
+		{"a targetUrl's wait past its horizon: dead-lettered with the reason", func() facts {
+			f := base(RetryAfter(ErrPaced, time.Hour))
+			f.horizonEnd = now.Add(30 * time.Minute)
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "the targetUrl stops waiting at"},
+		{"a retry past its destination's horizon: dead-lettered with the reason", func() facts {
+			f := counted(base(transient), 2, nil)
+			f.horizonEnd, f.destination = now.Add(time.Second), "crm"
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "past the destination's retry horizon: destination crm"},
+		{"failing on the receive that reaches what attempts could take (its waits took the rest): dead-lettered with its reason", func() facts {
+			f := counted(base(transient), 1, nil)
+			f.receives = maxBatch * f.maxAttempts
+			return f
+		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives, 1 of them attempts"},
 		{"no destination's filter selects it: done", func() facts { f := base(nil); f.filtered = true; return f }(), vDone, outFiltered, 0, ""},
 		{"a failure is counted first", base(transient), vCount, "", 0, ""},
 		{"a permanent failure is counted first too", base(Permanent(transient)), vCount, "", 0, ""},

@@ -48,6 +48,15 @@ var (
 	// attempt, and it is dead-lettered, with its reason, only near the end
 	// of its retention or of the queue's maxReceiveCount.
 	ErrPaused = errors.New("waiting for a paused destination")
+	// ErrNoDestination: a message of a destination's stream names a
+	// destination the tenant's configuration does not hold (removed, or
+	// added after the worker's cached copy was read). Retried as a failure,
+	// dead-lettered with this reason when its attempts run out.
+	ErrNoDestination = errors.New("no destination")
+	// ErrHorizon: the message's next try would fall past its destination's
+	// retry horizon (tenant.Destination.Horizon). It is dead-lettered with
+	// this reason.
+	ErrHorizon = errors.New("past the destination's retry horizon")
 )
 
 // Permanent marks err as permanent: retrying cannot succeed, so the worker

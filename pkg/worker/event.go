@@ -10,6 +10,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/ratelimit"
 )
 
@@ -116,11 +117,38 @@ type Event struct {
 	pauses *pauses
 	// expiring is when the message nears the end of its queue retention
 	// (its end less Config.ExpiryMargin; zero: unknown): an effect
-	// interrupted again past it ends the message with ErrExpiring.
-	expiring  time.Time
+	// interrupted again past it ends the message with ErrExpiring. A claim
+	// whose lease ends past recordFrom, a margin earlier, records its
+	// success itself (late); unrecorded is why such a write failed (the
+	// deletion records it then).
+	expiring, recordFrom time.Time
+	unrecorded           error
+	// stream is the message's duty (queue.AttrStream); horizon its
+	// destination's retry horizon, once Forward has read it.
+	stream    queue.Stream
+	horizon   time.Duration
 	ran       int
 	skipped   int
 	effectDur time.Duration
+}
+
+// eventRecord is the effect whose ledger record is the event's own for a
+// message of stream s: a destination's delivery for its stream, the
+// built-in forward's record (ledger.EventEffect) otherwise.
+func eventRecord(s queue.Stream) string {
+	if s.Destination != "" {
+		return DestinationEffect(s.Destination)
+	}
+	return ledger.EventEffect
+}
+
+// own is the effect of the event's own record for this message
+// (eventRecord of its stream).
+func (e *Event) own() string {
+	if e.fence.Event == "" {
+		return ledger.EventEffect
+	}
+	return e.fence.Event
 }
 
 // EffectKey returns the ledger key of this event's effect name.
@@ -182,10 +210,10 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	var l ledger.Lease
 	switch {
-	case name == ledger.EventEffect && e.eventDone:
+	case name == e.own() && e.eventDone:
 		e.skipped++
 		return nil
-	case name == ledger.EventEffect && e.event != nil:
+	case name == e.own() && e.event != nil:
 		// The event's record is this effect's: begin claimed it.
 		l, e.event = *e.event, nil
 	default:
@@ -199,7 +227,7 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 		if l, done, err = e.claim(ctx, f, k); err != nil || done != nil {
 			return err
 		}
-		if err := e.interrupted(ctx, l, name); err != nil {
+		if err := e.interrupted(ctx, l, name, deferred); err != nil {
 			return err
 		}
 	}
@@ -231,7 +259,19 @@ func (e *Event) once(ctx context.Context, name string, budget time.Duration, def
 	}
 	if deferred && e.now().Before(l.Expires) {
 		// Nobody can have taken the effect over: leave the completion to
-		// the message's deletion.
+		// the message's deletion, unless the claim is late: record it now,
+		// and leave it to the deletion only when that write fails.
+		if e.late(l.Expires) {
+			switch err := e.record(fctx, l); {
+			case err == nil:
+				e.ran++
+				return nil
+			case lost(err):
+				return err
+			default:
+				e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", name, err))
+			}
+		}
 		e.held = append(e.held, l)
 		e.ran++
 		return nil
@@ -295,7 +335,7 @@ func (e *Event) begin(ctx context.Context) error {
 	if e.fenceErr != nil {
 		return Permanent(e.fenceErr)
 	}
-	l, done, err := e.claim(ctx, e.fence, e.EffectKey(ledger.EventEffect))
+	l, done, err := e.claim(ctx, e.fence, e.EffectKey(e.own()))
 	switch {
 	case err != nil:
 		return err
@@ -305,7 +345,43 @@ func (e *Event) begin(ctx context.Context) error {
 		return nil
 	}
 	e.event = &l
-	return e.interrupted(ctx, l, ledger.EventEffect)
+	// The event's claim is completed by the message's deletion whatever the
+	// handler (the forward under it, or none), unless seal records it.
+	return e.interrupted(ctx, l, e.own(), true)
+}
+
+// late reports whether a claim of this message whose lease ends at end
+// ends past recordFrom: a success under it is recorded at once (Event.once,
+// seal), not left to the message's deletion, since the message's own
+// redelivery may take it over past its expiring point, where interrupted
+// dead-letters it. A deletion can be lost, and the redelivery would then
+// find the claim unfinished, as if its run had been interrupted, and
+// dead-letter a done event. recordFrom lies a whole margin before that
+// point, so a redelivery meets an unrecorded claim there only after a gap
+// of a margin (a worker outage); it then runs the effect again with the same
+// key, as any lost deletion does.
+func (e *Event) late(end time.Time) bool {
+	return !e.recordFrom.IsZero() && end.After(e.recordFrom)
+}
+
+// seal records the event's claim completed when the handler succeeded
+// without running the forward under it (a custom handler, or no destination
+// selected the event) and its lease ends late: the deletion would complete
+// it, and a lost deletion must not leave it looking interrupted. It returns
+// why a late success of this message could not be recorded (the message is
+// still done: its deletion records it, as any message's).
+func (e *Event) seal(ctx context.Context) error {
+	if e.event != nil && e.late(e.event.Expires) {
+		if err := e.record(ctx, *e.event); err == nil || lost(err) {
+			e.event = nil
+		} else {
+			e.unrecorded = errors.Join(e.unrecorded, fmt.Errorf("effect %s: %w", e.own(), err))
+		}
+	}
+	if e.unrecorded != nil {
+		return fmt.Errorf("near the end of its retention, left to the deletion: %w", e.unrecorded)
+	}
+	return nil
 }
 
 // release gives the event's claim up when no effect ran under it and the
@@ -335,8 +411,9 @@ func (e *Event) touch(k ledger.Key) {
 // ended), so that an effect that hangs on every attempt ends in the DLQ with
 // that reason after MaxAttempts instead of looping until SQS moves it
 // without one. At MaxAttempts it gives the claim up and returns a permanent
-// error wrapping ErrTimedOut.
-func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) error {
+// error wrapping ErrTimedOut. deferred says whether the effect's success
+// is left to the message's deletion (see late).
+func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string, deferred bool) error {
 	if l.Taken == nil || !e.fence.SameMessage(l.Taken.Fence) {
 		return nil
 	}
@@ -344,10 +421,16 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	n, err := e.ledger.FailedAttempt(ctx, e.MessageID, ledger.TokenReceive(l.Taken.Fence))
 	var cause error
 	switch {
-	case !e.expiring.IsZero() && !e.now().Before(e.expiring):
+	case !e.expiring.IsZero() && !e.now().Before(e.expiring) && (!deferred || e.late(l.Taken.LeaseExpires)):
 		// Every invocation that runs it may end before the worker decides
 		// (the effect hangs past it), so the retention's end is checked
-		// here, or SQS would delete the message without a trace.
+		// here, or SQS would delete the message without a trace. A deferred
+		// effect's claim counts only when its success would have been
+		// recorded (late): else the message may have succeeded and lost its
+		// deletion, and runs it again as any lost deletion does; its new
+		// claim is late, so an effect that hangs again ends here next time
+		// (and one that crashes then dead-letters a message that may have
+		// been done: docs/ledger.md).
 		cause = fmt.Errorf("%w: effect %s was interrupted again (it ran past its budget, or its invocation ended) at the end of the message's queue retention", ErrExpiring, name)
 	case e.maxAttempts <= 0:
 		return nil
@@ -369,24 +452,14 @@ func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string) er
 	return Permanent(cause)
 }
 
-// complete records l's effect completed. The effect ran, so the write is
-// retried (a repeat of a Complete that landed succeeds) until ctx, the
-// clean-up budget, ends; each try gets half of what is left, so a request
-// that hangs (a connection that never answers) leaves time for another.
+// complete records l's effect completed (record), and gives the claim up
+// when that fails.
 func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
-	var err error
-	for wait := completeRetryBase; ; wait *= 2 {
-		actx, cancel := deadline.HalfLeft(ctx)
-		err = e.ledger.Complete(actx, l)
-		cancel()
-		if err == nil || lost(err) {
-			// Lost: a newer worker took the effect over; nothing of ours to
-			// give up.
-			return err
-		}
-		if !pause(ctx, wait) {
-			break
-		}
+	err := e.record(ctx, l)
+	if err == nil || lost(err) {
+		// Lost: a newer worker took the effect over; nothing of ours to
+		// give up.
+		return err
 	}
 	// The effect ran but its completion is not recorded. Give the lease up
 	// so the next attempt need not wait for it to run out; that attempt runs
@@ -399,6 +472,22 @@ func (e *Event) complete(ctx context.Context, l ledger.Lease) error {
 		return errors.Join(err, ferr)
 	}
 	return err
+}
+
+// record writes l's completion. The effect ran, so the write is retried (a
+// repeat of a Complete that landed succeeds) until ctx, the clean-up
+// budget, ends; each try gets half of what is left, so a request that hangs
+// (a connection that never answers) leaves time for another. It returns the
+// last error: a lost one at once.
+func (e *Event) record(ctx context.Context, l ledger.Lease) error {
+	for wait := completeRetryBase; ; wait *= 2 {
+		actx, cancel := deadline.HalfLeft(ctx)
+		err := e.ledger.Complete(actx, l)
+		cancel()
+		if err == nil || lost(err) || !pause(ctx, wait) {
+			return err
+		}
+	}
 }
 
 // pause waits d, and reports false if ctx ended first.

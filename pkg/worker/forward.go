@@ -46,18 +46,22 @@ type poster interface {
 // receiver deduplicates.
 //
 // A legacy targetUrl is the effect "forward", the event's own record, at no
-// write beyond it. Each destination is its own effect, "forward:<name>"
-// (one claim each): delivered once, skipped when it completed, and never
-// repeated because another destination failed. Every selected destination
-// is tried in configuration order; the message then fails with the worst
-// outcome (permanent, transient, paced or paused), so the conversation waits — at
-// every destination, which keeps each one in order — until the failing
+// write beyond it. Each destination is its own effect, "forward:<name>":
+// delivered once, skipped when it completed, and never repeated because
+// another destination failed. A message of a destination's stream
+// (queue.Stream) delivers to that destination alone, the effect's record
+// being its event's (deliverStream); a stream of custom effects only
+// delivers nothing. A message without a stream (queued before the tenant's
+// routes were written) tries every selected destination in configuration
+// order and then fails with the worst outcome (permanent, transient,
+// paced), holding its conversation at every destination until the failing
 // one takes the event or it is dead-lettered; a replay delivers only where
 // it did not complete. An event no filter selects is done (outcome
 // "filtered"). A destination with a rate waits for its slot (Event.Pace's
-// rules); its 429 pauses the whole destination for every invocation and
-// is no attempt. A destination an operator or auto-pause paused gets
-// nothing until it is resumed: its events wait, no attempt counted
+// rules); its 429 pauses the whole destination for every invocation. Any
+// 429, and any answer with a Retry-After, is a wait (ErrPaced), no
+// attempt. A destination an operator or auto-pause paused gets nothing
+// until it is resumed: its events wait, no attempt counted
 // (deliverUnlessPaused).
 //
 // A tenant without outbound configuration or destinations, an unusable
@@ -75,12 +79,22 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		case out.TargetURL == "" && len(out.Destinations) == 0:
 			return Permanent(fmt.Errorf("%w for tenant %s: neither targetUrl nor destinations is set", ErrNoTarget, ev.Tenant))
 		}
+		if ev.stream.Effects && ev.stream.Destination == "" {
+			// The custom effects' stream: each destination has its own.
+			ev.filtered = true
+			return nil
+		}
 		body, err := ev.RawBody()
 		if err != nil {
 			return Permanent(err)
 		}
+		if name := ev.stream.Destination; name != "" {
+			return deliverStream(ctx, ev, client, out, name, body)
+		}
 		if out.TargetURL != "" {
-			return deliver(ctx, ev, client, out.Targets()[0], ForwardEffect, body)
+			target := out.Targets()[0]
+			ev.horizon, _ = target.RetryHorizon()
+			return deliver(ctx, ev, client, target, ForwardEffect, body)
 		}
 		if ev.eventDone {
 			// An earlier message's deletion completed the event: every
@@ -105,6 +119,36 @@ func Forward(tenants outboundSource, client poster) HandlerFunc {
 		}
 		return worst(errs)
 	}
+}
+
+// deliverStream delivers a message of destination name's stream to it
+// alone, under the stream's event record, when its filter selects the
+// event. A destination the configuration does not hold is a transient
+// failure wrapping ErrNoDestination: the worker's cached configuration
+// may be older than the routes the ingest queued it by; a destination
+// removed for good has it dead-lettered with that reason once its attempts
+// run out.
+func deliverStream(ctx context.Context, ev *Event, client poster, out tenant.Outbound, name string, body []byte) error {
+	i := slices.IndexFunc(out.Destinations, func(d tenant.Destination) bool { return d.Name == name })
+	if i < 0 {
+		return fmt.Errorf("%w: %s (tenant %s)", ErrNoDestination, name, ev.Tenant)
+	}
+	d := out.Destinations[i]
+	if h, err := d.RetryHorizon(); err == nil {
+		ev.horizon = h
+	}
+	if ev.eventDone {
+		ev.skipped++
+		return nil
+	}
+	if !d.Filter.Match(route.NewEvent(ev.Provider, ev.Type, body)) {
+		ev.filtered = true
+		return nil
+	}
+	if err := deliverUnlessPaused(ctx, ev, client, d, DestinationEffect(name), body); err != nil {
+		return fmt.Errorf("destination %s: %w", name, err)
+	}
+	return nil
 }
 
 // DestinationEffect is the ledger name of the forward to destination name.
@@ -160,12 +204,19 @@ func deliver(ctx context.Context, ev *Event, client poster, d tenant.Destination
 			Headers:        headers,
 		})
 		var fe *forward.Error
-		if paced && errors.As(err, &fe) && fe.Status == http.StatusTooManyRequests {
+		switch {
+		case !errors.As(err, &fe) || fe.Permanent():
+			return err
+		case paced && fe.Status == http.StatusTooManyRequests:
 			// The target is past its rate: pause the destination for every
 			// invocation, and wait with it (no attempt).
 			until, serr := ev.pace.slow(ctx, key, rl, fe.RetryAfter())
 			return RetryAfter(errors.Join(fmt.Errorf("%w: answered 429 (paused until %s)", ErrPaced, until.UTC().Format(time.RFC3339)), serr),
 				max(until.Sub(ev.now()), time.Second))
+		case fe.Status == http.StatusTooManyRequests || fe.RetryAfter() > 0:
+			// Asked to wait: waiting is not failing (no attempt; without a
+			// Retry-After the wait is a backoff of the message's receives).
+			return RetryAfter(fmt.Errorf("%w: answered %d: %w", ErrPaced, fe.Status, err), fe.RetryAfter())
 		}
 		return err
 	})

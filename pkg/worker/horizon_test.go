@@ -15,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/hookpack/hookpack/pkg/envelope"
+	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
 
@@ -498,27 +500,35 @@ func TestInterruptedRunIsARepeatAndAnAttempt(t *testing.T) {
 // decides anything, and SQS would then delete it without a trace (make
 // simulate rapid seed 37311842: attempts not countable, the target timing
 // every invocation out).
+//
+// The forward's claim, whose success the deletion records, counts as
+// interrupted only when its lease ended inside the margin, where a success
+// is recorded at once (TestLostDeletionNearRetentionEndIsNotDeadLettered).
 func TestInterruptedNearRetentionEndIsDeadLettered(t *testing.T) {
-	f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 5 })
-	e := env("interrupted-late", "A")
-	ran := 0
-	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
-		return ev.Once(ctx, "charge", func(context.Context, string) error { ran++; return nil })
-	})
-	k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: "charge"}
-	if _, err := f.ledger.Claim(context.Background(), fenceOf(t, e, 1), k, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	f.clock.Advance(2 * time.Second)
-	r := rec(t, e, 2)
-	sent := f.clock.Now().Add(-worker.DefaultQueueRetention + worker.DefaultExpiryMargin/2)
-	r.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
-	resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
-	if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || ran != 0 {
-		t.Fatalf("failures %v, dead letters %d, runs %d; want it dead-lettered, not run again", failed(resp), len(f.sqs.sent), ran)
-	}
-	if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, "interrupted again") {
-		t.Errorf("reason = %q, want the retention's end and the interruption named", reason)
+	for _, forward := range []bool{false, true} {
+		f := newFixture(t, func(c *worker.Config) { c.MaxAttempts = 5 })
+		e := env(fmt.Sprintf("interrupted-late-%v", forward), "A")
+		effect, runs := oneEffect(f, forward)
+		if forward {
+			effect = ledger.EventEffect
+		}
+		k := ledger.Key{Tenant: "acme", Event: e.Key, Effect: effect}
+		fence := fenceOf(t, e, 1)
+		fence.Immediate = !forward
+		if _, err := f.ledger.Claim(context.Background(), fence, k, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(2 * time.Second)
+		r := rec(t, e, 2)
+		sent := f.clock.Now().Add(-worker.DefaultQueueRetention + worker.DefaultExpiryMargin/2)
+		r.Attributes["SentTimestamp"] = strconv.FormatInt(sent.UnixMilli(), 10)
+		resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 1 || len(runs()) != 0 {
+			t.Fatalf("%s: failures %v, dead letters %d, runs %d; want it dead-lettered, not run again", effect, failed(resp), len(f.sqs.sent), len(runs()))
+		}
+		if reason := f.sqs.sent[0].msg.Attributes[worker.AttrReason]; !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, "interrupted again") {
+			t.Errorf("%s: reason = %q, want the retention's end and the interruption named", effect, reason)
+		}
 	}
 }
 
@@ -614,4 +624,73 @@ func TestStaleQueueReadLabelsNoLaterMessage(t *testing.T) {
 	if got := outcomes(t, f.logs)[again.MessageId]; got != "skipped_duplicate" || len(runs()) != 3 {
 		t.Errorf("the event's later copy in the new queue: outcome %q, %d forwards; want skipped_duplicate, 3 (one per event)", got, len(runs()))
 	}
+}
+
+// firstPostFails answers 503 to the first post of each idempotency key, and
+// records the posts it accepted.
+type firstPostFails struct {
+	mu       sync.Mutex
+	seen     map[string]bool
+	accepted []string
+}
+
+func (p *firstPostFails) Post(_ context.Context, r forward.Request) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.seen[r.IdempotencyKey] {
+		p.seen[r.IdempotencyKey] = true
+		return forward.Classify(503, nil, nil, time.Now())
+	}
+	p.accepted = append(p.accepted, r.IdempotencyKey)
+	return nil
+}
+
+// A message of a queue since deleted (`tenant.sh remove --force`), received
+// before the deletion and handled after a queue of the same name exists
+// again — a delayed invocation on a cold instance, or on a warm one whose
+// cache a read after the re-creation filled — is not labelled with the new
+// queue's incarnation: it was sent before that queue was created. Its failed
+// forward must neither fence nor complete the event's copy in the new queue
+// (with the new queue's label the copy, numbered from the start, was
+// superseded by the old message's higher SequenceNumber: neither applied nor
+// dead-lettered).
+func TestOldQueueMessageHandledAfterTheRecreation(t *testing.T) {
+	q := &fakeQueues{}
+	onLedgers(t, func(c *worker.Config) { c.Queues = q }, func(t *testing.T, f *fixture, _ records) {
+		now := f.clock.Now()
+		// Created again 10 minutes ago.
+		q.created, q.calls = strconv.FormatInt(now.Add(-10*time.Minute).Unix(), 10), 0
+		p := &firstPostFails{seen: map[string]bool{}}
+		f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p))
+		handle := func(recs ...events.SQSMessage) events.SQSEventResponse {
+			t.Helper()
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: recs})
+			return resp
+		}
+		e1, e2 := env("gone-1", "G1"), env("gone-2", "G2")
+		// The old queue's messages: the first read of the queue (a cold
+		// instance), then the cache that read filled. Their target answers 503.
+		old1 := sentAt(recAs(t, "m-gone-1-old", e1, 1), now.Add(-20*time.Minute))
+		old2 := sentAt(recAs(t, "m-gone-2-old", e2, 1), now.Add(-25*time.Minute))
+		old1.Attributes["SequenceNumber"], old2.Attributes["SequenceNumber"] = "900", "901"
+		for _, m := range []events.SQSMessage{old1, old2} {
+			if resp := handle(m); len(resp.BatchItemFailures) != 1 {
+				t.Fatalf("old queue's message %s: failures %v, want it retried (its queue is gone)", m.MessageId, failed(resp))
+			}
+		}
+		if q.calls != 1 {
+			t.Errorf("%d queue reads, want 1 (the second message used the cache)", q.calls)
+		}
+		// The senders' retries, enqueued in the new queue, numbered from the start.
+		f.clock.Advance(time.Minute)
+		new1 := sentAt(recAs(t, "m-gone-1-new", reenqueued(e1), 1), f.clock.Now())
+		new2 := sentAt(recAs(t, "m-gone-2-new", reenqueued(e2), 1), f.clock.Now())
+		new1.Attributes["SequenceNumber"], new2.Attributes["SequenceNumber"] = "1", "2"
+		resp := handle(new1, new2)
+		outs := outcomes(t, f.logs)
+		if len(resp.BatchItemFailures) != 0 || outs[new1.MessageId] != "processed" || outs[new2.MessageId] != "processed" || len(p.accepted) != 2 {
+			t.Errorf("the events' copies in the new queue: failures %v, outcomes %s %s, %d forwards accepted; want both processed and forwarded",
+				failed(resp), outs[new1.MessageId], outs[new2.MessageId], len(p.accepted))
+		}
+	})
 }

@@ -600,3 +600,64 @@ func TestLostCompletionIsAbsorbedDownstreamOnMoto(t *testing.T) {
 		t.Errorf("%d completion writes tried, want %d: the failed message's effect was recorded, retried over the clean-up budget", lost-n, lost)
 	}
 }
+
+// TestStreamsOnMoto: two destinations of one tenant, each event queued on
+// each destination's stream (as the ingest fans it out). Destination a
+// fails the conversation's first event twice; b gets all four events in
+// the first batch, in order, while a's stream waits, and a then gets them
+// in order too, each once.
+func TestStreamsOnMoto(t *testing.T) {
+	s := newStack(t)
+	b := newTarget(t)
+	ctx := context.Background()
+	out := tenant.Outbound{Destinations: []tenant.Destination{
+		{Name: "a", URL: s.target.URL + "/a", Secrets: []string{outboundSecret}},
+		{Name: "b", URL: b.URL + "/b", Secrets: []string{outboundSecret}},
+	}}
+	if err := s.creds.Put(ctx, "acme", tenant.Inbound{}, out, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	s.target.failNext("c1-e1", http.StatusServiceUnavailable, http.StatusServiceUnavailable)
+	var msgs []queue.Message
+	for i := 1; i <= 4; i++ {
+		e := s.env(fmt.Sprintf("c1-e%d", i), "c1")
+		body, err := e.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := queue.Message{GroupID: webhook.GroupID(e.Conversation, e.Key), DeduplicationID: webhook.DeduplicationID(e.Key), Body: body,
+			Attributes: queue.EnvelopeIdentity(e).Attributes()}
+		msgs = append(msgs, m.ForStream(queue.Stream{Destination: "a"}), m.ForStream(queue.Stream{Destination: "b"}))
+	}
+	for i, err := range s.q.SendBatch(ctx, s.pair.URL, msgs) {
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	reg := worker.NewRegistry()
+	reg.HandleForward(s.forwardHandler())
+	h := worker.New(s.workerConfig(nil, reg))
+
+	first := s.receive(s.pair.URL)
+	resp, err := h.Handle(ctx, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := esm.Settle(ctx, s.sqs, s.pair.URL, first, resp); err != nil {
+		t.Fatal(err)
+	}
+	if _, applied, _, _, _ := b.snapshot(); !slices.Equal(applied["c1"], []string{"c1-e1", "c1-e2", "c1-e3", "c1-e4"}) {
+		t.Errorf("b after the first batch of %d messages applied %v, want all four while a fails", len(first.Records), applied["c1"])
+	}
+	if _, applied, _, _, _ := s.target.snapshot(); len(applied["c1"]) != 0 {
+		t.Errorf("a applied %v in the first batch, want nothing (its first event failed)", applied["c1"])
+	}
+	s.drain(h)
+	posts, applied, _, _, invalid := s.target.snapshot()
+	if !slices.Equal(applied["c1"], []string{"c1-e1", "c1-e2", "c1-e3", "c1-e4"}) || invalid != 0 {
+		t.Errorf("a applied %v (posts %v, %d invalid), want all four in order", applied["c1"], posts["c1"], invalid)
+	}
+	if bposts, _, _, _, _ := b.snapshot(); len(bposts["c1"]) != 4 {
+		t.Errorf("b got %v, want each event once", bposts["c1"])
+	}
+}

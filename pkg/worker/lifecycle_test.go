@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,4 +256,128 @@ func (s *slowCount) FailedAttempt(ctx context.Context, messageID string, receive
 	time.Sleep(s.delay)
 	defer func() { s.done <- struct{}{} }()
 	return s.Memory.FailedAttempt(ctx, messageID, receive)
+}
+
+// A done event is never dead-lettered, near the end of its retention too. A
+// message processed there whose deletion is lost comes back after its
+// visibility timeout to its own unfinished claims: with completion by
+// deletion a lost deletion looks like a crash, and the worker dead-lettered
+// the done event with "effect forward was interrupted again" (a replay of
+// that dead letter posting the forward again). Near the end the message
+// records its success itself, whatever its handler, so the redelivery finds
+// the event done and is deleted. It does so within twice the margin of that
+// end, so a message processed before and redelivered inside the margin —
+// after a worker outage — runs its forward again under the same key, as any
+// lost deletion does, and is done.
+func TestLostDeletionNearRetentionEndIsNotDeadLettered(t *testing.T) {
+	ctx := context.Background()
+	handlers := []struct {
+		name string
+		// register handles every event and returns the idempotency keys
+		// its target(s) received.
+		register func(f *fixture) (keys func() []string)
+	}{
+		{"forward", func(f *fixture) func() []string {
+			_, runs := oneEffect(f, true)
+			return runs
+		}},
+		{"destinations", func(f *fixture) func() []string {
+			p := &destPoster{now: f.clock.Now}
+			f.reg.Handle(worker.Any, worker.Any, worker.Forward(fakeOutbound{out: outboundOf(t, threeDestinations)}, p))
+			return func() []string {
+				p.mu.Lock()
+				defer p.mu.Unlock()
+				var keys []string
+				for _, x := range p.posts {
+					keys = append(keys, x.key)
+				}
+				return keys
+			}
+		}},
+		{"custom effect", func(f *fixture) func() []string {
+			_, runs := oneEffect(f, false)
+			return runs
+		}},
+	}
+	for _, hd := range handlers {
+		t.Run(hd.name, func(t *testing.T) {
+			onLedgers(t, nil, func(t *testing.T, f *fixture, store records) {
+				keys := hd.register(f)
+				handle := func(m events.SQSMessage) events.SQSEventResponse {
+					t.Helper()
+					resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{m}})
+					return resp
+				}
+				// Sent 13 days ago: inside the 48 h margin of its 14-day retention.
+				e := stripeEvent("late-"+strings.ReplaceAll(hd.name, " ", "-"), "L", "invoice.paid", "eur")
+				first := sentAt(rec(t, e, 1), f.clock.Now().Add(-13*24*time.Hour))
+				if resp := handle(first); len(resp.BatchItemFailures) != 0 || len(keys()) == 0 {
+					t.Fatalf("first receive: failures %v, %d effects run; want it done", failed(resp), len(keys()))
+				}
+				ran := len(keys())
+				// Its deletion is lost: SQS hands it back 20 minutes later, after
+				// every lease ended.
+				f.clock.Advance(20 * time.Minute)
+				again := sentAt(rec(t, e, 2), f.clock.Now().Add(-13*24*time.Hour-20*time.Minute))
+				resp := handle(again)
+				if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 {
+					t.Fatalf("the redelivery of a done message: failures %v, %d dead letters (%v); want it deleted, never dead-lettered",
+						failed(resp), len(f.sqs.sent), deadReasons(f))
+				}
+				if got := outcomes(t, f.logs)[again.MessageId]; got != "skipped_duplicate" || len(keys()) != ran {
+					t.Errorf("the redelivery: outcome %q, effects run %d then %d; want skipped_duplicate, nothing run again", got, ran, len(keys()))
+				}
+				r, err := store.Record(ctx, ledger.Key{Tenant: "acme", Event: e.Key, Effect: ledger.EventEffect})
+				if err != nil || r.Dead() || r.Status != ledger.StatusCompleted {
+					t.Errorf("the event's record = %+v, %v; want it COMPLETED, never dead", r, err)
+				}
+			})
+		})
+	}
+
+	t.Run("its completion write failing, the deletion records it", func(t *testing.T) {
+		f := newFixture(t, nil)
+		store := &lostCompletion{Memory: f.ledger, failing: true}
+		h := worker.New(worker.Config{Ledger: store, Handlers: f.reg, DLQ: f.sqs, Visibility: f.sqs, Now: f.clock.Now,
+			FinishTimeout: 100 * time.Millisecond, SafetyMargin: time.Second})
+		_, keys := oneEffect(f, true)
+		e := env("late-unrecorded", "L")
+		resp, _ := h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 1), f.clock.Now().Add(-13*24*time.Hour))}})
+		if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 || len(keys()) != 1 {
+			t.Errorf("failures %v, %d dead letters, %d forwards; want it done (the ledger's throttling is no failure of the event)", failed(resp), len(f.sqs.sent), len(keys()))
+		}
+	})
+
+	t.Run("processed before twice the margin, redelivered inside it", func(t *testing.T) {
+		onLedgers(t, nil, func(t *testing.T, f *fixture, _ records) {
+			_, keys := oneEffect(f, true)
+			e := env("late-edge", "L")
+			// Sent 9 days ago: its success is left to its deletion (5 days
+			// of retention left, more than twice the 48 h margin).
+			sent := f.clock.Now().Add(-9 * 24 * time.Hour)
+			if resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 1), sent)}}); len(resp.BatchItemFailures) != 0 {
+				t.Fatalf("first receive: failures %v", failed(resp))
+			}
+			// Its deletion lost, back inside the margin after a worker outage.
+			f.clock.Advance(84 * time.Hour)
+			resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{sentAt(rec(t, e, 2), sent)}})
+			if len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 {
+				t.Fatalf("the redelivery: failures %v, %d dead letters (%v); want it done, never dead-lettered", failed(resp), len(f.sqs.sent), deadReasons(f))
+			}
+			if k := keys(); len(k) != 2 || k[0] != k[1] {
+				t.Errorf("forwards %v, want two under one key (the lost deletion's repeat, which the receiver deduplicates)", k)
+			}
+		})
+	})
+}
+
+// deadReasons returns the reasons of f's dead letters.
+func deadReasons(f *fixture) []string {
+	f.sqs.mu.Lock()
+	defer f.sqs.mu.Unlock()
+	var out []string
+	for _, s := range f.sqs.sent {
+		out = append(out, s.msg.Attributes[worker.AttrReason])
+	}
+	return out
 }

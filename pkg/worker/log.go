@@ -49,6 +49,9 @@ func (h *Handler) log(ctx context.Context, rec *events.SQSMessage, r *result) {
 			attrs = append(attrs, slog.Float64("ageMs", ms(h.cfg.Now().Sub(r.env.ReceivedAt))))
 		}
 	}
+	if s := r.id.Stream.String(); s != "" {
+		attrs = append(attrs, slog.String("stream", s)) // queue.AttrStream: which destination
+	}
 	attrs = append(attrs, replayAttrs...)
 	if r.attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", r.attempt))

@@ -17,7 +17,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
-	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
 // message is what the worker knows of one SQS record before it acts on
@@ -31,6 +30,16 @@ type message struct {
 	known bool
 }
 
+// streamOf returns rec's stream (queue.AttrStream): a value that cannot be
+// read is permanent.
+func streamOf(rec *events.SQSMessage) (queue.Stream, error) {
+	s, err := queue.StreamOf(rec.MessageAttributes)
+	if err != nil {
+		return s, Permanent(err)
+	}
+	return s, nil
+}
+
 // read reads rec's body (from S3 for a pointer, within until when it is not
 // zero) and decodes its envelope, and names its event: from the envelope,
 // or from its identity attributes when there is none (queue.IdentityOf).
@@ -42,8 +51,13 @@ func (h *Handler) read(ctx context.Context, rec *events.SQSMessage, until time.T
 			err = Permanent(err)
 		}
 	}
-	m.err = err
 	m.id, m.known = identify(rec, m.env)
+	if s, serr := streamOf(rec); serr != nil && err == nil {
+		err = serr
+	} else {
+		m.id.Stream = s
+	}
+	m.err = err
 	return m
 }
 
@@ -69,7 +83,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	}
 	env := m.env
 	if r.groupID == "" {
-		r.groupID = webhook.GroupID(env.Conversation, env.Key)
+		r.groupID = m.id.Conversation
+		if s := m.id.Stream; s.Destination != "" && !s.Effects {
+			r.groupID = queue.StreamGroup(r.groupID, s.Destination)
+		}
 	}
 	// The rules its envelope decides before it runs (its age).
 	pre := h.facts(rec, env, nil)
@@ -77,7 +94,11 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	if d := decide(pre); d.verdict != vRun {
 		return h.act(ctx, t, i, rec, r, d)
 	}
-	handle, ok := h.cfg.Handlers.Lookup(env.Provider, env.Type)
+	handle, ok, idle := h.cfg.Handlers.streamHandler(m.id.Stream, env.Provider, env.Type)
+	if idle {
+		// The event's custom effects' stream, and it has none: no write.
+		return h.act(ctx, t, i, rec, r, fate{verdict: vDone, outcome: outFiltered})
+	}
 	if !ok {
 		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type))), "")
 	}
@@ -92,16 +113,16 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
-		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses,
+		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses, stream: m.id.Stream,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
-		ev.expiring = end.Add(-h.cfg.ExpiryMargin)
+		ev.expiring, ev.recordFrom = end.Add(-h.cfg.ExpiryMargin), end.Add(-2*h.cfg.ExpiryMargin)
 	}
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, b.deadline) }
 	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
-	ev.fence.MessageID = rec.MessageId
+	ev.fence.MessageID, ev.fence.Event = rec.MessageId, eventRecord(m.id.Stream)
 	if !env.ReceivedAt.IsZero() {
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
@@ -114,6 +135,12 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		err = h.run(hctx, handle, ev)
 	}
 	cancel()
+	var sealErr error
+	if err == nil {
+		fctx, fcancel := h.finish(ctx)
+		sealErr = ev.seal(fctx)
+		fcancel()
+	}
 	if err != nil && !lost(err) {
 		// The message will not be reported done, so its deletion will not
 		// record the effects that ran: record them, so that its retry or
@@ -135,21 +162,34 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 
 	f := h.facts(rec, env, err)
 	f.ran, f.skipped, f.doneByDeletion, f.filtered = ev.ran, ev.skipped, ev.doneByDeletion, ev.filtered
+	f.horizon(ev.horizon, ev.stream.Destination)
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
 		r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
-	return h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	r = h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	if sealErr != nil {
+		r.err = errors.Join(r.err, sealErr)
+	}
+	return r
 }
 
-// incarnation returns the CreatedTimestamp of rec's queue, or "" without
-// Config.Queues. A value read before is used only for a message sent no
-// later than the newest message of the batch it was read in (newest: this
-// batch's, see tracker.newest): that message was received, so sent, before
-// the read, and so was this one. A message sent after it may belong to a
-// queue created since: its value is read again, at most once per batch
-// (one GetQueueAttributes per invocation and queue).
+// incarnation returns the label of rec's queue incarnation: its
+// CreatedTimestamp, or "" without Config.Queues. A value read before is used
+// only for a message sent no later than the newest message of the batch it
+// was read in (newest: this batch's, see tracker.newest): that message was
+// received, so sent, before the read, and so was this one. A message sent
+// after it may belong to a queue created since: its value is read again, at
+// most once per batch (one GetQueueAttributes per invocation and queue).
+//
+// A label is never later than the message's own send time allows: a
+// message sent before the queue read was created belongs to an earlier
+// incarnation, deleted since (received before `tenant.sh remove --force`,
+// handled after a queue of the same name exists again: a delayed
+// invocation, or a value read again mid-invocation). It is labelled "<" and
+// that creation time (see before), so its records neither fence nor
+// complete the new queue's copies of its event.
 //
 // Why not a time-to-live: SQS makes whoever deletes a queue wait 60 seconds
 // before creating one of the same name, but for up to 60 seconds after the
@@ -172,7 +212,7 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 		if !found || !ok || sent.After(v.(incarnation).covers) {
 			return "", false
 		}
-		return v.(incarnation).created, true
+		return before(v.(incarnation).created, sent, ok), true
 	}
 	if created, hit := cached(); hit {
 		return created, nil
@@ -195,7 +235,22 @@ func (h *Handler) incarnation(ctx context.Context, rec *events.SQSMessage, newes
 		return "", fmt.Errorf("queue %s has no CreatedTimestamp", url)
 	}
 	h.created.Store(url, incarnation{created: created, covers: newest})
-	return created, nil
+	return before(created, sent, ok), nil
+}
+
+// before labels a message sent at sent (known: ok) with created, its
+// queue's CreatedTimestamp (epoch seconds) as read, unless the message was
+// sent before then: it then belongs to an earlier incarnation, deleted
+// since, labelled "<"+created. SQS lets a deleted queue's name be created
+// again only 60 s after the deletion, so no message of the old queue was
+// sent in the new one's first second, and the seconds' truncation never
+// mislabels one.
+func before(created string, sent time.Time, ok bool) string {
+	s, err := strconv.ParseInt(created, 10, 64)
+	if err != nil || !ok || !sent.Before(time.Unix(s, 0)) {
+		return created
+	}
+	return "<" + created
 }
 
 // incarnation is a cached CreatedTimestamp and the newest SentTimestamp of

@@ -150,7 +150,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	// body unreadable) buries its event's record under its own fence.
 	keys, fence := r.touched, r.fence
 	if known {
-		event := ledger.Key{Tenant: id.Tenant, Event: id.EventKey, Effect: ledger.EventEffect}
+		event := ledger.Key{Tenant: id.Tenant, Event: id.EventKey, Effect: eventRecord(id.Stream)}
 		if !slices.Contains(keys, event) {
 			keys = append([]ledger.Key{event}, keys...)
 		}
@@ -234,7 +234,7 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.
 	if err != nil {
 		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
 	}
-	f.MessageID = rec.MessageId
+	f.MessageID, f.Event = rec.MessageId, eventRecord(id.Stream)
 	if !id.ReceivedAt.IsZero() {
 		f.Origin = id.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}

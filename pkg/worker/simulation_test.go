@@ -237,6 +237,14 @@ type world struct {
 	// learned holds, per message, the receive in which the worker was
 	// answered a count of maxAttempts or more (noteLimit's rule).
 	learned map[string]int
+	// answeredDone holds the messages the worker answered processed within
+	// twice the expiry margin of their retention's end, whose deletion was
+	// lost: their event is done, and their redelivery must never take its
+	// own claims for interrupted runs (the worker records their success
+	// itself; one answered earlier and redelivered only inside the last
+	// margin, after an outage, runs its forward again, and may be if that
+	// run is interrupted: docs/ledger.md).
+	answeredDone map[string]bool
 }
 
 func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
@@ -244,7 +252,7 @@ func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
 	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
-		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}}
+		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, answeredDone: map[string]bool{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
 	w.handler = w.newHandler()
@@ -604,6 +612,14 @@ func (w *world) deadLettered(m *simMsg) {
 	if e := m.event; e.done != "" {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
+	// A done message that comes back is not an interrupted one. (It may be
+	// dead-lettered for a failure of its own receive near the end of its
+	// retention — a lost answer, a body it cannot read, its handler's error —
+	// as any message failing there: the worker cannot read its event's
+	// record through them.)
+	if src != nil && w.answeredDone[src.id] && strings.Contains(reason, "interrupted") {
+		w.violate("%s is done (the worker answered its message %s processed; the deletion was lost) and dead-lettered as %s, as interrupted: %s", m.event.id, src.id, m.id, reason)
+	}
 	if src != nil && src.from != byIngest && !src.claimed && m.event.dead {
 		m.event.buriedReplay = src
 	}
@@ -764,14 +780,22 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	}
 	var deletedAt time.Time
 	var lost []*simMsg
+	recreated := false
 	if fault == "deleted" {
 		// The operator deletes the queue under the running invocation,
-		// which reads its attributes crashAfter seconds later.
+		// which reads its attributes crashAfter seconds later: from 61 s
+		// on, after the queue was created again (a delayed invocation, or
+		// one that reads the queue again mid-way), so the read answers
+		// with the new queue's CreatedTimestamp.
 		deletedAt = w.now
 		w.logf("    operator deletes the source queue under it (%d messages lost); the instance reads it %ds later", len(w.src.msgs), crashAfter)
 		lost = w.dropSource()
 		w.srcGone, w.staleUntil = true, w.now.Add(time.Minute)
 		w.now = w.now.Add(time.Duration(crashAfter) * time.Second)
+		if crashAfter >= 61 {
+			w.srcGone, recreated = false, true
+			w.createSource(deletedAt)
+		}
 	}
 	for r := 0; r < runs; r++ {
 		w.sess = &session{crashAfter: -1}
@@ -794,6 +818,15 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 		if fault == "lostdelete" {
 			w.logf("    the mapping's deletion is lost")
+			for _, m := range msgs {
+				// Unless the ledger refused to record its success too
+				// (throttled): the deletion was to record it.
+				recordFrom := m.sent.Add(w.src.retention - 2*w.hz.margin)
+				unrecorded := strings.Contains(w.errs[m.id], "left to the deletion")
+				if !failed[m.id] && w.outcomes[m.id] == "processed" && !w.now.Before(recordFrom) && !unrecorded {
+					w.answeredDone[m.id] = true
+				}
+			}
 			continue
 		}
 		for _, m := range msgs {
@@ -828,7 +861,9 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 	if fault == "deleted" {
 		w.srcGone = false
 		w.forgetPlaces(lost)
-		w.createSource(deletedAt)
+		if !recreated {
+			w.createSource(deletedAt)
+		}
 	}
 	return true
 }
@@ -1033,8 +1068,10 @@ func (w *world) noteExpired() {
 // scripts/replay (the real redrive, world.redrive), AWS's move task (every
 // dead letter, attributes kept, new message ids), or a hand re-send of
 // every dead letter's body alone, with the pointer's size, or with the
-// event's attributes (the size, when a pointer, and its identity).
-func (w *world) replay(tool provenance) {
+// event's attributes (the size, when a pointer, and its identity). copies
+// is how many times each dead letter is sent (a hand re-send made twice:
+// two messages of one body, neither marked).
+func (w *world) replay(tool provenance, copies int) {
 	if tool == byReplay {
 		w.redrive("none", -1, true, nil)
 		return
@@ -1044,7 +1081,7 @@ func (w *world) replay(tool provenance) {
 	if len(dlq.msgs) == 0 {
 		return
 	}
-	w.logf("operator replays %d dead letters with %s", len(dlq.msgs), tool)
+	w.logf("operator replays %d dead letters with %s, %d times each", len(dlq.msgs), tool, copies)
 	for _, m := range slices.Clone(dlq.msgs) {
 		attrs := map[string]string{}
 		switch tool {
@@ -1059,7 +1096,9 @@ func (w *world) replay(tool provenance) {
 		if g := m.attrs[worker.AttrGroupID]; g != "" {
 			group = g
 		}
-		w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: m.id + "-" + string(tool), attrs: attrs, event: m.event, from: tool}, m.id)
+		for c := range copies {
+			w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: fmt.Sprintf("%s-%s-%d", m.id, tool, c), attrs: maps.Clone(attrs), event: m.event, from: tool}, m.id)
+		}
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
 		dlq.remove(m)
@@ -1462,7 +1501,11 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			"replay": func(rt *rapid.T) {
 				tool := rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool")
 				if tool != byReplay {
-					w.replay(tool)
+					copies := 1
+					if tool != byMove {
+						copies = rapid.IntRange(1, 2).Draw(rt, "hand re-sends of each")
+					}
+					w.replay(tool, copies)
 					return
 				}
 				f := rapid.SampledFrom([]string{"none", "none", "crash", "lose"}).Draw(rt, "redrive fault")
@@ -1494,8 +1537,9 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 				}
 				// Between invocations, or under one that reads the
 				// deleted queue's attributes up to a minute later and
-				// caches them while the new queue's messages arrive.
-				if rapid.Bool().Draw(rt, "under an invocation") && w.invoke("deleted", rapid.IntRange(0, 59).Draw(rt, "read after (s)")) {
+				// caches them while the new queue's messages arrive, or
+				// only after the queue was created again.
+				if rapid.Bool().Draw(rt, "under an invocation") && w.invoke("deleted", rapid.IntRange(0, 179).Draw(rt, "read after (s)")) {
 					return
 				}
 				w.recreate()
@@ -1560,7 +1604,7 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
 			w.recreate()               // the stray copy is lost with the queue
 			w.mode["cus_A/forward"] = ""
-			w.replay(byReplay)        // evt_A_0 is sent again, first
+			w.replay(byReplay, 1)     // evt_A_0 is sent again, first
 			w.deliver(e("cus_A"), "") // then evt_A_1
 			w.deliver(a0, "")         // and the provider's retry of evt_A_0
 			w.advance(time.Hour)
@@ -1574,10 +1618,10 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("crash", 6)       // dead-lettered, and again when it comes back
 			w.advance(7 * time.Minute) // (its first dead letter's mark was lost)
 			w.mode["cus_A/forward"] = "transient"
-			w.replay(byMove) // two copies of evt_A_0
+			w.replay(byMove, 1) // two copies of evt_A_0
 			w.deliver(e("cus_A"), "")
 			w.advance(13 * time.Second) // the first copy is dead-lettered; the second waits
-			w.replay(byReplay)          // a third copy, behind evt_A_1
+			w.replay(byReplay, 1)       // a third copy, behind evt_A_1
 			w.mode["cus_A/forward"] = ""
 			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
@@ -1589,12 +1633,37 @@ func TestSimulationRegressions(t *testing.T) {
 			w.advance(time.Hour)
 			w.redrive("none", -1, false, func(string) { w.invoke("none", -1) })
 		}},
+		// Issue 45's item 3: a message of a deleted queue, handled after the
+		// queue was created again, was labelled with the new incarnation,
+		// and its failed claim (its old queue's higher SequenceNumber)
+		// fenced the event's copy in the new queue: superseded, lost.
+		{"a message of a deleted queue handled after its re-creation does not fence its event's copy in the new queue", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_B"), "")
+			w.deliver(e("cus_C"), "")
+			w.advance(time.Hour) // the old queue numbers on past the new one's first
+			a := e("cus_A")
+			w.deliver(a, "after") // queued; the ingest's completion lost: the provider retries
+			w.mode["cus_A/forward"] = "transient"
+			w.invoke("deleted", 90) // handled after the queue was created again; the forward fails
+			w.mode["cus_A/forward"] = ""
+			w.advance(time.Minute)
+			w.deliver(a, "") // the provider's retry, queued in the new queue
+			w.advance(time.Hour)
+		}},
+		// Issue 45's item 1: the redelivery took its own unfinished forward
+		// for an interrupted run and dead-lettered the done event.
+		{"a done message whose deletion was lost near its retention's end is not dead-lettered when it comes back", func(w *world, e func(string) *simEvent) {
+			w.deliver(e("cus_A"), "")
+			w.outage(13 * day)         // up to its retention's end less the margin
+			w.invoke("lostdelete", -1) // processed, answered done, not deleted
+			w.advance(time.Hour)       // back after its visibility timeout
+		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
 			w.mode["cus_A/forward"] = "transient"
 			w.advance(13 * day)
 			for range 3 {
-				w.replay(byReplay)
+				w.replay(byReplay, 1)
 				w.advance(13 * day)
 			}
 		}},

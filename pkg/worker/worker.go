@@ -93,10 +93,11 @@ type Config struct {
 	FinishTimeout time.Duration
 	// CompleteEffects writes the forward effect's completion as soon as it
 	// ran too (one more write per event); custom effects (Event.Once)
-	// always do. Without it the forward's message deletion completes it,
-	// and a message whose deletion was lost, or a batch invoked twice,
-	// forwards again under the same Idempotency-Key and webhook-id, which
-	// the receiver deduplicates (docs/ledger.md).
+	// always do. Without it the forward's message deletion completes it
+	// (except within twice ExpiryMargin of its retention's end, where the
+	// worker writes it: docs/ledger.md), and a message whose deletion was lost, or
+	// a batch invoked twice, forwards again under the same Idempotency-Key
+	// and webhook-id, which the receiver deduplicates.
 	CompleteEffects bool
 	// EffectTimeout bounds each custom effect (Event.Once): its context
 	// ends then, and an effect starts only while that much is left before

@@ -396,16 +396,18 @@ func destinations(b *bytes.Buffer, m measured) {
 	base := cost.Total(cost.PerMillion(cost.USEast1, m.usage))
 	fmt.Fprintf(b, "\n## Destinations\n\n"+
 		"Computed, not run through the pipeline: the first workload's measured usage (%.2f worker invocations and %.2f accepted events per webhook) "+
-		"plus, per event, one ledger claim (PutItem, 1 WRU) for each destination that selects it, and per worker invocation one reservation "+
-		"(UpdateItem, 1 WRU) for each rated destination its batch reaches; the event's own record stays. Filters cost no call. "+
-		"The reservation's count is measured by pkg/ratelimit's BenchmarkReserveDynamoDB (1.00 call per reservation from one invocation at a time). "+
-		"A 429 costs at most one more UpdateItem ($%.3f per million 429s); worker durations are the single target's.\n\n",
+		"with each destination a stream of its own (docs/architecture.md, \"Streams\"). One destination keeps the targetUrl's one message, its "+
+		"delivery's record the event's. With two or more, an event is queued as one message for its custom effects (no write without them) plus one "+
+		"per destination that selects it, in the same SendMessageBatch: each claims its own ledger record (UpdateItem, 1 WRU) and takes its share of "+
+		"the receives, deletes, worker invocations and queue reads. A rated destination reserves its slots once per worker invocation it reaches "+
+		"(UpdateItem, 1 WRU). Filters cost no call. The reservation's count is measured by pkg/ratelimit's BenchmarkReserveDynamoDB (1.00 call per "+
+		"reservation from one invocation at a time). A 429 costs at most one more UpdateItem ($%.3f per million 429s); worker durations are the single target's.\n\n",
 		invocations, accepted, cost.USEast1.DynamoWritePerMillion)
-	fmt.Fprintf(b, "| destinations | DynamoDB writes per webhook | USD per million | against one targetUrl |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| destinations | messages per event | DynamoDB writes per webhook | USD per million | against one targetUrl |\n|---|---:|---:|---:|---:|\n")
 	for _, d := range cost.DestinationMixes {
 		u := d.Apply(m.usage, accepted, invocations)
 		t := cost.Total(cost.PerMillion(cost.USEast1, u))
-		fmt.Fprintf(b, "| %s | %.2f | **%.2f** | +%.2f |\n", d.Name, u.DynamoWrites, t, t-base)
+		fmt.Fprintf(b, "| %s | %.0f | %.2f | **%.2f** | +%.2f |\n", d.Name, d.Messages(), u.DynamoWrites, t, t-base)
 	}
 }
 

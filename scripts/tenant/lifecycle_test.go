@@ -83,6 +83,13 @@ func TestAddIngestRemove(t *testing.T) {
 	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Outbound(context.Background(), "acme"); err != nil {
 		t.Errorf("outbound credentials after the update: %v", err)
 	}
+	// The routes the ingest reads: the destinations' names and filters.
+	routes, err := ssm.NewFromConfig(e.cfg).GetParameter(context.Background(), &ssm.GetParameterInput{Name: aws.String("/" + e.core + "/tenants/acme/routes"), WithDecryption: aws.Bool(true)})
+	if err != nil {
+		t.Errorf("routes parameter after add: %v", err)
+	} else if v := strings.TrimSpace(aws.ToString(routes.Parameter.Value)); v != `{"streams":[]}` {
+		t.Errorf("routes parameter after add = %s; want the targetUrl's, no streams", v)
+	}
 
 	if out, err := e.tenant(t, nil, "list"); err != nil || strings.TrimSpace(out) != "acme" {
 		t.Errorf("list = %q, %v; want acme", out, err)
@@ -97,6 +104,9 @@ func TestAddIngestRemove(t *testing.T) {
 	}
 	if n, m := e.depth(t, q), e.depth(t, dlq); n != -1 || m != -1 {
 		t.Errorf("after remove: queue depth %d, DLQ depth %d; want both deleted (-1)", n, m)
+	}
+	if _, err := ssm.NewFromConfig(e.cfg).GetParameter(context.Background(), &ssm.GetParameterInput{Name: aws.String("/" + e.core + "/tenants/acme/routes")}); err == nil {
+		t.Errorf("routes parameter still there after remove")
 	}
 	if _, err := tenant.NewSSM(ssm.NewFromConfig(e.cfg), "/"+e.core).Inbound(context.Background(), "acme", provider.Registry()); err == nil {
 		t.Error("inbound credentials outlived the tenant")

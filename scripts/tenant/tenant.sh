@@ -172,7 +172,7 @@ failure() { # failure <stack>: why the last operation failed, from the stack's e
 
 add() {
   [ $# -ge 2 ] || die "usage: add <tenant> <inbound.json> [outbound.json]"
-  local id=$1 name core prefix status prev q url n out
+  local id=$1 name core prefix status prev q url n out routes
   valid_id "$id"
   local missing=""
   for f in "${@:2:2}"; do [ -f "$f" ] || missing+=" $f"; done
@@ -214,7 +214,15 @@ add() {
     *) die "stack $name is $status; wait for it to settle (or fix it in the CloudFormation console)" ;;
   esac
   put_param "$id" inbound "$2"
-  [ $# -lt 3 ] || put_param "$id" outbound "$3"
+  if [ $# -ge 3 ]; then
+    put_param "$id" outbound "$3"
+    # The destinations' names and filters, which the ingest may read (it
+    # queues each destination's events on a stream of their own).
+    routes=$(mktemp)
+    (cd "$(dirname "$0")/../.." && go run ./scripts/tenant/check -routes "$(cd "$(dirname "$3")" && pwd)/$(basename "$3")") >"$routes" || { rm -f "$routes"; exit 1; }
+    put_param "$id" routes "$routes"
+    rm -f "$routes"
+  fi
   with_lock register_id "$id"
   [ -z "$status" ] || echo "credentials updated; warm functions pick them up within 5 minutes" >&2
   echo "webhook URL: $(output WebhookBaseUrl "$core")/webhooks/$id/<provider>"
@@ -237,7 +245,7 @@ remove() {
   # Id and credentials first: new deliveries stop being accepted while the
   # queues go.
   with_lock unregister_id "$id"
-  aws_ ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" >/dev/null
+  aws_ ssm delete-parameters --names "/$stack/tenants/$id/inbound" "/$stack/tenants/$id/outbound" "/$stack/tenants/$id/routes" >/dev/null
   # Its destinations' pauses and failure streaks (package destination), so
   # a tenant added again under the id starts with none paused.
   ledger=$(describe "$stack" "Stacks[0].Outputs[?OutputKey=='LedgerTableName'].OutputValue")

@@ -5,6 +5,7 @@ package ledgertest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -467,14 +468,20 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		// The event was done by an earlier message (its claim counts done
 		// once SQS deleted it, or it completed): a later copy that is
 		// dead-lettered before its claim (behind an expiring message)
-		// learns the event is done, and the record keeps its state.
-		for _, complete := range []bool{false, true} {
+		// learns the event is done, and the record keeps its state. The
+		// event's record is the fence's Event: a destination's stream has
+		// its delivery's record as its own.
+		for _, tc := range []struct {
+			complete bool
+			record   string
+		}{{false, ""}, {true, ""}, {false, "forward:crm"}, {true, "forward:crm"}} {
+			complete := tc.complete
 			clock := lease.NewClock()
 			s := newStore(t, clock)
 			conv := "conv-" + uniq(t)
-			k := key(t, ledger.EventEffect)
+			k := key(t, cmp.Or(tc.record, ledger.EventEffect))
 			done := fence(t, conv, 10, 1)
-			done.Origin, done.MessageID = "o1", "m10"
+			done.Origin, done.MessageID, done.Event = "o1", "m10", tc.record
 			l := mustClaim(t, s, done, k)
 			if complete {
 				mustComplete(t, s, l)
@@ -482,13 +489,30 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 			before, _ := s.Record(ctx, k)
 			clock.Advance(2 * Lease)
 			copyOf := fence(t, conv, 11, 1)
-			copyOf.Origin, copyOf.MessageID = "o2", "m11"
+			copyOf.Origin, copyOf.MessageID, copyOf.Event = "o2", "m11", tc.record
 			if err := s.Bury(ctx, copyOf, []ledger.Key{k}, nil, "expiring"); !errors.Is(err, ledger.ErrCompleted) {
-				t.Errorf("Bury() by a later copy (completed %v) = %v, want ErrCompleted", complete, err)
+				t.Errorf("Bury() by a later copy (completed %v, record %q) = %v, want ErrCompleted", complete, tc.record, err)
 			}
 			if r, _ := s.Record(ctx, k); r.Status != before.Status || r.Dead() || r.Fence != before.Fence {
-				t.Errorf("Record() after the refused Bury (completed %v) = %+v, want unchanged %+v", complete, r, before)
+				t.Errorf("Record() after the refused Bury (completed %v, record %q) = %+v, want unchanged %+v", complete, tc.record, r, before)
 			}
+		}
+		// A destination's effect that is not the message's event record (a
+		// message delivering to every destination) is buried with its
+		// event, completed or not.
+		s := newStore(t, lease.NewClock())
+		conv := "conv-" + uniq(t)
+		k := key(t, "forward:crm")
+		done := fence(t, conv, 10, 1)
+		done.Origin, done.MessageID = "o1", "m10"
+		mustComplete(t, s, mustClaim(t, s, done, k))
+		later := fence(t, conv, 11, 1)
+		later.Origin, later.MessageID = "o2", "m11"
+		if err := s.Bury(ctx, later, []ledger.Key{k}, nil, "expiring"); err != nil {
+			t.Errorf("Bury() of a destination's effect by a later message = %v, want it buried", err)
+		}
+		if r, _ := s.Record(ctx, k); !r.Dead() {
+			t.Errorf("Record() after Bury = %+v, want the dead mark", r)
 		}
 	})
 

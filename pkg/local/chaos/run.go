@@ -246,15 +246,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	outageWorker := worker.NewAWS(wcfg, outage, o.Logger, register)
 	esmClient := sqs.NewFromConfig(withFaults(roleESM))
 	payloads := queue.NewPayloads(queue.NewS3(cfg), dep.Worker.PayloadBucket)
-	done := func(env *envelope.Envelope) {
+	done := func(env *envelope.Envelope, stream queue.Stream) {
 		// The ack of a message completes every effect the forward ran:
-		// the destinations the event selects, or the targetUrl's.
+		// the destinations the event selects, or the targetUrl's; a
+		// stream's message only its destination's (none for the custom
+		// effects' stream).
 		effects := []string{worker.ForwardEffect}
 		if out := outbound[env.Tenant]; out.TargetURL == "" {
 			effects = nil
 			body, _ := env.RawBody()
 			for _, d := range out.Match(route.NewEvent(env.Provider, env.Type, body)) {
-				effects = append(effects, worker.DestinationEffect(d.Name))
+				if stream == (queue.Stream{}) || d.Name == stream.Destination {
+					effects = append(effects, worker.DestinationEffect(d.Name))
+				}
 			}
 		}
 		for _, e := range effects {
@@ -353,7 +357,7 @@ type poller struct {
 	retention time.Duration
 	expired   *eventSet
 	// done records the effects of an acked message's event as done.
-	done func(*envelope.Envelope)
+	done func(*envelope.Envelope, queue.Stream)
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -503,15 +507,16 @@ func redrive(ctx context.Context, f *Faults, client *sqs.Client, dlqURL string) 
 
 // acked records the effects of the messages the mapping deleted as done:
 // sending one again afterwards would apply it twice.
-func acked(ctx context.Context, payloads *queue.Payloads, ev events.SQSEvent, resp events.SQSEventResponse, done func(*envelope.Envelope)) {
+func acked(ctx context.Context, payloads *queue.Payloads, ev events.SQSEvent, resp events.SQSEventResponse, done func(*envelope.Envelope, queue.Stream)) {
 	failed := map[string]bool{}
 	for _, x := range resp.BatchItemFailures {
 		failed[x.ItemIdentifier] = true
 	}
 	for _, r := range ev.Records {
 		_, pointer := r.MessageAttributes[queue.SizeAttribute]
-		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil && !failed[r.MessageId] {
-			done(env)
+		stream, serr := queue.StreamOf(r.MessageAttributes)
+		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil && serr == nil && !failed[r.MessageId] {
+			done(env, stream)
 		}
 	}
 }

@@ -226,36 +226,68 @@ func (m Mix) Deliveries() []Delivery {
 	return out
 }
 
-// Destinations is how a tenant's destinations add to a workload measured
-// with one targetUrl: the event's own record stays, each destination that
-// selects an event claims its own ledger record (one UpdateItem, 1 WRU, per
-// event and destination), and each rated destination reserves its slots
-// once per worker invocation (one UpdateItem, 1 WRU; a reservation that
-// meets another invocation's write costs one more, and a counted 429 at
-// most one more), never per message.
+// Destinations is how a tenant's destinations change a workload measured
+// with one targetUrl (docs/architecture.md, "Streams"). With one
+// destination its message is the targetUrl's: its delivery's record is the
+// event's (no write more). With two or more, each event is queued as one
+// message for its custom effects (done without a write when there are
+// none) plus one per destination that selects it, all in the ingest's one
+// SendMessageBatch: each of those claims its own ledger record (one
+// UpdateItem, 1 WRU) and takes its share of the receives, deletes, worker
+// invocations and queue reads, which grow with the messages; the event's
+// own record is not written. Each rated destination reserves its slots
+// once per worker invocation its messages reach (one UpdateItem, 1 WRU; a
+// reservation that meets another invocation's write costs one more, and a
+// 429 at most one more), never per message.
 type Destinations struct {
 	Name string
-	// Selected is how many destinations select an average event; Rated how
-	// many rated destinations an average invocation's batch reaches.
+	// Streams is the tenant's number of destinations; Selected how many of
+	// them select an average event; Rated how many rated destinations an
+	// average invocation's batch reaches.
+	Streams         int
 	Selected, Rated float64
 	// RecordBytes is a destination record's stored size (the forward's
 	// record's, about half of the 400 B an event keeps).
 	RecordBytes float64
 }
 
-// Apply returns u with d's writes and records added: accepted webhooks per
-// webhook received and worker invocations per webhook as u was measured.
+// Messages is how many messages an accepted event is queued as.
+func (d Destinations) Messages() float64 {
+	if d.Streams < 2 {
+		return 1
+	}
+	return 1 + d.Selected
+}
+
+// Apply returns u with d's messages, writes and records: accepted webhooks
+// per webhook received and worker invocations per webhook as u was
+// measured (one message per accepted event, one SendMessageBatch each).
 func (d Destinations) Apply(u Usage, accepted, invocations float64) Usage {
+	m := d.Messages()
 	u.Functions = append([]Function(nil), u.Functions...)
-	u.DynamoWrites += d.Selected*accepted + d.Rated*invocations
-	u.StoredBytes += d.Selected * d.RecordBytes * accepted
+	for i, f := range u.Functions {
+		if f.Name == "worker" {
+			u.Functions[i].Invocations *= m
+		}
+	}
+	// Receives and deletes (all but the sends) and queue reads grow with
+	// the messages; the sends do not.
+	u.SQSRequests += (u.SQSRequests - accepted) * (m - 1)
+	u.SQSQueueReads *= m
+	u.DynamoWrites += d.Rated * invocations * m
+	if d.Streams >= 2 {
+		u.DynamoWrites += (d.Selected - 1) * accepted
+		u.StoredBytes += (d.Selected - 1) * d.RecordBytes * accepted
+	}
 	return u
 }
 
 // DestinationMixes are the destination layouts docs/cost.md prices on its
 // first workload.
 var DestinationMixes = []Destinations{
-	{Name: "one destination, every event, no rate", Selected: 1, RecordBytes: 200},
-	{Name: "one destination, every event, rated", Selected: 1, Rated: 1, RecordBytes: 200},
-	{Name: "three destinations, two selecting each event, two rated", Selected: 2, Rated: 2, RecordBytes: 200},
+	{Name: "one destination, every event, no rate", Streams: 1, Selected: 1, RecordBytes: 200},
+	{Name: "one destination, every event, rated", Streams: 1, Selected: 1, Rated: 1, RecordBytes: 200},
+	{Name: "two destinations, every event", Streams: 2, Selected: 2, RecordBytes: 200},
+	{Name: "three destinations, every event", Streams: 3, Selected: 3, RecordBytes: 200},
+	{Name: "three destinations, two selecting each event, two rated", Streams: 3, Selected: 2, Rated: 2, RecordBytes: 200},
 }

@@ -87,12 +87,49 @@ func TestMixDeliveries(t *testing.T) {
 }
 
 func TestDestinationsApply(t *testing.T) {
-	u := Usage{Functions: []Function{{Name: "worker"}}, DynamoWrites: 3, StoredBytes: 400}
-	// 70% accepted, a worker invocation per 10 accepted webhooks: two
-	// destinations per event claim 1.4 records per webhook received, one
-	// rated destination reserves 0.07 times.
-	got := Destinations{Selected: 2, Rated: 1, RecordBytes: 200}.Apply(u, 0.7, 0.07)
-	if math.Abs(got.DynamoWrites-(3+1.4+0.07)) > 1e-9 || math.Abs(got.StoredBytes-(400+280)) > 1e-9 || u.DynamoWrites != 3 {
-		t.Errorf("Apply() = %+v (u %+v), want 4.47 writes and 680 B, u unchanged", got, u)
+	// Measured with one targetUrl: 70% accepted, one send per accepted
+	// webhook and 0.14 receives and deletes, a worker invocation per 10
+	// accepted webhooks.
+	u := Usage{Functions: []Function{{Name: "ingest", Invocations: 1}, {Name: "worker", Invocations: 0.07}},
+		DynamoWrites: 2.1, SQSRequests: 0.84, SQSQueueReads: 0.07, StoredBytes: 280}
+	tests := []struct {
+		d                                  Destinations
+		writes, sqs, reads, worker, stored float64
+	}{
+		// One destination: its message and record are the targetUrl's.
+		{Destinations{Streams: 1, Selected: 1, RecordBytes: 200}, 2.1, 0.84, 0.07, 0.07, 280},
+		// Rated: a reservation per invocation.
+		{Destinations{Streams: 1, Selected: 1, Rated: 1, RecordBytes: 200}, 2.17, 0.84, 0.07, 0.07, 280},
+		// Three selecting each event: four messages (the effects' one),
+		// three records instead of the event's one, in the same send.
+		{Destinations{Streams: 3, Selected: 3, RecordBytes: 200}, 2.1 + 1.4, 0.84 + 0.14*3, 0.28, 0.28, 280 + 280},
+	}
+	for _, tt := range tests {
+		got := tt.d.Apply(u, 0.7, 0.07)
+		if math.Abs(got.DynamoWrites-tt.writes) > 1e-9 || math.Abs(got.SQSRequests-tt.sqs) > 1e-9 || math.Abs(got.SQSQueueReads-tt.reads) > 1e-9 ||
+			math.Abs(got.Functions[1].Invocations-tt.worker) > 1e-9 || math.Abs(got.StoredBytes-tt.stored) > 1e-9 {
+			t.Errorf("%+v.Apply() = %+v, want %.2f writes, %.2f SQS requests, %.2f queue reads, %.2f worker invocations, %.0f B", tt.d, got, tt.writes, tt.sqs, tt.reads, tt.worker, tt.stored)
+		}
+	}
+	if u.DynamoWrites != 2.1 || u.Functions[1].Invocations != 0.07 {
+		t.Errorf("Apply changed its argument: %+v", u)
+	}
+}
+
+// TestDestinationBudgets holds issue 43's budgets on a usage like the
+// first workload's (docs/cost.md): one destination costs what a targetUrl
+// does, and each further destination that selects every event adds its
+// ledger write and its share of the messages (reported, see cost.md).
+func TestDestinationBudgets(t *testing.T) {
+	u := Usage{Functions: []Function{{Name: "ingest", Invocations: 1, DurationMs: 17.1, MemoryMB: 256}, {Name: "worker", Invocations: 0.1, DurationMs: 42.4, MemoryMB: 256}},
+		DynamoWrites: 3, SQSRequests: 1.2, SQSQueueReads: 0.1, LogBytes: 262, StoredBytes: 400, RetentionDays: 7}
+	price := func(d Destinations) float64 { return Total(PerMillion(USEast1, d.Apply(u, 1, 0.1))) }
+	base := Total(PerMillion(USEast1, u))
+	if one := price(Destinations{Streams: 1, Selected: 1, RecordBytes: 200}); one > base+1e-9 {
+		t.Errorf("one destination = %.4f, a targetUrl %.4f: want no more", one, base)
+	}
+	two, three := price(Destinations{Streams: 2, Selected: 2, RecordBytes: 200}), price(Destinations{Streams: 3, Selected: 3, RecordBytes: 200})
+	if further := three - two; further < USEast1.DynamoWritePerMillion || further > 0.85 {
+		t.Errorf("a further destination adds %.4f, want its write (%.3f) plus its share of the messages, under 0.85", further, USEast1.DynamoWritePerMillion)
 	}
 }

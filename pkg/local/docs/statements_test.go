@@ -64,6 +64,7 @@ func statements(t *testing.T, root string) []statement {
 	attempts := number(t, core("Parameters", "WorkerMaxAttempts", "Default"), "WorkerMaxAttempts")
 	equal(t, core("Parameters", "WorkerAutoPauseHours", "Default"), strconv.Itoa(int(worker.DefaultAutoPause/time.Hour)), "template.yaml WorkerAutoPauseHours default and worker.DefaultAutoPause")
 	equal(t, tenantTpl("Parameters", "MaxReceiveCount", "Default"), strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount default and worker.MinMaxReceiveCount(WorkerMaxAttempts)")
+	equal(t, tenant.MaxHorizon.String(), (worker.DefaultQueueRetention - worker.DefaultExpiryMargin).String(), "tenant.MaxHorizon and worker.DefaultQueueRetention less worker.DefaultExpiryMargin")
 	equal(t, forward.DefaultTimeout.String(), worker.DefaultEffectTimeout.String(), "forward.DefaultTimeout and worker.DefaultEffectTimeout")
 	env, err := os.ReadFile(root + "/events/env.json")
 	if err != nil {
@@ -151,6 +152,9 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/inspect.md", `(\d+) days back`, sinceDays(t, root), "scripts/inspect's -since default"},
 		{"docs/operations.md docs/reliability.md docs/scale.md", `dead letter is (\d+) days old|^\| (\d+) days in the DLQ`, days(expiryAlarm), "pkg/watch DefaultDeadLetterExpiry"},
 		{"docs/reliability.md", `^\| (\d+) days in the queue`, days(worker.DefaultQueueRetention - worker.DefaultExpiryMargin), "worker.DefaultQueueRetention less worker.DefaultExpiryMargin"},
+		// A destination's retry horizon.
+		{"README.md", "retry `horizon` \\((\\d+) days by default\\)", days(tenant.DefaultHorizon), "tenant.DefaultHorizon"},
+		{"docs/receiving.md", "destination's `horizon` \\((\\d+) days by default\\)", days(tenant.DefaultHorizon), "tenant.DefaultHorizon"},
 		{"docs/reliability.md", `^\| (\d+) days \| large bodies`, core("Parameters", "PayloadRetentionDays", "Default"), "template.yaml PayloadRetentionDays"},
 		{"docs/operations.md", `expiring (\d+) days after its last`, days(watch.DefaultStateRetention), "pkg/watch DefaultStateRetention"},
 		{"docs/architecture.md", `Retry-After, or (\d+) s doubling`, seconds(ratelimit.DefaultPenalty), "ratelimit.DefaultPenalty"},

@@ -16,11 +16,18 @@
 //
 //	go run ./scripts/tenant/check <tenant> <inbound.json> [outbound.json]
 //	go run ./scripts/tenant/check <tenants.json>...
+//
+// With -routes it prints the routes parameter of an outbound file (its
+// destinations' names and filters, tenant.Outbound.Routes) instead.
+//
+//	go run ./scripts/tenant/check -routes <outbound.json>
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -30,6 +37,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-routes" {
+		if err := routes(os.Stdout, os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "tenant:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(os.Args[1:]); err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintln(os.Stderr, "tenant:", line)
@@ -75,6 +89,15 @@ func run(args []string) error {
 		errs = append(errs, out.ValidateWith(id, provider.Registry(), enabled))
 	}
 	return errors.Join(errs...)
+}
+
+// routes writes the routes parameter of the outbound file at path to w.
+func routes(w io.Writer, path string) error {
+	var out tenant.Outbound
+	if err := decode(path, &out); err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(out.Routes())
 }
 
 // decode reads one JSON document from path into v (tenant.Decode).

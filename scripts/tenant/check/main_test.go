@@ -107,3 +107,18 @@ func tempJSON(t *testing.T, dir, body string) string {
 	f.Close()
 	return f.Name()
 }
+
+// TestRoutes: -routes prints the destinations' names and filters, and
+// nothing of their URLs or secrets.
+func TestRoutes(t *testing.T) {
+	path := tempJSON(t, t.TempDir(), `{"destinations":[{"name":"ci","url":"https://ci.example/github","secrets":["whsec_dGVzdA=="],"rate":"600/m",
+		"filter":{"events":["github:push"]}},{"name":"audit","url":"https://audit.example/all","secrets":["whsec_dGVzdA=="]}]}`)
+	var b strings.Builder
+	if err := routes(&b, path); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"streams":[{"name":"ci","filter":{"events":["github:push"]}},{"name":"audit"}]}` + "\n"
+	if b.String() != want {
+		t.Errorf("routes = %s, want %s", b.String(), want)
+	}
+}
