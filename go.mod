@@ -19,6 +19,8 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.10
 	github.com/aws/aws-sdk-go-v2/service/ssm v1.81.4
 	github.com/aws/smithy-go v1.28.9
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	pgregory.net/rapid v1.3.0
 )
@@ -38,4 +40,5 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sso v1.39.3 // indirect
 	github.com/aws/aws-sdk-go-v2/service/ssooidc v1.44.3 // indirect
 	github.com/aws/aws-sdk-go-v2/service/sts v1.51.8 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )

@@ -24,6 +24,9 @@ type Run struct {
 	// e.g. it waited behind an earlier message of its conversation).
 	Attempt int    `json:"attempt,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// DurationMs is how long the worker took over the message, its
+	// effects' calls included.
+	DurationMs float64 `json:"durationMs,omitempty"`
 	// ReplayedBy names the tool that moved the message back from the DLQ
 	// ("scripts/replay", or "dlq-redrive": SQS's move task or a re-send
 	// keeping the dead letter's attributes), and ReplayOf the dead letter
@@ -53,6 +56,7 @@ type workerLine struct {
 	ReceiveCount int       `json:"receiveCount"`
 	Attempt      int       `json:"attempt"`
 	Error        string    `json:"error"`
+	DurationMs   float64   `json:"durationMs"`
 	ReplayedBy   string    `json:"replayedBy"`
 	ReplayOf     string    `json:"replayOf"`
 	// VisibilitySec is set when the worker changed the message's visibility
@@ -70,7 +74,7 @@ func MatchRun(line []byte, tenant, key string) (Run, bool) {
 		return Run{}, false
 	}
 	r := Run{Time: l.Time, MessageID: l.MessageID, Outcome: l.Outcome, ReceiveCount: l.ReceiveCount, Attempt: l.Attempt, Error: l.Error,
-		ReplayedBy: l.ReplayedBy, ReplayOf: l.ReplayOf}
+		DurationMs: l.DurationMs, ReplayedBy: l.ReplayedBy, ReplayOf: l.ReplayOf}
 	if l.VisibilitySec != nil && l.VisibilityError == "" {
 		r.VisibleAgain = l.Time.Add(time.Duration(*l.VisibilitySec) * time.Second)
 	}

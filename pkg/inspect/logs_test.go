@@ -176,19 +176,19 @@ func TestMatchRun(t *testing.T) {
 		ok                      bool
 	}{
 		{"a worker line", line, "demo", key, inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried",
-			ReceiveCount: 2, Attempt: 2, Error: "answered 503"}, true},
+			ReceiveCount: 2, Attempt: 2, Error: "answered 503", DurationMs: 12}, true},
 		{"a replay's line", `{"time":"2026-11-27T04:43:54Z","level":"INFO","msg":"message","messageId":"m2","outcome":"processed","receiveCount":1,` +
 			`"tenantId":"demo","idempotencyKey":"` + key + `","replayedBy":"scripts/replay","replayOf":"d1"}`, "demo", key,
 			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m2", Outcome: "processed", ReceiveCount: 1,
 				ReplayedBy: "scripts/replay", ReplayOf: "d1"}, true},
 		{"a backoff set: visible again after it", strings.Replace(line, `"attempt":2`, `"attempt":2,"visibilitySec":40`, 1), "demo", key,
-			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503",
+			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503", DurationMs: 12,
 				VisibleAgain: time.Date(2026, 11, 27, 4, 44, 34, 0, time.UTC)}, true},
 		{"a backoff of 0 s: visible at once", strings.Replace(line, `"attempt":2`, `"attempt":2,"visibilitySec":0`, 1), "demo", key,
-			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503",
+			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503", DurationMs: 12,
 				VisibleAgain: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC)}, true},
 		{"a backoff SQS refused: not known", strings.Replace(line, `"attempt":2`, `"attempt":2,"visibilitySec":40,"visibilityError":"throttled"`, 1), "demo", key,
-			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503"}, true},
+			inspect.Run{Time: time.Date(2026, 11, 27, 4, 43, 54, 0, time.UTC), MessageID: "m1", Outcome: "retried", ReceiveCount: 2, Attempt: 2, Error: "answered 503", DurationMs: 12}, true},
 		{"another event", line, "demo", key + "0", inspect.Run{}, false},
 		{"another tenant", line, "acme", key, inspect.Run{}, false},
 		{"the ingest's line", `{"msg":"webhook","tenantId":"demo","idempotencyKey":"` + key + `"}`, "demo", key, inspect.Run{}, false},

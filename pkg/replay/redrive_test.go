@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/replay"
 )
@@ -400,6 +401,53 @@ func TestListNamesTheDestination(t *testing.T) {
 	}
 	if len(items) != len(want) {
 		t.Errorf("List() = %d items, want %d", len(items), len(want))
+	}
+}
+
+// A redrive given the messages a dry run listed moves those and no other,
+// even one of the same conversation dead-lettered before the run started.
+func TestRedriveMessages(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#hmac#a1", before(3*time.Minute))
+	dlq.add("b1", "B", "acme#hmac#b1", before(2*time.Minute))
+	dlq.add("b2", "B", "acme#hmac#b2", before(time.Minute))
+	src := &fakeSource{}
+	items, err := redrive(dlq, src, replay.Filter{Messages: []string{"a1", "b1"}})
+	if err != nil {
+		t.Fatalf("Redrive() = %v", err)
+	}
+	if !slices.Equal(src.sent, []string{"a1", "b1"}) {
+		t.Errorf("Redrive(Messages a1, b1) sent %v (%v), want a1 and b1", src.sent, outcome(items))
+	}
+}
+
+// Envelope reads the one dead letter it is asked for, body and headers,
+// and leaves the DLQ as it was.
+func TestEnvelope(t *testing.T) {
+	dlq := &fakeDLQ{}
+	dlq.add("a1", "A", "acme#github#d1", before(time.Minute))
+	dlq.add("b1", "B", "acme#github#d2", before(time.Minute))
+	env := envelope.Envelope{Version: envelope.Version, Key: "acme#github#d2", Tenant: "acme", Provider: "github", EventID: "d2",
+		Headers: map[string]string{"x-github-event": "issues"}}
+	env.SetBody([]byte(`{"n":2}`))
+	b, err := env.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq.get("b1").body = string(b)
+	r := replay.New(dlq, &fakeSource{}, replay.Options{Wait: -1, Now: func() time.Time { return start }})
+	got, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "b1")
+	if err != nil || got.Body != `{"n":2}` || got.Headers["x-github-event"] != "issues" || got.Key != "acme#github#d2" {
+		t.Fatalf("Envelope(b1) = %+v, %v; want d2's body and headers", got, err)
+	}
+	if v := dlq.visible(); !slices.Equal(v, []string{"a1", "b1"}) {
+		t.Errorf("after Envelope, visible %v, want a1 and b1", v)
+	}
+	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "c1"); !errors.Is(err, replay.ErrNotListed) {
+		t.Errorf("Envelope(c1) = %v, want ErrNotListed", err)
+	}
+	if _, err := r.Envelope(context.Background(), "https://sqs.test/q-dlq.fifo", "a1"); !errors.Is(err, envelope.ErrInvalid) {
+		t.Errorf("Envelope(a1), not an envelope, = %v, want envelope.ErrInvalid", err)
 	}
 }
 

@@ -111,11 +111,16 @@ type Filter struct {
 	// inspect's lookup of Event. A message whose key is one of them
 	// matches as if Event named it.
 	Keys []string
+	// Messages are DLQ message ids: what a dry run listed, so that the move
+	// it previews takes those messages and no later one.
+	Messages []string
 }
 
 // Match reports whether f selects it.
 func (f Filter) Match(it Item) bool {
-	return (f.Destination == "" || f.Destination == it.Destination) && (f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
+	return (len(f.Messages) == 0 || slices.Contains(f.Messages, it.MessageID)) &&
+		(f.Destination == "" || f.Destination == it.Destination) &&
+		(f.Conversation == "" || f.Conversation == it.Conversation || f.Conversation == it.GroupID) &&
 		(f.Type == "" || f.Type == it.Type) &&
 		(f.Event == "" && len(f.Keys) == 0 ||
 			f.Event != "" && (f.Event == it.EventKey || f.Event == it.EventID || f.Event == keyID(it.EventKey) ||
@@ -531,19 +536,60 @@ func (r *Replayer) item(ctx context.Context, m types.Message) Item {
 	if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 		it.SentAt = epoch.FromMillis(ms)
 	}
-	body := []byte(aws.ToString(m.Body))
-	if queue.IsPointer(string(body)) {
-		body = nil
-		if r.opts.Payloads == nil {
-			it.Note = "body in the payload bucket (give the bucket to see its type)"
-		} else if b, err := r.opts.Payloads.Get(ctx, aws.ToString(m.Body)); err != nil {
-			it.Note = "body in the payload bucket: " + err.Error()
-		} else {
-			body = b
-		}
-	}
+	body, note := r.body(ctx, m)
+	it.Note = note
 	if env, err := envelope.Decode(body); err == nil {
 		it.EventKey, it.EventID, it.Type, it.Conversation = env.Key, env.EventID, env.Type, env.Conversation
 	}
 	return it
+}
+
+// body returns m's envelope: its body, or the object of the payload
+// bucket it points to (nil, with a note saying why, when that cannot be
+// read).
+func (r *Replayer) body(ctx context.Context, m types.Message) ([]byte, string) {
+	body := aws.ToString(m.Body)
+	if !queue.IsPointer(body) {
+		return []byte(body), ""
+	}
+	if r.opts.Payloads == nil {
+		return nil, "body in the payload bucket (give the bucket to see its type)"
+	}
+	b, err := r.opts.Payloads.Get(ctx, body)
+	if err != nil {
+		return nil, "body in the payload bucket: " + err.Error()
+	}
+	return b, ""
+}
+
+// ErrNotListed: the DLQ listing did not see the message.
+var ErrNotListed = errors.New("no such dead letter")
+
+// Envelope returns the envelope of the DLQ message messageID (read from
+// the payload bucket when it was offloaded there), receiving as List does:
+// every message is visible again when it returns. Unlike List, it holds
+// the event's body and headers: a caller shows them only when asked. It
+// returns an error wrapping ErrNotListed when the listing does not see
+// the message, envelope.ErrInvalid or a note's reason when its envelope
+// cannot be read, or a wrapped AWS error.
+func (r *Replayer) Envelope(ctx context.Context, dlqURL, messageID string) (*envelope.Envelope, error) {
+	var body []byte
+	var note string
+	found := false
+	_, err := r.run(ctx, dlqURL, func(ctx context.Context, it *Item, m types.Message) bool {
+		if it.MessageID == messageID {
+			found = true
+			body, note = r.body(ctx, m)
+		}
+		return false
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, fmt.Errorf("%w %s in %s (moved, deleted by its retention, or hidden by another listing or redrive)", ErrNotListed, messageID, dlqURL)
+	case body == nil:
+		return nil, fmt.Errorf("dead letter %s: %s", messageID, note)
+	}
+	return envelope.Decode(body)
 }

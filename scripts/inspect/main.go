@@ -42,15 +42,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 
 	"github.com/hookpack/hookpack/pkg/inspect"
-	"github.com/hookpack/hookpack/pkg/local/devstack"
-	"github.com/hookpack/hookpack/pkg/local/emulator"
+	"github.com/hookpack/hookpack/scripts/internal/stack"
 )
 
 func main() {
@@ -69,13 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	effects := fs.String("effects", "", "comma-separated custom effect names to read besides the forward")
 	scan := fs.Bool("scan", false, "Scan the ledger for the event's effects and to resolve a webhook-id or Idempotency-Key, or with -summary for each destination's delivered, retrying and dead counts (reads the whole table)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	stack := fs.String("stack", devstack.Getenv("STACK_NAME", "hookpack"), "deployed core stack (env STACK_NAME)")
-	local := fs.Bool("local", false, "read `make run`'s emulators instead of a deployed stack")
-	name := fs.String("name", devstack.DefaultName, "-local: the local stack's name")
-	endpoint := fs.String("endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("MOTO_PORT", 4566)), "-local: moto's endpoint (env MOTO_PORT)")
-	logFile := fs.String("log-file", devstack.Getenv("LOG_FILE", devstack.DefaultLogFile), "-local: the functions' log `make run` writes, searched for an event id (env LOG_FILE)")
-	since := fs.Duration("since", 14*24*time.Hour, "deployed: how far back Logs Insights searches the ingest log group for an event id and the worker log group for its attempts")
-	ddbEndpoint := fs.String("dynamodb-endpoint", fmt.Sprintf("http://127.0.0.1:%d", devstack.GetenvInt("DYNAMODB_PORT", 8000)), "-local: DynamoDB Local's endpoint (env DYNAMODB_PORT; empty: moto's)")
+	st := stack.Define(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: inspect [-local | -stack NAME] -tenant ID (EVENT | -summary)")
 		fs.PrintDefaults()
@@ -101,10 +89,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, check)
 	}
 
-	in, err := inspector(ctx, *local, *stack, *name, *endpoint, *ddbEndpoint, *logFile, *since, *tenantID)
+	cfg, d, metrics, err := st.Deployment(ctx, *tenantID)
 	if err != nil {
 		return fail(stderr, err)
 	}
+	in := inspect.NewAWS(cfg, d, metrics)
 	if *summary {
 		s, err := in.SummarizeWith(ctx, *tenantID, inspect.SummaryOptions{Scan: *scan})
 		if err != nil {
@@ -125,43 +114,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
-}
-
-// inspector wires an inspector to make run's emulators or a deployed stack.
-func inspector(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint, logFile string, since time.Duration, tenantID string) (*inspect.Inspector, error) {
-	if local {
-		cfg, err := emulator.AWSConfig(ctx, endpoint, ddbEndpoint)
-		if err != nil {
-			return nil, err
-		}
-		d, err := devstack.Inspected(ctx, cfg, name, tenantID)
-		if err != nil {
-			return nil, err
-		}
-		d.IngestLogFile = logFile
-		d.ReplayCommand = "make replay TENANT={tenant} CONVERSATION={conversation} ACTION=redrive" + makeVars(endpoint)
-		return inspect.NewAWS(cfg, d, false), nil
-	}
-	cfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	d, err := inspect.FromStack(ctx, cloudformation.NewFromConfig(cfg), stack)
-	if err != nil {
-		return nil, err
-	}
-	d.IngestLogSince = since
-	d.ReplayCommand = "go run ./scripts/replay -stack " + stack + " -tenant {tenant} -conversation {conversation} redrive"
-	return inspect.NewAWS(cfg, d, aws.ToString(cfg.BaseEndpoint) == ""), nil
-}
-
-// makeVars is what make replay must be told of moto's endpoint beside
-// make run's default, so the printed command runs as printed.
-func makeVars(endpoint string) string {
-	if port := strings.TrimPrefix(endpoint, "http://127.0.0.1:"); port != endpoint && port != "4566" {
-		return " MOTO_PORT=" + port
-	}
-	return ""
 }
 
 // fail prints err and returns its exit status (inspect.ExitStatus).

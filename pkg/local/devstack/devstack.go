@@ -168,7 +168,7 @@ func Start(ctx context.Context, o Options) (*Stack, error) {
 		s.Close()
 		return nil, fmt.Errorf("target service: listen on %s: %w (is `make run` already running? set TARGET_ADDR to use another address)", o.TargetAddr, err)
 	}
-	for _, m := range retarget(s.Tenants, dialAddr(s.targetL.Addr())) {
+	for _, m := range retarget(s.Tenants, DialAddr(s.targetL.Addr())) {
 		attrs := []any{slog.String("tenantId", m.tenant)}
 		if m.dest != "" {
 			attrs = append(attrs, slog.String("destination", m.dest))
@@ -460,9 +460,9 @@ func retarget(f *tenant.File, addr string) []move {
 	return moved
 }
 
-// dialAddr is where a client reaches a listener on a: a itself, or the
+// DialAddr is where a client reaches a listener on a: a itself, or the
 // loopback address on its port when it listens on every interface.
-func dialAddr(a net.Addr) string {
+func DialAddr(a net.Addr) string {
 	if ta, ok := a.(*net.TCPAddr); ok && ta.IP.IsUnspecified() {
 		return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/console"
 	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/idempotency"
@@ -52,6 +53,7 @@ func statements(t *testing.T, root string) []statement {
 	equal(t, mk["DYNAMODB_PORT"], strconv.Itoa(local.DynamoDBLocalPort), "Makefile DYNAMODB_PORT ?= and devstack.EnvOptions' DYNAMODB_PORT default")
 	equal(t, mk["TENANTS_FILE"], local.TenantsFile, "Makefile TENANTS_FILE ?= and devstack.EnvOptions' default")
 	equal(t, mk["LOG_FILE"], local.LogFile, "Makefile LOG_FILE ?= and devstack.DefaultLogFile")
+	equal(t, mk["CONSOLE_ADDR"], console.DefaultAddr, "Makefile CONSOLE_ADDR ?= and console.DefaultAddr")
 	dedupHours := strconv.Itoa(int(idempotency.DefaultRetention / time.Hour))
 	equal(t, core("Parameters", "DedupRetentionHours", "Default"), dedupHours, "template.yaml DedupRetentionHours default and idempotency.DefaultRetention in hours")
 	equal(t, core("Parameters", "LeaseSeconds", "Default"), seconds(idempotency.DefaultLease), "template.yaml LeaseSeconds default and idempotency.DefaultLease")
@@ -177,6 +179,7 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/development.md", "make run MOTO_PORT=(\\d+)|make invoke MOTO_PORT=(\\d+)", "5000", "the example's own port (not a default)"},
 		{"docs/development.md", `\(.TARGET_ADDR., .127\.0\.0\.1:(\d+).\)|http://127\.0\.0\.1:(\d+)/control`, targetPort, targetSrc},
 		{"docs/development.md", `http://127\.0\.0\.1:(\d+)/webhooks`, apiPort, apiSrc},
+		{"docs/operations.md", `http://127\.0\.0\.1:(\d+)/`, port(t, console.DefaultAddr), "console.DefaultAddr"},
 		{"docs/development.md", "outbound `timeout` \\((\\d+) s by default\\)", strconv.Itoa(int(forward.DefaultTimeout / time.Second)), "forward.DefaultTimeout"},
 		{"docs/development.md", `retried, (\d+) attempts over about a minute under .make run.`, strconv.Itoa(devstack.LocalMaxAttempts), "devstack.LocalMaxAttempts"},
 		{"docs/development.md", `with .status. \((\d+) by default\)`, strconv.Itoa(http.StatusTooManyRequests), "the local target's rate rule (pkg/local/devstack/rules.go: cmp.Or(r.Status, http.StatusTooManyRequests))"},
@@ -225,7 +228,7 @@ func statements(t *testing.T, root string) []statement {
 	for v, want := range map[string]string{
 		"ADDR": mk["ADDR"], "TARGET_ADDR": local.TargetAddr, "MOTO_PORT": mk["MOTO_PORT"], "DYNAMODB_PORT": mk["DYNAMODB_PORT"],
 		"EMULATOR_HOST": local.Host, "TENANTS_FILE": mk["TENANTS_FILE"], "DYNAMODB_LOCAL_DIR": local.DynamoDBLocalDir,
-		"LOG_FILE": mk["LOG_FILE"], "FUZZTIME": mk["FUZZTIME"], "COUNT": mk["COUNT"],
+		"LOG_FILE": mk["LOG_FILE"], "FUZZTIME": mk["FUZZTIME"], "COUNT": mk["COUNT"], "CONSOLE_ADDR": mk["CONSOLE_ADDR"],
 	} {
 		src := "Makefile " + v + " ?="
 		if _, ok := mk[v]; !ok {
@@ -268,19 +271,20 @@ func statements(t *testing.T, root string) []statement {
 	return out
 }
 
-var sinceFlag = regexp.MustCompile(`fs\.Duration\("since", (\d+) ?\* ?24 ?\* ?time\.Hour`)
+var sinceFlag = regexp.MustCompile(`fs\.DurationVar\(&f\.Since, "since", (\d+) ?\* ?24 ?\* ?time\.Hour`)
 
-// sinceDays reads scripts/inspect's -since default, in days, from its
-// main (a main package cannot be imported).
+// sinceDays reads scripts/inspect's -since default, in days, from the
+// package defining it (scripts/internal/stack: internal to scripts/, it
+// cannot be imported here).
 func sinceDays(t *testing.T, root string) string {
 	t.Helper()
-	b, err := os.ReadFile(root + "/scripts/inspect/main.go")
+	b, err := os.ReadFile(root + "/scripts/internal/stack/stack.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := sinceFlag.FindSubmatch(b)
 	if m == nil {
-		t.Fatalf("scripts/inspect/main.go: no -since flag matches %s", sinceFlag)
+		t.Fatalf("scripts/internal/stack/stack.go: no -since flag matches %s", sinceFlag)
 	}
 	return string(m[1])
 }
