@@ -20,11 +20,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/apigatewayv2"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/bootstrap"
 	"github.com/hookpack/hookpack/pkg/local/capture"
@@ -34,6 +36,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/local/runtimeapi"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/watch"
 )
 
 // Options configure a rehearsal.
@@ -229,7 +232,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 
-	o.Logf("run the watch once, as its schedule does, on the dead letter the poison event left")
+	o.Logf("pause destination %s, leave an event waiting in the queue for it", RehearsalDestination)
+	if err := pauseAndWait(ctx, cfg, rep, o.Tenant, tenantTpl); err != nil {
+		return nil, err
+	}
+	o.Logf("run the watch once, as its schedule does, on the dead letter the poison event left and the paused destination")
 	if err := watchOnce(ctx, o, rep, rec, binaries); err != nil {
 		return nil, err
 	}
@@ -469,6 +476,46 @@ func watchOnce(ctx context.Context, o Options, rep *Report, rec *capture.Recorde
 	}
 	if !slices.ContainsFunc(rec.Calls(), func(c capture.Call) bool { return c.Function == f.LogicalID && c.Action == "sns:Publish" }) {
 		rep.failf("%s: no notification published for tenant %s, whose DLQ holds the poison event", f.LogicalID, o.Tenant)
+	}
+	if !slices.ContainsFunc(rec.Calls(), func(c capture.Call) bool {
+		return c.Function == f.LogicalID && c.Action == "dynamodb:GetItem" && strings.Contains(c.Resource, "LedgerTable")
+	}) {
+		rep.failf("%s: did not read the paused destination of tenant %s, whose queue holds a message", f.LogicalID, o.Tenant)
+	}
+	return nil
+}
+
+// pauseAndWait pauses the tenant's destination as tenant.sh pause does
+// (package destination, on the core stack's ledger table) and leaves one
+// message in the tenant's queue, as an event waiting for it: the watch then
+// reads the queue's threshold tag and the tenant's pauses, and alerts the
+// pause (watchOnce). The pollers have stopped, so nothing takes it.
+func pauseAndWait(ctx context.Context, cfg aws.Config, rep *Report, tenantID string, tenantTpl Template) error {
+	ledgerTable := rep.Core.Resources["LedgerTable"].Physical
+	if ledgerTable == "" {
+		rep.failf("the core stack created no LedgerTable")
+		return nil
+	}
+	// moto's CloudFormation stores the queue's tag from a Number parameter
+	// as a JSON number, which the SDK refuses to read (AWS stores the
+	// string): tag it again as AWS would have, from the template's default.
+	params, _ := tenantTpl["Parameters"].(map[string]any)
+	threshold, _ := params["OldestMessageAlarmSeconds"].(map[string]any)
+	queueURL := rep.TenantStack.Resources["Queue"].Physical
+	if _, err := sqs.NewFromConfig(cfg).TagQueue(ctx, &sqs.TagQueueInput{QueueUrl: aws.String(queueURL),
+		Tags: map[string]string{watch.ThresholdTag: fmt.Sprint(threshold["Default"])}}); err != nil {
+		return fmt.Errorf("tag %s: %w", queueURL, err)
+	}
+	rep.notef("TenantStack Queue: moto's CloudFormation stores the tag %s as a JSON number, which the SDK cannot read; the rehearsal tags it again with the string AWS stores (%v)", watch.ThresholdTag, threshold["Default"])
+	if _, err := destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), ledgerTable).Pause(ctx, tenantID, RehearsalDestination, "rehearsal: maintenance", time.Now()); err != nil {
+		return fmt.Errorf("pause %s/%s: %w", tenantID, RehearsalDestination, err)
+	}
+	_, err := sqs.NewFromConfig(cfg).SendMessage(ctx, &sqs.SendMessageInput{
+		QueueUrl: aws.String(queueURL), MessageBody: aws.String(`{"waiting":"for the paused destination"}`),
+		MessageGroupId: aws.String("rehearsal-paused"), MessageDeduplicationId: aws.String("rehearsal-paused"),
+	})
+	if err != nil {
+		return fmt.Errorf("leave a message waiting: %w", err)
 	}
 	return nil
 }
