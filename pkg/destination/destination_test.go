@@ -125,7 +125,7 @@ func TestPoll(t *testing.T) {
 		}
 	}
 	// A pause of 12 days (the queue's retention less the worker's expiry
-	// margin) costs a waiting message well under the queue's 170 receives.
+	// margin) costs a waiting message well under the queue's default 280 receives.
 	receives, at := 0, time.Duration(0)
 	for at < 12*24*time.Hour {
 		at += destination.Poll(at)

@@ -61,11 +61,11 @@ func pausedFixture(t *testing.T, mod func(*worker.Config)) (*fixture, *destPoste
 // A paused destination's messages wait, for days, without an attempt or a
 // dead letter, coming back at the poll interval; on resume they are
 // delivered in order. The tenant's states are read once per invocation.
-// MaxAttempts is the template's default, whose maxReceiveCount (170) the
+// MaxAttempts is the template's default, whose maxReceiveCount (280) the
 // waits stay well under.
 func TestPausedDestinationWaits(t *testing.T) {
 	ctx := context.Background()
-	f, p, store := pausedFixture(t, func(c *worker.Config) { c.MaxAttempts = 15 })
+	f, p, store := pausedFixture(t, func(c *worker.Config) { c.MaxAttempts = 26 })
 	pausedAt := f.clock.Now()
 	if _, err := store.Pause(ctx, "acme", "billing", "maintenance", pausedAt); err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestPausedDestinationWaits(t *testing.T) {
 		t.Errorf("%d dead letters after 3 days paused, want none", len(f.sqs.sent))
 	}
 	if receives > 100 {
-		t.Errorf("%d receives over 3 days paused, want at most 100 (the queue's maxReceiveCount is 170)", receives)
+		t.Errorf("%d receives over 3 days paused, want at most 100 (the queue's maxReceiveCount is 280)", receives)
 	}
 	if v := time.Duration(f.sqs.visibility["rh-e1"]) * time.Second; v != destination.Poll(f.clock.Now().Sub(pausedAt)) {
 		t.Errorf("visibility after 3 days paused = %s, want %s", v, destination.Poll(f.clock.Now().Sub(pausedAt)))

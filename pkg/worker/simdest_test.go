@@ -404,8 +404,8 @@ func (w *world) pacedPast(m *simMsg) bool {
 // burst 1) answers 429 to every request. Each 429 pauses the destination
 // (1 s without Retry-After) and the message comes back paced, then once
 // more without a slot (30 s), none of them an attempt; each is a receive,
-// so after maxReceiveCount receives (50 here, MinMaxReceiveCount(3); 170
-// in a tenant stack, about 40 minutes at this pace) SQS moves the message
+// so after maxReceiveCount receives (50 here, MinMaxReceiveCount(3); 280
+// in a tenant stack, about an hour at this pace) SQS moves the message
 // to the DLQ itself, without a reason. The worker never counts those
 // receives against anything. Fixed: decide dead-letters a paced message
 // with its reason at 10 × MaxAttempts receives, before maxReceiveCount.

@@ -44,11 +44,12 @@ const (
 	DefaultEffectTimeout = 10 * time.Second
 	// DefaultQueueRetention is SQS's maximum, the tenant queues' setting.
 	DefaultQueueRetention = 14 * 24 * time.Hour
-	// DefaultExpiryMargin is longer than a message can spend as its
-	// conversation's head (15 attempts span at most 23 h), so the messages
-	// behind a failing head, which SQS hands out only after it, reach the
-	// worker before their retention ends, and are dead-lettered if they
-	// are that old.
+	// DefaultExpiryMargin is kept free at the end of a message's
+	// retention: a conversation's head, failing or waiting, is
+	// dead-lettered before it (nearEnd) whatever its horizon and attempts,
+	// so the messages behind it, which SQS hands out only after it and
+	// which are no older, reach the worker before their retention ends,
+	// and are dead-lettered if they are that old.
 	DefaultExpiryMargin = 48 * time.Hour
 	// DefaultReplayMargin covers the ingest's dedup window: a later copy of
 	// an event (the ingest's second send) carries a later receivedAt than

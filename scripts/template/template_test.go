@@ -18,9 +18,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	rendering "github.com/hookpack/hookpack/pkg/local/render"
 	"github.com/hookpack/hookpack/pkg/queue"
+	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/watch"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -492,6 +494,41 @@ func TestMaxReceiveCountLeavesTheWorkerTheLastWord(t *testing.T) {
 	receives := int(num(t, render(t, "template-tenant.yaml").Parameters["MaxReceiveCount"]["Default"]))
 	if want := worker.MinMaxReceiveCount(attempts); receives < want || receives > 1000 {
 		t.Errorf("tenant MaxReceiveCount default = %d, want %d..1000 for the core's WorkerMaxAttempts %d", receives, want, attempts)
+	}
+}
+
+// The default deployment retries a destination's own failures for its
+// whole default horizon: the template's WorkerMaxAttempts, with the
+// worker's backoff (the template's RETRY_BASE_DELAY and RETRY_MAX_DELAY,
+// or the defaults) at its least jitter, span at least tenant.DefaultHorizon
+// from the first attempt, so the horizon, which dead-letters with its
+// reason, ends the retries before the count could.
+func TestDefaultAttemptsOutlastTheDefaultHorizon(t *testing.T) {
+	core := render(t, "template.yaml")
+	attempts := int(num(t, core.Parameters["WorkerMaxAttempts"]["Default"]))
+	if attempts == 0 {
+		return // no limit: only the horizon ends the retries
+	}
+	r := worker.Retry{Jitter: func() float64 { return 0 }}
+	env := envVars(core.Resources["WorkerFunction"])
+	for name, d := range map[string]*time.Duration{"RETRY_BASE_DELAY": &r.Base, "RETRY_MAX_DELAY": &r.Max} {
+		v, ok := env[name]
+		if !ok {
+			continue
+		}
+		s, _ := v.(string)
+		parsed, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("WorkerFunction %s = %v: not a Go duration", name, v)
+		}
+		*d = parsed
+	}
+	var span time.Duration
+	for n := 1; n < attempts; n++ {
+		span += r.Delay(n, 0)
+	}
+	if span < tenant.DefaultHorizon {
+		t.Errorf("WorkerMaxAttempts default %d spans %v at least (least jitter), want ≥ tenant.DefaultHorizon %v: a failing destination's retries would end before its horizon", attempts, span, tenant.DefaultHorizon)
 	}
 }
 

@@ -211,7 +211,14 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/receiving.md", `from (\d+) s, at most \d+ h`, seconds(worker.DefaultRetryBase), "worker.DefaultRetryBase"},
 		{"docs/receiving.md", `from \d+ s, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
 		{"docs/reliability.md docs/architecture.md", `^\| (\d+) h \| SQS's visibility limit|Retry-After, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
-		{"docs/receiving.md", "`WorkerMaxAttempts` attempts \\((\\d+) by default\\)", strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
+		{"docs/receiving.md", "`WorkerMaxAttempts` attempts \\((\\d+) by default", strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
+		{"docs/receiving.md", `\(\d+ by default, spanning at least (\d+) h`, retrySpan(attempts, 0), "worker.Retry's delays between WorkerMaxAttempts attempts, least jitter"},
+		{"docs/reliability.md", "^\\| (\\d+) days \\(a destination's default `horizon`\\)", days(tenant.DefaultHorizon), "tenant.DefaultHorizon"},
+		{"docs/operations.md", `\((\d+) attempts span \d+ to \d+ hours\)`, strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
+		{"docs/operations.md", `attempts span (\d+) to \d+ hours\)|per \d+ hours beyond (\d+)`, retrySpan(attempts, 0), "worker.Retry's delays between WorkerMaxAttempts attempts, least jitter"},
+		{"docs/operations.md", `attempts span \d+ to (\d+) hours\)`, retrySpan(attempts, 1), "worker.Retry's delays between WorkerMaxAttempts attempts, most jitter"},
+		{"docs/operations.md", `one more attempt per (\d+) hours`, strconv.Itoa(int(worker.MaxDelay / 2 / time.Hour)), "worker.MaxDelay at its least jitter"},
+		{"docs/operations.md", `the longest one \((\d+) receives\)`, strconv.Itoa(worker.MinMaxReceiveCount(attemptsFor(tenant.MaxHorizon))), "worker.MinMaxReceiveCount of the attempts spanning tenant.MaxHorizon"},
 		{"docs/reliability.md", `\((\d+) attempts\)`, strconv.Itoa(attempts), "template.yaml WorkerMaxAttempts"},
 		{"docs/reliability.md", `^\| (\d+)–\d+ h \(\d+ attempts\)`, retrySpan(attempts, 0), "worker.Retry's delays between WorkerMaxAttempts attempts, least jitter"},
 		{"docs/reliability.md", `^\| \d+–(\d+) h \(\d+ attempts\)`, retrySpan(attempts, 1), "worker.Retry's delays between WorkerMaxAttempts attempts, most jitter"},
@@ -332,6 +339,17 @@ func retrySpan(attempts int, jitter float64) string {
 		total += r.Delay(n, 0)
 	}
 	return strconv.Itoa(int(total.Round(time.Hour) / time.Hour))
+}
+
+// attemptsFor returns the fewest attempts whose delays between them, at
+// the least jitter, span h.
+func attemptsFor(h time.Duration) int {
+	r := worker.Retry{Jitter: func() float64 { return 0 }}
+	n := 1
+	for total := time.Duration(0); total < h; n++ {
+		total += r.Delay(n, 0)
+	}
+	return n
 }
 
 // horizon returns the retry horizon of catalog row name in units.
