@@ -109,16 +109,20 @@ func (f *facts) horizon(h time.Duration, name string) {
 
 // waitFor is how long a waiting message stays hidden: the wait asked for
 // or, without one, the backoff of its receives; after waitFreeReceives
-// receives, at least spacing, so that a destination asking for short waits
-// for days never uses up the receives the worker gives a message
-// (maxBatch × MaxAttempts, below the queue's maxReceiveCount) before its
-// horizon.
+// receives, at least the backoff of the receives beyond them, up to
+// spacing, so that a destination asking for short waits for days never
+// uses up the receives the worker gives a message (maxBatch × MaxAttempts,
+// below the queue's maxReceiveCount) before its horizon, while one that
+// throttles for minutes is tried again within minutes of its recovery: the
+// waits grow from the backoff's base to spacing in a few receives (about
+// a dozen of the hundreds a message has), and spacing then spreads what
+// is left evenly over the time left.
 func (f facts) waitFor(asked time.Duration) time.Duration {
 	if asked <= 0 {
 		asked = f.retry.Delay(max(f.receives, 1), 0)
 	}
 	if f.receives > waitFreeReceives {
-		asked = max(asked, f.spacing())
+		asked = max(asked, min(f.retry.Delay(f.receives-waitFreeReceives, 0), f.spacing()))
 	}
 	if rem := asked % time.Second; rem != 0 {
 		asked += time.Second - rem

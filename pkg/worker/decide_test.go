@@ -115,16 +115,21 @@ func TestDecide(t *testing.T) {
 			f.receives = 3
 			return f
 		}(), vRetry, outPaced, 8 * time.Second, ""},
-		{"waiting past ten receives: the wait spreads what is left of them over its horizon", func() facts {
+		{"waiting past ten receives: at least the backoff of the receives beyond ten", func() facts {
 			f := base(RetryAfter(ErrPaced, 2*time.Second))
 			f.receives, f.horizonEnd, f.destination = 12, now.Add(18*time.Hour), "c"
 			return f
-		}(), vRetry, outPaced, time.Hour, ""},
-		{"waiting past ten receives, no horizon: spread over its retention less the margin", func() facts {
+		}(), vRetry, outPaced, 4 * time.Second, ""},
+		{"waiting far past ten receives: the backoff up to what is left of them spread over its horizon", func() facts {
 			f := base(RetryAfter(ErrPaced, 2*time.Second))
-			f.receives, f.retentionEnd = 12, now.Add(48*time.Hour+18*time.Hour)
+			f.receives, f.horizonEnd, f.destination = 24, now.Add(18*time.Hour), "c"
 			return f
-		}(), vRetry, outPaced, time.Hour, ""},
+		}(), vRetry, outPaced, 3 * time.Hour, ""},
+		{"waiting far past ten receives, no horizon: spread over its retention less the margin", func() facts {
+			f := base(RetryAfter(ErrPaced, 2*time.Second))
+			f.receives, f.retentionEnd = 24, now.Add(48*time.Hour+18*time.Hour)
+			return f
+		}(), vRetry, outPaced, 3 * time.Hour, ""},
 		{"waiting past its destination's horizon: dead-lettered with the reason", func() facts {
 			f := base(RetryAfter(ErrPaced, time.Hour))
 			f.horizonEnd, f.destination = now.Add(30*time.Minute), "crm"
