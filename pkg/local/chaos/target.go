@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -36,9 +40,14 @@ type target struct {
 	order   map[string][]int           // tenant/conversation[@destination] → seqs in the order applied
 	dests   map[string]*destStats      // destTenant's destinations by name
 	// lastAt is when each tenant/event id last reached the target, re-sends included.
-	lastAt  map[string]time.Time
-	applied int
-	refused int
+	lastAt map[string]time.Time
+	// firstAt is when each tenant/event id@destination was first applied;
+	// disturbed holds those whose message was in an invocation an injected
+	// process fault touched (set by destTenant's pollers).
+	firstAt   map[string]time.Time
+	disturbed map[string]bool
+	applied   int
+	refused   int
 }
 
 // effect is what the target knows of one Idempotency-Key.
@@ -57,7 +66,7 @@ func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(s
 	return &target{
 		tenants: tenants, faults: faults, poison: poison, slow: slow,
 		byKey: map[string]*effect{}, byEvent: map[string]map[string]bool{}, order: map[string][]int{},
-		lastAt: map[string]time.Time{}, dests: map[string]*destStats{},
+		lastAt: map[string]time.Time{}, firstAt: map[string]time.Time{}, disturbed: map[string]bool{}, dests: map[string]*destStats{},
 	}
 }
 
@@ -97,7 +106,7 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.requests++
 		st.perSecond[int(now.Sub(t.start)/time.Second)]++
 		t.mu.Unlock()
-		if dest == rated && t.ratedRefusal(w, now) {
+		if dest == rated && t.ratedRefusal(w, now) || dest == down && t.downRefusal(w, now) {
 			return
 		}
 	}
@@ -114,8 +123,10 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fault := t.faults.rates.pick(t.faults.dice.roll("target|"+key), Target5xx, Target429, TargetSlow, TargetReset, TargetLostResponse)
-	if fault == Target429 && tenantID == destTenant && dest == rated {
-		fault = "" // its 429s are its bucket's: none at random
+	if tenantID == destTenant && (dest == healthy || fault == Target429 && dest == rated) {
+		// healthy is the control: no fault at all; all's 429s are its
+		// bucket's and its throttle's, none at random.
+		fault = ""
 	}
 	switch fault {
 	case Target5xx:
@@ -173,8 +184,29 @@ func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 		t.byEvent[ev] = map[string]bool{}
 	}
 	t.byEvent[ev][key] = true
+	if _, ok := t.firstAt[ev]; !ok {
+		t.firstAt[ev] = time.Now()
+	}
 	t.order[conv] = append(t.order[conv], b.Data.Seq)
 	t.applied++
+}
+
+// disturb records that the events of ev's destTenant records were in an
+// invocation an injected process fault touched: their latency says
+// nothing about the other destinations.
+func (t *target) disturb(ctx context.Context, payloads *queue.Payloads, ev events.SQSEvent) {
+	for _, r := range ev.Records {
+		stream, err := queue.StreamOf(r.MessageAttributes)
+		if err != nil || stream.Destination != healthy {
+			continue
+		}
+		_, pointer := r.MessageAttributes[queue.SizeAttribute]
+		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil {
+			t.mu.Lock()
+			t.disturbed[env.Tenant+"/"+env.EventID+"@"+healthy] = true
+			t.mu.Unlock()
+		}
+	}
 }
 
 // reset closes the connection without an answer.
