@@ -26,8 +26,9 @@ import (
 //   - all (rated) takes every event at most destRate a second (burst
 //     destBurst); its target enforces that rate itself (a token bucket
 //     answering 429 above it, every other refusal with Retry-After),
-//     answers 429 with Retry-After to every request from destFaultFrom to
-//     destFaultUntil, then takes half its rate during the squeeze.
+//     throttles from destFaultFrom to destFaultUntil (an eighth of its
+//     rate, every 429 with Retry-After), then takes half its rate during
+//     the squeeze.
 //
 // An operator pauses down from destPauseFrom, within its outage, to
 // destFaultUntil, its end (pkg/destination, as `make pause` does): its
@@ -41,13 +42,24 @@ const (
 	destRate  = 20
 	destBurst = 5
 	// The phases of down's and all's targets, from the start of the run.
-	destFaultFrom   = 20 * time.Second
-	destFaultUntil  = 50 * time.Second
-	destPauseFrom   = 25 * time.Second
-	destSqueezeFrom = 50 * time.Second
-	destSqueezeTo   = 70 * time.Second
-	// throttleRetryAfter is the Retry-After all answers while throttling.
-	throttleRetryAfter = 2
+	destFaultFrom   = 15 * time.Second
+	destFaultUntil  = 45 * time.Second
+	destPauseFrom   = 20 * time.Second
+	destSqueezeFrom = 45 * time.Second
+	destSqueezeTo   = 65 * time.Second
+	// destSendSpan spreads each of destTenant's conversations over the
+	// first 50 s at least (an event no sooner than its share of it after
+	// the previous one's accept): both phases then hold deliveries to
+	// measure, at a load its queue's pollers keep up with.
+	destSendSpan = 50 * time.Second
+	// destHorizon is every destination's retry horizon: a message waiting
+	// longer than its first ten receives waits at least the time left to
+	// its horizon over the receives it has left (72 h by default: half an
+	// hour a wait, past any drain timeout; 15 min: about 6 s); the outage
+	// and the throttle are far shorter.
+	destHorizon = 15 * time.Minute
+	// throttleFactor divides all's rate while it throttles.
+	throttleFactor = 8
 	// rated is the destination with the rate, healthy the control, down
 	// the one with the outage.
 	rated   = "all"
@@ -75,7 +87,7 @@ func destinations(url string, secrets []string, paced bool) []tenant.Destination
 	}
 	for i := range ds {
 		ds[i].URL, ds[i].Secrets = url+"?to="+ds[i].Name, secrets
-		ds[i].Timeout = effectTimeout.String()
+		ds[i].Timeout, ds[i].Horizon = effectTimeout.String(), destHorizon.String()
 	}
 	if !paced {
 		ds[2].Rate, ds[2].Burst = "", 0
@@ -158,17 +170,11 @@ func (t *target) downRefusal(w http.ResponseWriter, now time.Time) bool {
 func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	since := now.Sub(t.start)
 	st := t.dest(rated)
-	if t.faulty(now) {
-		t.mu.Lock()
-		st.tooMany = append(st.tooMany, now)
-		st.retryAfter++
-		t.mu.Unlock()
-		w.Header().Set("Retry-After", fmt.Sprint(throttleRetryAfter))
-		http.Error(w, "throttled", http.StatusTooManyRequests)
-		return true
-	}
-	rate := float64(destRate)
-	if since >= destSqueezeFrom && since < destSqueezeTo {
+	rate, throttling := float64(destRate), t.faulty(now)
+	switch {
+	case throttling:
+		rate /= throttleFactor
+	case since >= destSqueezeFrom && since < destSqueezeTo:
 		rate /= 2
 	}
 	ok, wait := t.bucket.take(now, rate, destBurst)
@@ -177,7 +183,8 @@ func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	}
 	t.mu.Lock()
 	st.tooMany = append(st.tooMany, now)
-	with := len(st.tooMany)%2 == 0 // every other 429 says when to come back
+	// While throttling every 429 says when to come back, else every other.
+	with := throttling || len(st.tooMany)%2 == 0
 	if with {
 		st.retryAfter++
 	}

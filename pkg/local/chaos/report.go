@@ -155,20 +155,26 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 	// A copy that reached the target or ran a custom effect after the
 	// event's dead letter was sent (and the dead letter is still there, so
 	// no replay) applied the event behind it.
-	deadAt := map[string]time.Time{}
+	// Per stream: a dead letter of one destination says nothing of the
+	// event's other destinations.
+	deadAt := map[string]time.Time{} // tenant/event id[@destination] → first dead letter
 	for _, d := range dead {
 		id := d.tenant + "/" + d.eventID
+		if d.stream != "" && d.stream != customStream {
+			id += "@" + d.stream
+		}
 		if at, ok := deadAt[id]; !d.sent.IsZero() && (!ok || d.sent.Before(at)) {
 			deadAt[id] = d.sent
 		}
 	}
 	for id, at := range deadAt {
-		if t.lastAt[id].After(at) || c.lastAt[id].After(at) {
-			last := t.lastAt[id]
-			if c.lastAt[id].After(last) {
-				last = c.lastAt[id]
-			}
-			r.AppliedDead = append(r.AppliedDead, fmt.Sprintf("%s: dead-lettered %s, applied again %s later (%s)", id, at.Format("15:04:05.000"), last.Sub(at), reasonOf(dead, id)))
+		event, _, _ := strings.Cut(id, "@")
+		last := t.lastAt[id]
+		if c.lastAt[event].After(last) && !strings.Contains(id, "@") {
+			last = c.lastAt[event]
+		}
+		if last.After(at) {
+			r.AppliedDead = append(r.AppliedDead, fmt.Sprintf("%s: dead-lettered %s, applied again %s later (%s)", id, at.Format("15:04:05.000"), last.Sub(at), reasonOf(dead, event)))
 		}
 	}
 	sort.Strings(r.AppliedDead)

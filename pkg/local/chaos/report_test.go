@@ -111,6 +111,31 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// TestAppliedDeadPerStream: an event dead-lettered at one destination and
+// delivered later at another was not applied behind its dead letter; sent
+// again to the destination that dead-lettered it, it was.
+func TestAppliedDeadPerStream(t *testing.T) {
+	for _, tt := range []struct {
+		later string // the destination that received the event after the dead letter
+		want  int
+	}{{healthy, 0}, {rated, 1}} {
+		ev := &event{tenant: destTenant, id: "e0", conv: "c", typ: "invoice.paid", accepted: true}
+		w := &workload{all: map[string]*event{destTenant + "/e0": ev}, dups: map[*event][]delivery{}}
+		f := newFaults(1, Rates{}, 0)
+		tgt := newTarget(nil, f, w.isPoison, 0)
+		sent := time.Now()
+		tgt.apply(destTenant, rated, "k-all", body{EventID: "e0"}, "e0")
+		tgt.lastAt[destTenant+"/e0@"+rated] = sent.Add(-time.Second)
+		tgt.apply(destTenant, tt.later, "k-later", body{EventID: "e0"}, "e0")
+		r := &Report{}
+		r.compute(w, &sender{answers: map[string]int{}}, tgt, newCustomEffects(f, w.isPoison, f.chained, 0), f,
+			[]deadLetter{{tenant: destTenant, eventID: "e0", reason: "past the destination's retry horizon", stream: rated, sent: sent}}, nil)
+		if len(r.AppliedDead) != tt.want {
+			t.Errorf("dead-lettered at %s, received later at %s: applied behind its dead letter %v, want %d", rated, tt.later, r.AppliedDead, tt.want)
+		}
+	}
+}
+
 // TestReportTable: one row per line, whatever the reasons hold.
 func TestReportTable(t *testing.T) {
 	w := &workload{all: map[string]*event{"alpha/e0": {tenant: "alpha", id: "e0", poison: true, accepted: true}}, dups: map[*event][]delivery{}}

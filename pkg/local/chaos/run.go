@@ -376,7 +376,7 @@ type poller struct {
 	done func(*envelope.Envelope, queue.Stream)
 	// disturbed, when set, is told of every batch whose invocation an
 	// injected process fault touched (destTenant's queue).
-	disturbed func(context.Context, *queue.Payloads, events.SQSEvent)
+	disturbed func(context.Context, *queue.Payloads, []events.SQSMessage)
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -410,8 +410,12 @@ func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	inv.expire = func() { expire(p.plain, p.url, ev) }
 	resp, err := esm.Invoke(ictx, p.handle, ev, workerTimeout)
 	inv.cancel()
-	if p.disturbed != nil && (inv.dead.Load() || inv.faulted.Load() || err != nil) {
-		p.disturbed(context.WithoutCancel(ctx), p.payloads, ev)
+	if p.disturbed != nil && (inv.dead.Load() || err != nil) {
+		p.disturbed(context.WithoutCancel(ctx), p.payloads, ev.Records)
+	} else if p.disturbed != nil && inv.faulted.Load() {
+		// An AWS fault the SDK retried costs a message nothing it would
+		// not in AWS; one that failed it delays it by a backoff.
+		p.disturbed(context.WithoutCancel(ctx), p.payloads, failedRecords(ev, resp))
 	}
 	if inv.dead.Load() || err != nil { // died or timed out: nothing is deleted
 		return
@@ -435,6 +439,21 @@ func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	if esm.Settle(sctx, p.client, p.url, ev, resp) == nil { // a failed delete redelivers
 		acked(sctx, p.payloads, ev, resp, p.done)
 	}
+}
+
+// failedRecords are the records of ev that resp reports failed.
+func failedRecords(ev events.SQSEvent, resp events.SQSEventResponse) []events.SQSMessage {
+	failed := map[string]bool{}
+	for _, x := range resp.BatchItemFailures {
+		failed[x.ItemIdentifier] = true
+	}
+	var out []events.SQSMessage
+	for _, r := range ev.Records {
+		if failed[r.MessageId] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // crashesBeforeAck reports whether ev holds the first message of a

@@ -222,7 +222,14 @@ func (s *sender) run(ctx context.Context, w *workload) {
 	var wg sync.WaitGroup
 	for _, conv := range w.convs {
 		wg.Go(func() {
-			for _, ev := range conv {
+			var gap time.Duration
+			if len(conv) > 0 && conv[0].tenant == destTenant {
+				gap = destSendSpan / time.Duration(len(conv))
+			}
+			for i, ev := range conv {
+				if i > 0 {
+					sleep(ctx, gap)
+				}
 				for _, d := range w.dups[ev] {
 					if d.concurrent {
 						wg.Go(func() { s.deliver(ctx, d.ev) })

@@ -39,7 +39,8 @@ type target struct {
 	byEvent map[string]map[string]bool // tenant/event id[@destination] → idempotency keys applied
 	order   map[string][]int           // tenant/conversation[@destination] → seqs in the order applied
 	dests   map[string]*destStats      // destTenant's destinations by name
-	// lastAt is when each tenant/event id last reached the target, re-sends included.
+	// lastAt is when each tenant/event id[@destination] last reached the
+	// target, re-sends included.
 	lastAt map[string]time.Time
 	// firstAt is when each tenant/event id@destination was first applied;
 	// disturbed holds those whose message was in an invocation an injected
@@ -164,7 +165,7 @@ func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 	if eventID == "" {
 		eventID = b.EventID
 	}
-	t.lastAt[tenantID+"/"+eventID] = time.Now()
+	t.lastAt[tenantID+"/"+eventID+at(dest)] = time.Now()
 	if e, ok := t.byKey[key]; ok {
 		e.resent++
 		if at, done := t.faults.completedAt(key); done && time.Now().After(at) {
@@ -191,11 +192,11 @@ func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 	t.applied++
 }
 
-// disturb records that the events of ev's destTenant records were in an
-// invocation an injected process fault touched: their latency says
-// nothing about the other destinations.
-func (t *target) disturb(ctx context.Context, payloads *queue.Payloads, ev events.SQSEvent) {
-	for _, r := range ev.Records {
+// disturb records that the healthy destination's messages among records
+// were delayed by an injected process fault: their latency says nothing
+// about the other destinations.
+func (t *target) disturb(ctx context.Context, payloads *queue.Payloads, records []events.SQSMessage) {
+	for _, r := range records {
 		stream, err := queue.StreamOf(r.MessageAttributes)
 		if err != nil || stream.Destination != healthy {
 			continue
