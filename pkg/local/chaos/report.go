@@ -506,9 +506,9 @@ const minLatencySample = 20
 // destFaultFrom) and in the faulty one (destFaultFrom to destFaultUntil,
 // while down is down and all throttles), and fails the run when the
 // faulty phase's p99 exceeds latencyBound times the fault-free one's: a
-// destination unwell must not slow the others. Deliveries whose message
-// was in an invocation an injected process fault touched (an instance
-// killed, an AWS error, a visibility expiry, a timeout: t.disturbed) are
+// destination unwell must not slow the others. Deliveries an injected
+// process fault delayed (t.disturbed: their invocation killed or timed
+// out, or their message failed in an invocation an AWS fault touched) are
 // left out of both phases (counted in Left): those faults strike at
 // random in either phase, and one 12 s visibility timeout decides a p99.
 func (r *Report) computeLatency(w *workload, t *target) {
@@ -595,7 +595,7 @@ func (r *Report) writeDestinations(out io.Writer) {
 	w.Flush()
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
 	fmt.Fprintf(out, "%s paused from %v to %v (during its outage), %d requests from %v to the resume\n", down, destPauseFrom, destFaultUntil, r.pausedRequests(), pausedQuiet)
-	fmt.Fprintf(out, "%s latency, accept to receipt: fault-free (before %v) p50 %s p99 %s over %d; faulty (%v to %v) p50 %s p99 %s over %d (bound %.1f× %s = %s); %d and %d touched by an injected process fault left out\n",
+	fmt.Fprintf(out, "%s latency, accept to receipt: fault-free (before %v) p50 %s p99 %s over %d; faulty (%v to %v) p50 %s p99 %s over %d (bound %.1f× %s = %s); %d and %d delayed by an injected process fault left out\n",
 		healthy, destFaultFrom, ms(r.FaultFree.P50), ms(r.FaultFree.P99), r.FaultFree.N, destFaultFrom, destFaultUntil, ms(r.Faulty.P50), ms(r.Faulty.P99), r.Faulty.N,
 		latencyBound, ms(r.FaultFree.P99), ms(time.Duration(latencyBound*float64(r.FaultFree.P99))), r.FaultFree.Left, r.Faulty.Left)
 	top := 0
