@@ -374,8 +374,9 @@ type poller struct {
 	expired   *eventSet
 	// done records the effects of an acked message's event as done.
 	done func(*envelope.Envelope, queue.Stream)
-	// disturbed, when set, is told of every batch whose invocation an
-	// injected process fault touched (destTenant's queue).
+	// disturbed, when set, is told of the messages an injected process
+	// fault delayed: a killed or timed-out invocation's, and those that
+	// failed in an invocation an AWS fault touched (destTenant's queue).
 	disturbed func(context.Context, *queue.Payloads, []events.SQSMessage)
 }
 

@@ -43,8 +43,8 @@ type target struct {
 	// target, re-sends included.
 	lastAt map[string]time.Time
 	// firstAt is when each tenant/event id@destination was first applied;
-	// disturbed holds those whose message was in an invocation an injected
-	// process fault touched (set by destTenant's pollers).
+	// disturbed holds the healthy destination's whose message an injected
+	// process fault delayed (set by destTenant's pollers).
 	firstAt   map[string]time.Time
 	disturbed map[string]bool
 	applied   int
