@@ -2,8 +2,9 @@
 // local pipeline (see package chaos). SEED replays a run; CHAOS_LOG=<file>
 // keeps the functions' log lines; -unpaced breaks the pack on purpose (a
 // destination's rate left out) to show the report catch it. It exits 1 when
-// the pack lost, doubled or reordered an event, or broke a destination's
-// filter, rate or 429 bound.
+// the pack lost, doubled or reordered an event, dead-lettered a deliverable
+// one, broke a destination's filter, rate or 429 bound, delivered to a
+// paused destination, or let the unwell destinations slow the healthy one.
 package main
 
 import (

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -8,37 +9,70 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/route"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
-// destTenant's events go to several destinations, each with its filter:
-// billing takes the invoice events (by sender and type), vip the events
-// whose body says tier "gold" (a where condition), all every event at
-// most destRate a second (burst destBurst). all's target enforces that
-// rate itself (a token bucket answering 429 above it, every other refusal
-// with Retry-After), takes half of it during the squeeze, and is down
-// (503) from destDownFrom to destDownUntil: a backlog builds, then drains
-// at the rate.
+// destTenant's events go to three destinations over the same
+// conversations, each its own stream, and to a custom effect (its
+// customEffects on the effects stream):
+//   - healthy takes every event and its target never misbehaves: the
+//     control whose latency must not move while the others are unwell;
+//   - down takes the invoice events (by sender and type) and its target
+//     answers 503 to every request from destFaultFrom to destFaultUntil,
+//     an outage shorter than its retry schedule: a backlog builds, then
+//     drains, without a dead letter;
+//   - all (rated) takes every event at most destRate a second (burst
+//     destBurst); its target enforces that rate itself (a token bucket
+//     answering 429 above it, every other refusal with Retry-After),
+//     throttles from destFaultFrom to destFaultUntil (an eighth of its
+//     rate, every 429 with Retry-After), then takes half its rate during
+//     the squeeze.
+//
+// An operator pauses down from destPauseFrom, within its outage, to
+// destFaultUntil, its end (pkg/destination, as `make pause` does): its
+// messages wait, no attempt; on resume its backlog drains in order.
+//
+// Before destFaultFrom every destination is well: the fault-free phase
+// whose healthy latency the faulty phase is measured against.
 const (
 	destTenant = "zeta"
 	// destRate and destBurst are all's rate ("20/s") and burst.
 	destRate  = 20
 	destBurst = 5
-	// The phases of all's target, from the start of the run.
-	destDownFrom    = 20 * time.Second
-	destDownUntil   = 50 * time.Second
-	destSqueezeFrom = 50 * time.Second
-	destSqueezeTo   = 70 * time.Second
-	// rated is the destination with the rate.
-	rated = "all"
+	// The phases of down's and all's targets, from the start of the run.
+	destFaultFrom   = 15 * time.Second
+	destFaultUntil  = 45 * time.Second
+	destPauseFrom   = 20 * time.Second
+	destSqueezeFrom = 45 * time.Second
+	destSqueezeTo   = 65 * time.Second
+	// destSendSpan spreads each of destTenant's conversations over the
+	// first 50 s at least (an event no sooner than its share of it after
+	// the previous one's accept): both phases then hold deliveries to
+	// measure, at a load its queue's pollers keep up with.
+	destSendSpan = 50 * time.Second
+	// destHorizon is every destination's retry horizon: a message waiting
+	// longer than its first ten receives waits at least the time left to
+	// its horizon over the receives it has left (72 h by default: half an
+	// hour a wait, past any drain timeout; 15 min: about 6 s); the outage
+	// and the throttle are far shorter.
+	destHorizon = 15 * time.Minute
+	// throttleFactor divides all's rate while it throttles.
+	throttleFactor = 8
+	// rated is the destination with the rate, healthy the control, down
+	// the one with the outage.
+	rated   = "all"
+	healthy = "healthy"
+	down    = "down"
+	// latencyBound is how much the healthy destination's faulty-phase p99
+	// may exceed its fault-free p99 (×1.5).
+	latencyBound = 1.5
 )
 
-// destTypes are destTenant's event types, in turn by sequence number.
-var destTypes = []string{"invoice.paid", "ticket.opened", "invoice.created", "chaos.step"}
-
-// goldShare is the share of destTenant's events with tier "gold".
-const goldShare = 0.3
+// destTypes are destTenant's event types, in turn by sequence number; each
+// has a custom effect as well (types no other tenant sends).
+var destTypes = []string{"invoice.paid", "ticket.opened", "invoice.created", "ticket.closed"}
 
 // destinations returns destTenant's destinations at url, each with its
 // name in the query (the target tells them apart by the
@@ -46,15 +80,14 @@ const goldShare = 0.3
 // leaves all without its rate (the target still enforces it): the run
 // that shows the report catching a pack that does not pace.
 func destinations(url string, secrets []string, paced bool) []tenant.Destination {
-	gold := route.Value(`"gold"`)
 	ds := []tenant.Destination{
-		{Name: "billing", Filter: &route.Filter{Events: []string{providerName + ":invoice.*"}}},
-		{Name: "vip", Filter: &route.Filter{Where: []route.Condition{{Path: "data.tier", Equals: gold}}}},
+		{Name: healthy},
+		{Name: down, Filter: &route.Filter{Events: []string{providerName + ":invoice.*"}}},
 		{Name: rated, Rate: fmt.Sprintf("%d/s", destRate), Burst: destBurst},
 	}
 	for i := range ds {
 		ds[i].URL, ds[i].Secrets = url+"?to="+ds[i].Name, secrets
-		ds[i].Timeout = effectTimeout.String()
+		ds[i].Timeout, ds[i].Horizon = effectTimeout.String(), destHorizon.String()
 	}
 	if !paced {
 		ds[2].Rate, ds[2].Burst = "", 0
@@ -111,20 +144,37 @@ type destStats struct {
 	events     map[string]bool
 }
 
+// faulty reports whether now is in the faulty phase of down's and all's
+// targets.
+func (t *target) faulty(now time.Time) bool {
+	since := now.Sub(t.start)
+	return since >= destFaultFrom && since < destFaultUntil
+}
+
+// downRefusal answers a request to destTenant's down destination with 503
+// during its outage, and reports whether it did.
+func (t *target) downRefusal(w http.ResponseWriter, now time.Time) bool {
+	if !t.faulty(now) {
+		return false
+	}
+	st := t.dest(down)
+	t.mu.Lock()
+	st.down++
+	t.mu.Unlock()
+	http.Error(w, "injected outage", http.StatusServiceUnavailable)
+	return true
+}
+
 // ratedRefusal answers a request to destTenant's rated destination from
 // its phase and bucket, and reports whether it did.
 func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	since := now.Sub(t.start)
 	st := t.dest(rated)
-	if since >= destDownFrom && since < destDownUntil {
-		t.mu.Lock()
-		st.down++
-		t.mu.Unlock()
-		http.Error(w, "injected outage", http.StatusServiceUnavailable)
-		return true
-	}
-	rate := float64(destRate)
-	if since >= destSqueezeFrom && since < destSqueezeTo {
+	rate, throttling := float64(destRate), t.faulty(now)
+	switch {
+	case throttling:
+		rate /= throttleFactor
+	case since >= destSqueezeFrom && since < destSqueezeTo:
 		rate /= 2
 	}
 	ok, wait := t.bucket.take(now, rate, destBurst)
@@ -133,7 +183,8 @@ func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	}
 	t.mu.Lock()
 	st.tooMany = append(st.tooMany, now)
-	with := len(st.tooMany)%2 == 0 // every other 429 says when to come back
+	// While throttling every 429 says when to come back, else every other.
+	with := throttling || len(st.tooMany)%2 == 0
 	if with {
 		st.retryAfter++
 	}
@@ -143,6 +194,27 @@ func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	}
 	http.Error(w, "over the rate", http.StatusTooManyRequests)
 	return true
+}
+
+// pausedQuiet is when, after destPauseFrom, down's target must hear
+// nothing more until its resume: the workers' destination caches have
+// read the pause (destination.DefaultCacheTTL) and an invocation that
+// read it before has ended (workerTimeout), plus a second.
+const pausedQuiet = destPauseFrom + destination.DefaultCacheTTL + workerTimeout + time.Second
+
+// pause pauses down at start+destPauseFrom and resumes it at
+// start+destFaultUntil, as an operator would; a failed call is a problem
+// of the run.
+func pause(ctx context.Context, states *destination.DynamoDB, start time.Time, problem func(string)) {
+	sleep(ctx, time.Until(start.Add(destPauseFrom)))
+	if _, err := states.Pause(ctx, destTenant, down, "chaos: down for maintenance", time.Now()); err != nil {
+		problem(err.Error())
+		return
+	}
+	sleep(ctx, time.Until(start.Add(destFaultUntil)))
+	if _, err := states.Resume(context.WithoutCancel(ctx), destTenant, down); err != nil {
+		problem(err.Error())
+	}
 }
 
 // dest returns name's stats (t.mu not held).
@@ -187,6 +259,12 @@ type DestinationReport struct {
 	TooMany, RetryAfter, Episodes, MaxEpisode int
 	Down                                      int // 503s while its target was down
 	Lost, Doubled, Violations, Misrouted      int
+	// Dead counts its dead letters, Deliverable those of events its
+	// target would have accepted (not poison: each fails the run).
+	Dead, Deliverable int
+	// WhilePaused counts the requests down's target received between
+	// pausedQuiet and its resume (each fails the run).
+	WhilePaused int
 }
 
 // stormGap separates 429 episodes: a 429 within it of the previous one

@@ -243,6 +243,8 @@ func (f *Faults) recordDone(k ledger.Key) {
 type invocation struct {
 	cancel context.CancelFunc
 	dead   atomic.Bool
+	// faulted: the transport injected a fault into one of its requests.
+	faulted atomic.Bool
 	// expire, set for worker invocations, makes the batch visible again at
 	// once (the VisibilityExpires fault).
 	expire func()
@@ -381,6 +383,9 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if death != "" {
 		fault = "" // one fault per request
 	}
+	if inv != nil && (death != "" || fault != "") {
+		inv.faulted.Store(true)
+	}
 	switch fault {
 	case AWSError:
 		t.f.count(fault)
@@ -411,6 +416,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		// the effect run on long enough for another poller to take it.
 		if t.f.dice.roll("expire|"+c.key) < t.f.rates[VisibilityExpires] {
 			t.f.count(VisibilityExpires)
+			inv.faulted.Store(true)
 			inv.expire()
 			sleep(ctx, 2*t.f.hang)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -57,6 +58,13 @@ type Report struct {
 	// Storms 429 episodes longer than stormBound.
 	Destinations                []DestinationReport
 	Misrouted, OverRate, Storms []string
+	// Fault-free and Faulty are the healthy destination's delivery
+	// latencies (see computeLatency); Slow holds its breach, if any.
+	FaultFree, Faulty Latency
+	Slow              []string
+	// Paused lists requests down's target received while it was paused
+	// (after pausedQuiet), and a pause or resume that failed.
+	Paused []string
 }
 
 // compute fills the report from what the run recorded.
@@ -147,20 +155,26 @@ func (r *Report) compute(w *workload, s *sender, t *target, c *customEffects, f 
 	// A copy that reached the target or ran a custom effect after the
 	// event's dead letter was sent (and the dead letter is still there, so
 	// no replay) applied the event behind it.
-	deadAt := map[string]time.Time{}
+	// Per stream: a dead letter of one destination says nothing of the
+	// event's other destinations.
+	deadAt := map[string]time.Time{} // tenant/event id[@destination] → first dead letter
 	for _, d := range dead {
 		id := d.tenant + "/" + d.eventID
+		if d.stream != "" && d.stream != customStream {
+			id += "@" + d.stream
+		}
 		if at, ok := deadAt[id]; !d.sent.IsZero() && (!ok || d.sent.Before(at)) {
 			deadAt[id] = d.sent
 		}
 	}
 	for id, at := range deadAt {
-		if t.lastAt[id].After(at) || c.lastAt[id].After(at) {
-			last := t.lastAt[id]
-			if c.lastAt[id].After(last) {
-				last = c.lastAt[id]
-			}
-			r.AppliedDead = append(r.AppliedDead, fmt.Sprintf("%s: dead-lettered %s, applied again %s later (%s)", id, at.Format("15:04:05.000"), last.Sub(at), reasonOf(dead, id)))
+		event, _, _ := strings.Cut(id, "@")
+		last := t.lastAt[id]
+		if c.lastAt[event].After(last) && !strings.Contains(id, "@") {
+			last = c.lastAt[event]
+		}
+		if last.After(at) {
+			r.AppliedDead = append(r.AppliedDead, fmt.Sprintf("%s: dead-lettered %s, applied again %s later (%s)", id, at.Format("15:04:05.000"), last.Sub(at), reasonOf(dead, event)))
 		}
 	}
 	sort.Strings(r.AppliedDead)
@@ -228,7 +242,7 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // not drain.
 func (r *Report) Failed() bool {
 	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.AppliedDead)+len(r.IAM.Denied)+
-		len(r.Misrouted)+len(r.OverRate)+len(r.Storms) > 0 || !r.Drained
+		len(r.Misrouted)+len(r.OverRate)+len(r.Storms)+len(r.Slow)+len(r.Paused) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -267,7 +281,7 @@ func (r *Report) Write(out io.Writer) {
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"at a destination whose filter excludes them", r.Misrouted}, {"over the rate", r.OverRate}, {"429 storms", r.Storms}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"at a destination whose filter excludes them", r.Misrouted}, {"over the rate", r.OverRate}, {"429 storms", r.Storms}, {"healthy destination slowed by the others", r.Slow}, {"delivered to while paused", r.Paused}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}
@@ -328,11 +342,21 @@ func at(dest string) string {
 //
 // Doubled and order violations are counted in compute (per destination:
 // by its Idempotency-Keys, and per conversation at it).
-func (r *Report) computeDestinations(w *workload, t *target, ds []tenant.Destination, dead []deadLetter) {
-	dlq := map[string]bool{}
+func (r *Report) computeDestinations(w *workload, t *target, c *customEffects, ds []tenant.Destination, dead []deadLetter) {
+	dlq := map[string]bool{} // event id@stream with a dead letter
+	deadAt := map[string]int{}
+	deliverable := map[string]int{}
 	for _, d := range dead {
-		dlq[d.tenant+"/"+d.eventID] = true
+		if d.tenant != destTenant {
+			continue
+		}
+		dlq[d.eventID+"@"+d.stream] = true
+		deadAt[d.stream]++
+		if ev, ok := w.all[d.tenant+"/"+d.eventID]; !ok || !ev.poison {
+			deliverable[d.stream]++
+		}
 	}
+	var wantCustom []string              // tenant/event ids whose custom effects should all apply
 	want := map[string]map[string]bool{} // destination → event ids it should receive
 	selects := map[string]map[string]bool{}
 	for _, d := range ds {
@@ -342,16 +366,18 @@ func (r *Report) computeDestinations(w *workload, t *target, ds []tenant.Destina
 		if ev.tenant != destTenant {
 			continue
 		}
-		ev.mu.Lock()
-		accepted := ev.accepted
-		ev.mu.Unlock()
+		accepted, _ := ev.acceptance()
 		for _, name := range expected(ds, ev) {
 			selects[name][ev.id] = true
-			if accepted && !dlq[id] {
+			if accepted && !dlq[ev.id+"@"+name] {
 				want[name][ev.id] = true
 			}
 		}
+		if accepted && !dlq[ev.id+"@"+customStream] {
+			wantCustom = append(wantCustom, id)
+		}
 	}
+	r.customRow(c, wantCustom, deadAt[customStream], deliverable[customStream])
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, d := range ds {
@@ -362,6 +388,15 @@ func (r *Report) computeDestinations(w *workload, t *target, ds []tenant.Destina
 			st = &destStats{perSecond: map[int]int{}, events: map[string]bool{}}
 		}
 		dr.Events, dr.Requests, dr.TooMany, dr.RetryAfter, dr.Down = len(st.events), st.requests, len(st.tooMany), st.retryAfter, st.down
+		dr.Dead, dr.Deliverable = deadAt[d.Name], deliverable[d.Name]
+		if d.Name == down {
+			for sec := int((pausedQuiet + time.Second - 1) / time.Second); sec < int(destFaultUntil/time.Second); sec++ {
+				dr.WhilePaused += st.perSecond[sec]
+			}
+			if dr.WhilePaused > 0 {
+				r.Paused = append(r.Paused, fmt.Sprintf("%s: %d requests from the %vth second, %v after its pause, to its resume at %v", down, dr.WhilePaused, pausedQuiet.Seconds(), pausedQuiet-destPauseFrom, destFaultUntil))
+			}
+		}
 		for id := range want[d.Name] {
 			if !st.events[id] {
 				dr.Lost++
@@ -406,6 +441,123 @@ func (r *Report) computeDestinations(w *workload, t *target, ds []tenant.Destina
 	for _, l := range [][]string{r.Lost, r.Misrouted, r.OverRate} {
 		sort.Strings(l)
 	}
+	r.computeLatency(w, t)
+}
+
+// pausedRequests are down's requests while paused.
+func (r *Report) pausedRequests() int {
+	for _, d := range r.Destinations {
+		if d.Name == down {
+			return d.WhilePaused
+		}
+	}
+	return 0
+}
+
+// customStream names destTenant's custom effects' stream in its
+// dead letters and rows.
+const customStream = "custom effects"
+
+// customRow adds the row of destTenant's custom effects: lost are the
+// accepted events of want whose effects did not all apply; doubled and
+// order violations are compute's, of destTenant's custom effects.
+func (r *Report) customRow(c *customEffects, want []string, dead, deliverable int) {
+	applied, _, _, _, _ := c.outcomes()
+	dr := DestinationReport{Name: customStream, Filter: "every event", Dead: dead, Deliverable: deliverable}
+	for _, id := range want {
+		if !applied[id] {
+			dr.Lost++
+			r.Lost = append(r.Lost, id+" (custom effects)")
+		}
+	}
+	for id := range applied {
+		if strings.HasPrefix(id, destTenant+"/") {
+			dr.Events++
+		}
+	}
+	dr.Expected = len(want)
+	for _, s := range r.Doubled {
+		if strings.HasPrefix(s, destTenant+"/") && strings.Contains(s, " effect ") {
+			dr.Doubled++
+		}
+	}
+	for _, s := range r.Violations {
+		if conv, _, _ := strings.Cut(s, ":"); strings.HasPrefix(conv, destTenant+"/") && !strings.Contains(conv, "@") {
+			dr.Violations++
+		}
+	}
+	r.Destinations = append(r.Destinations, dr)
+}
+
+// Latency is a sample of delivery latencies: N deliveries (Left more left
+// out, see computeLatency), their median and 99th percentile.
+type Latency struct {
+	N, Left  int
+	P50, P99 time.Duration
+}
+
+// minLatencySample is the fewest deliveries a phase needs for its p99 to
+// be compared.
+const minLatencySample = 20
+
+// computeLatency measures the healthy destination's delivery latency —
+// from the ingest's accept (the first 2xx the sender got) to the target's
+// first receipt — of the events accepted in the fault-free phase (before
+// destFaultFrom) and in the faulty one (destFaultFrom to destFaultUntil,
+// while down is down and all throttles), and fails the run when the
+// faulty phase's p99 exceeds latencyBound times the fault-free one's: a
+// destination unwell must not slow the others. Deliveries an injected
+// process fault delayed (t.disturbed: their invocation killed or timed
+// out, or their message failed in an invocation an AWS fault touched) are
+// left out of both phases (counted in Left): those faults strike at
+// random in either phase, and one 12 s visibility timeout decides a p99.
+func (r *Report) computeLatency(w *workload, t *target) {
+	var free, faulty []time.Duration
+	for id, ev := range w.all {
+		if ev.tenant != destTenant {
+			continue
+		}
+		_, at := ev.acceptance()
+		got, ok := t.firstAt[id+"@"+healthy]
+		if at.IsZero() || !ok {
+			continue
+		}
+		phase := &free
+		switch since := at.Sub(t.start); {
+		case since >= destFaultUntil:
+			continue
+		case since >= destFaultFrom:
+			phase = &faulty
+		}
+		if t.disturbed[id+"@"+healthy] {
+			if phase == &free {
+				r.FaultFree.Left++
+			} else {
+				r.Faulty.Left++
+			}
+			continue
+		}
+		*phase = append(*phase, max(0, got.Sub(at)))
+	}
+	r.FaultFree.set(free)
+	r.Faulty.set(faulty)
+	switch {
+	case r.FaultFree.N < minLatencySample || r.Faulty.N < minLatencySample:
+		r.Slow = append(r.Slow, fmt.Sprintf("%s: %d deliveries in the fault-free phase and %d in the faulty one, want at least %d each", healthy, r.FaultFree.N, r.Faulty.N, minLatencySample))
+	case float64(r.Faulty.P99) > latencyBound*float64(r.FaultFree.P99):
+		r.Slow = append(r.Slow, fmt.Sprintf("%s: p99 %v while the others were down or throttled, over %.1f× its fault-free p99 %v", healthy, r.Faulty.P99.Round(time.Millisecond), latencyBound, r.FaultFree.P99.Round(time.Millisecond)))
+	}
+}
+
+// set fills l from the sample ds (nearest-rank percentiles).
+func (l *Latency) set(ds []time.Duration) {
+	slices.Sort(ds)
+	l.N = len(ds)
+	if l.N == 0 {
+		return
+	}
+	rank := func(p float64) time.Duration { return ds[max(0, int(math.Ceil(p*float64(l.N)))-1)] }
+	l.P50, l.P99 = rank(0.50), rank(0.99)
 }
 
 // describe is a filter in a few words.
@@ -431,23 +583,30 @@ func (r *Report) writeDestinations(out io.Writer) {
 	}
 	fmt.Fprintf(out, "\ndestinations of %s (429 episodes: 429s each within %v of the previous, at most %d each)\n", destTenant, stormGap, stormBound())
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "destination\tfilter\trate\tevents\tof expected\trequests\tmax/s\t429s\twith Retry-After\tepisodes\tlongest\t503s down\tlost\tdoubled\treordered\tmisrouted\t")
+	fmt.Fprintln(w, "destination\tfilter\trate\tevents\tof expected\trequests\tmax/s\t429s\twith Retry-After\tepisodes\tlongest\t503s down\tlost\tdoubled\treordered\tmisrouted\tdead letters\tof deliverable\t")
 	for _, d := range r.Destinations {
 		rate := "none"
 		if d.Rate > 0 {
 			rate = fmt.Sprintf("%d/s+%d", d.Rate, d.Burst)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", d.Name, d.Filter, rate, d.Events, d.Expected, d.Requests,
-			d.MaxPerSecond, d.TooMany, d.RetryAfter, d.Episodes, d.MaxEpisode, d.Down, d.Lost, d.Doubled, d.Violations, d.Misrouted)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", d.Name, d.Filter, rate, d.Events, d.Expected, d.Requests,
+			d.MaxPerSecond, d.TooMany, d.RetryAfter, d.Episodes, d.MaxEpisode, d.Down, d.Lost, d.Doubled, d.Violations, d.Misrouted, d.Dead, d.Deliverable)
 	}
 	w.Flush()
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	fmt.Fprintf(out, "%s paused from %v to %v (during its outage), %d requests from %v to the resume\n", down, destPauseFrom, destFaultUntil, r.pausedRequests(), pausedQuiet)
+	fmt.Fprintf(out, "%s latency, accept to receipt: fault-free (before %v) p50 %s p99 %s over %d; faulty (%v to %v) p50 %s p99 %s over %d (bound %.1f× %s = %s); %d and %d delayed by an injected process fault left out\n",
+		healthy, destFaultFrom, ms(r.FaultFree.P50), ms(r.FaultFree.P99), r.FaultFree.N, destFaultFrom, destFaultUntil, ms(r.Faulty.P50), ms(r.Faulty.P99), r.Faulty.N,
+		latencyBound, ms(r.FaultFree.P99), ms(time.Duration(latencyBound*float64(r.FaultFree.P99))), r.FaultFree.Left, r.Faulty.Left)
 	top := 0
 	for _, d := range r.Destinations {
 		top = max(top, d.MaxPerSecond)
 	}
 	fmt.Fprintf(out, "requests per second (one column per %s, ▁ to █ = 1 to %d)\n", perColumn(r.Destinations), top)
 	for _, d := range r.Destinations {
-		fmt.Fprintf(out, "  %-8s %s\n", d.Name, sparkline(d.PerSecond, sparkWidth, top))
+		if d.Name != customStream {
+			fmt.Fprintf(out, "  %-8s %s\n", d.Name, sparkline(d.PerSecond, sparkWidth, top))
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +111,31 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// TestAppliedDeadPerStream: an event dead-lettered at one destination and
+// delivered later at another was not applied behind its dead letter; sent
+// again to the destination that dead-lettered it, it was.
+func TestAppliedDeadPerStream(t *testing.T) {
+	for _, tt := range []struct {
+		later string // the destination that received the event after the dead letter
+		want  int
+	}{{healthy, 0}, {rated, 1}} {
+		ev := &event{tenant: destTenant, id: "e0", conv: "c", typ: "invoice.paid", accepted: true}
+		w := &workload{all: map[string]*event{destTenant + "/e0": ev}, dups: map[*event][]delivery{}}
+		f := newFaults(1, Rates{}, 0)
+		tgt := newTarget(nil, f, w.isPoison, 0)
+		sent := time.Now()
+		tgt.apply(destTenant, rated, "k-all", body{EventID: "e0"}, "e0")
+		tgt.lastAt[destTenant+"/e0@"+rated] = sent.Add(-time.Second)
+		tgt.apply(destTenant, tt.later, "k-later", body{EventID: "e0"}, "e0")
+		r := &Report{}
+		r.compute(w, &sender{answers: map[string]int{}}, tgt, newCustomEffects(f, w.isPoison, f.chained, 0), f,
+			[]deadLetter{{tenant: destTenant, eventID: "e0", reason: "past the destination's retry horizon", stream: rated, sent: sent}}, nil)
+		if len(r.AppliedDead) != tt.want {
+			t.Errorf("dead-lettered at %s, received later at %s: applied behind its dead letter %v, want %d", rated, tt.later, r.AppliedDead, tt.want)
+		}
+	}
+}
+
 // TestReportTable: one row per line, whatever the reasons hold.
 func TestReportTable(t *testing.T) {
 	w := &workload{all: map[string]*event{"alpha/e0": {tenant: "alpha", id: "e0", poison: true, accepted: true}}, dups: map[*event][]delivery{}}
@@ -156,41 +182,43 @@ func TestTemplateDefault(t *testing.T) {
 
 // TestDestinations pins the destination checks on hand-made arrivals: an
 // event at a destination its filter excludes, an event its filter selects
-// missing, a second over the rate plus the burst, and a 429 storm each
-// fail the run.
+// missing, a second over the rate plus the burst, a 429 storm and a
+// request to down while paused each fail the run.
 func TestDestinations(t *testing.T) {
 	ds := destinations("", nil, true)
-	gold := &event{tenant: destTenant, id: "g", conv: "c", seq: 0, typ: "invoice.paid", tier: "gold", accepted: true}
-	plain := &event{tenant: destTenant, id: "p", conv: "c", seq: 1, typ: "ticket.opened", tier: "standard", accepted: true}
-	if got := expected(ds, gold); !slices.Equal(got, []string{"billing", "vip", rated}) {
-		t.Fatalf("expected(gold invoice) = %v", got)
+	invoice := &event{tenant: destTenant, id: "i", conv: "c", seq: 0, typ: "invoice.paid", accepted: true}
+	ticket := &event{tenant: destTenant, id: "t", conv: "c", seq: 1, typ: "ticket.opened", accepted: true}
+	if got := expected(ds, invoice); !slices.Equal(got, []string{healthy, down, rated}) {
+		t.Fatalf("expected(invoice) = %v", got)
 	}
-	if got := expected(ds, plain); !slices.Equal(got, []string{rated}) {
-		t.Fatalf("expected(standard ticket) = %v", got)
+	if got := expected(ds, ticket); !slices.Equal(got, []string{healthy, rated}) {
+		t.Fatalf("expected(ticket) = %v", got)
 	}
 	type arrival struct {
 		dest, id string
 		second   int
 	}
-	all := []arrival{{"billing", "g", 0}, {"vip", "g", 0}, {rated, "g", 0}, {rated, "p", 1}}
+	all := []arrival{{healthy, "i", 0}, {down, "i", 0}, {rated, "i", 0}, {healthy, "t", 1}, {rated, "t", 1}}
 	tests := []struct {
 		name     string
 		arrivals []arrival
 		extra    int           // more requests to the rated destination in second 2
 		tooMany  time.Duration // gap between 60 429s (0: none)
-		want     [4]int        // lost, misrouted, over the rate, storms
+		want     [5]int        // lost, misrouted, over the rate, storms, paused
 	}{
 		{name: "every event where its filter sends it", arrivals: all},
-		{name: "missing at vip: lost", arrivals: []arrival{{"billing", "g", 0}, {rated, "g", 0}, {rated, "p", 1}}, want: [4]int{1, 0, 0, 0}},
-		{name: "a standard ticket at vip: misrouted", arrivals: append(slices.Clone(all), arrival{"vip", "p", 1}), want: [4]int{0, 1, 0, 0}},
+		{name: "missing at down: lost", arrivals: slices.Delete(slices.Clone(all), 1, 2), want: [5]int{1, 0, 0, 0, 0}},
+		{name: "a ticket at down: misrouted", arrivals: append(slices.Clone(all), arrival{down, "t", 1}), want: [5]int{0, 1, 0, 0, 0}},
 		{name: "rate plus burst in a second: within", arrivals: all, extra: destRate + destBurst},
-		{name: "one more: over the rate", arrivals: all, extra: destRate + destBurst + 1, want: [4]int{0, 0, 1, 0}},
+		{name: "one more: over the rate", arrivals: all, extra: destRate + destBurst + 1, want: [5]int{0, 0, 1, 0, 0}},
+		{name: "down's target hears nothing while paused", arrivals: append(slices.Clone(all), arrival{down, "i", int(destPauseFrom / time.Second)}, arrival{down, "i", int(destFaultUntil / time.Second)})},
+		{name: "a request to down after its pause took hold: failed", arrivals: append(slices.Clone(all), arrival{down, "i", int(destFaultUntil/time.Second) - 1}), want: [5]int{0, 0, 0, 0, 1}},
 		{name: "60 429s a second apart: paced, no storm", arrivals: all, tooMany: time.Second},
-		{name: "60 429s in a row: storm", arrivals: all, tooMany: 10 * time.Millisecond, want: [4]int{0, 0, 0, 1}},
+		{name: "60 429s in a row: storm", arrivals: all, tooMany: 10 * time.Millisecond, want: [5]int{0, 0, 0, 1, 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &workload{all: map[string]*event{destTenant + "/g": gold, destTenant + "/p": plain}}
+			w := &workload{all: map[string]*event{destTenant + "/i": invoice, destTenant + "/t": ticket}}
 			tgt := newTarget(nil, newFaults(1, Rates{}, 0), w.isPoison, 0)
 			tgt.start = time.Unix(1000, 0)
 			for _, a := range tt.arrivals {
@@ -208,10 +236,12 @@ func TestDestinations(t *testing.T) {
 				st.tooMany = append(st.tooMany, tgt.start.Add(time.Duration(i)*tt.tooMany))
 			}
 			r := &Report{Drained: true}
-			r.computeDestinations(w, tgt, ds, nil)
-			got := [4]int{len(r.Lost), len(r.Misrouted), len(r.OverRate), len(r.Storms)}
-			if got != tt.want || r.Failed() != (tt.want != [4]int{}) {
-				t.Errorf("lost, misrouted, over the rate, storms = %v (failed %v), want %v", got, r.Failed(), tt.want)
+			r.computeDestinations(w, tgt, newCustomEffects(nil, nil, nil, 0), ds, nil)
+			r.Lost = slices.DeleteFunc(r.Lost, func(s string) bool { return strings.HasSuffix(s, "(custom effects)") })
+			r.Slow = nil // TestLatency's
+			got := [5]int{len(r.Lost), len(r.Misrouted), len(r.OverRate), len(r.Storms), len(r.Paused)}
+			if got != tt.want || r.Failed() != (tt.want != [5]int{}) {
+				t.Errorf("lost, misrouted, over the rate, storms, paused = %v (failed %v), want %v", got, r.Failed(), tt.want)
 			}
 			var out strings.Builder
 			r.Write(&out)
@@ -219,6 +249,96 @@ func TestDestinations(t *testing.T) {
 				t.Errorf("report lacks the destinations:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestLatency pins the healthy destination's latency check: a faulty
+// phase whose p99 exceeds 1.5× the fault-free one's fails the run, one
+// within it does not; deliveries an injected process fault touched are
+// left out; too few deliveries in a phase fail it too.
+func TestLatency(t *testing.T) {
+	start := time.Unix(1000, 0)
+	tests := []struct {
+		name          string
+		free, faulty  time.Duration // every delivery's latency in each phase
+		n             int           // deliveries per phase
+		disturbedSlow bool          // one faulty-phase delivery 12 s, touched by a fault
+		wantFail      bool
+	}{
+		{name: "same latency", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 30},
+		{name: "within 1.5×", free: 200 * time.Millisecond, faulty: 300 * time.Millisecond, n: 30},
+		{name: "over 1.5×: the others held it back", free: 200 * time.Millisecond, faulty: 301 * time.Millisecond, n: 30, wantFail: true},
+		{name: "a slow delivery a process fault touched: left out", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 30, disturbedSlow: true},
+		{name: "too few deliveries to compare", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 10, wantFail: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &workload{all: map[string]*event{}}
+			tgt := newTarget(nil, nil, nil, 0)
+			tgt.start = start
+			add := func(id string, at time.Time, lat time.Duration) {
+				w.all[destTenant+"/"+id] = &event{tenant: destTenant, id: id, accepted: true, acceptedAt: at}
+				tgt.firstAt[destTenant+"/"+id+"@"+healthy] = at.Add(lat)
+			}
+			for i := range tt.n {
+				add(fmt.Sprintf("free-%d", i), start.Add(time.Duration(i)*destFaultFrom/time.Duration(tt.n)), tt.free)
+				add(fmt.Sprintf("faulty-%d", i), start.Add(destFaultFrom+time.Duration(i)*time.Second/2), tt.faulty)
+				add(fmt.Sprintf("after-%d", i), start.Add(destFaultUntil+time.Duration(i)*time.Second), time.Minute) // recovery: not measured
+			}
+			if tt.disturbedSlow {
+				add("slow", start.Add(destFaultFrom), 12*time.Second)
+				tgt.disturbed[destTenant+"/slow@"+healthy] = true
+			}
+			r := &Report{Drained: true}
+			r.computeLatency(w, tgt)
+			if r.Failed() != tt.wantFail {
+				t.Errorf("Failed() = %v, want %v (fault-free %+v, faulty %+v, %v)", r.Failed(), tt.wantFail, r.FaultFree, r.Faulty, r.Slow)
+			}
+			if r.FaultFree.N != tt.n || r.Faulty.N != tt.n || r.Faulty.P99 != tt.faulty || r.FaultFree.P99 != tt.free {
+				t.Errorf("fault-free %+v, faulty %+v, want %d deliveries each at p99 %v and %v", r.FaultFree, r.Faulty, tt.n, tt.free, tt.faulty)
+			}
+			if tt.disturbedSlow && r.Faulty.Left != 1 {
+				t.Errorf("faulty phase left out %d, want 1", r.Faulty.Left)
+			}
+		})
+	}
+}
+
+// TestDeadLettersPerDestination checks that a dead letter excuses its
+// event only at its own stream: at another destination it is lost.
+func TestDeadLettersPerDestination(t *testing.T) {
+	ds := destinations("", nil, true)
+	ev := &event{tenant: destTenant, id: "i", conv: "c", typ: "invoice.paid", accepted: true}
+	w := &workload{all: map[string]*event{destTenant + "/i": ev}}
+	tgt := newTarget(nil, newFaults(1, Rates{}, 0), w.isPoison, 0)
+	tgt.start = time.Unix(1000, 0)
+	b := body{EventID: "i"}
+	b.Data.Conversation = "c"
+	for _, d := range ds {
+		tgt.dest(d.Name)
+	}
+	tgt.apply(destTenant, healthy, "k-healthy", b, "i")
+	tgt.apply(destTenant, rated, "k-all", b, "i")
+	dead := []deadLetter{{tenant: destTenant, eventID: "i", reason: "gave up", stream: down}, {tenant: destTenant, eventID: "i", reason: "gave up", stream: customStream}}
+	r := &Report{Drained: true}
+	r.computeDestinations(w, tgt, newCustomEffects(nil, nil, nil, 0), ds, dead)
+	if len(r.Lost) != 0 {
+		t.Errorf("lost = %v, want none: down and the custom effects dead-lettered it", r.Lost)
+	}
+	for _, d := range r.Destinations {
+		want := 0
+		if d.Name == down || d.Name == customStream {
+			want = 1
+		}
+		if d.Dead != want || d.Deliverable != want {
+			t.Errorf("%s: %d dead letters, %d deliverable, want %d", d.Name, d.Dead, d.Deliverable, want)
+		}
+	}
+	dead[0].stream = healthy
+	r = &Report{Drained: true}
+	r.computeDestinations(w, tgt, newCustomEffects(nil, nil, nil, 0), ds, dead)
+	if !slices.Equal(r.Lost, []string{destTenant + "/i@" + down}) {
+		t.Errorf("lost = %v, want the event at down (its dead letter is healthy's)", r.Lost)
 	}
 }
 

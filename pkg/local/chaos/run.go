@@ -20,9 +20,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -239,7 +241,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	wcfg := withFaults(roleWorker)
 	// The production wiring (the forward for every event) plus the custom
 	// tenant's effects; the outage tenant's worker sees a short retention.
-	register := func(r *worker.Registry) { r.Handle(providerName, customType, custom.handle) }
+	// destTenant's event types have a custom effect each, beside their
+	// destinations (no other tenant sends them).
+	register := func(r *worker.Registry) {
+		for _, typ := range append([]string{customType}, destTypes...) {
+			r.Handle(providerName, typ, custom.handle)
+		}
+	}
 	wh := worker.NewAWS(wcfg, ws, o.Logger, register)
 	outage := ws
 	outage.QueueRetention, outage.ExpiryMargin = outageRetention, outageMargin
@@ -273,6 +281,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		switch id {
 		case outageTenant:
 			p.handle, p.retention, p.expired = outageWorker.Handle, outageRetention, expired
+		case destTenant:
+			p.disturbed = tgt.disturb
 		case redriveTenant:
 			p.chain = true
 			pollers.Go(func() { redrive(pctx, f, plain, dep.Queues[id].DLQURL) })
@@ -291,6 +301,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	start := time.Now()
 	tgt.outageUntil, tgt.start = start.Add(outagePeriod), start
 	progress := startProgress(o.Progress, tgt, s, start)
+	var problems eventSet
+	problems.ids = map[string]bool{}
+	pollers.Go(func() {
+		pause(pctx, destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), dep.Worker.LedgerTable), start, problems.add)
+	})
 	s.run(ctx, w)
 	r.SendTime = time.Since(start)
 	// The redrive tenant's DLQ is drained too: its dead letters go back.
@@ -305,12 +320,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if drained != nil {
 		r.Problems = append(r.Problems, drained.Error())
 	}
+	r.Paused = append(r.Paused, problems.list()...)
 	dead, err := readDLQs(ctx, plain, payloads, dep.Queues)
 	if err != nil {
 		return nil, err
 	}
 	r.compute(w, s, tgt, custom, f, dead, expired.list())
-	r.computeDestinations(w, tgt, destinations("", nil, true), dead)
+	r.computeDestinations(w, tgt, custom, destinations("", nil, true), dead)
 	r.IAM, err = checkIAM(ctx, o.TemplateFile, name, dep, calls.Calls())
 	return r, err
 }
@@ -358,6 +374,10 @@ type poller struct {
 	expired   *eventSet
 	// done records the effects of an acked message's event as done.
 	done func(*envelope.Envelope, queue.Stream)
+	// disturbed, when set, is told of the messages an injected process
+	// fault delayed: a killed or timed-out invocation's, and those that
+	// failed in an invocation an AWS fault touched (destTenant's queue).
+	disturbed func(context.Context, *queue.Payloads, []events.SQSMessage)
 }
 
 func (p *poller) run(ctx context.Context) {
@@ -391,6 +411,13 @@ func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	inv.expire = func() { expire(p.plain, p.url, ev) }
 	resp, err := esm.Invoke(ictx, p.handle, ev, workerTimeout)
 	inv.cancel()
+	if p.disturbed != nil && (inv.dead.Load() || err != nil) {
+		p.disturbed(context.WithoutCancel(ctx), p.payloads, ev.Records)
+	} else if p.disturbed != nil && inv.faulted.Load() {
+		// An AWS fault the SDK retried costs a message nothing it would
+		// not in AWS; one that failed it delays it by a backoff.
+		p.disturbed(context.WithoutCancel(ctx), p.payloads, failedRecords(ev, resp))
+	}
 	if inv.dead.Load() || err != nil { // died or timed out: nothing is deleted
 		return
 	}
@@ -413,6 +440,21 @@ func (p *poller) invoke(ctx context.Context, ev events.SQSEvent) {
 	if esm.Settle(sctx, p.client, p.url, ev, resp) == nil { // a failed delete redelivers
 		acked(sctx, p.payloads, ev, resp, p.done)
 	}
+}
+
+// failedRecords are the records of ev that resp reports failed.
+func failedRecords(ev events.SQSEvent, resp events.SQSEventResponse) []events.SQSMessage {
+	failed := map[string]bool{}
+	for _, x := range resp.BatchItemFailures {
+		failed[x.ItemIdentifier] = true
+	}
+	var out []events.SQSMessage
+	for _, r := range ev.Records {
+		if failed[r.MessageId] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // crashesBeforeAck reports whether ev holds the first message of a
@@ -579,6 +621,9 @@ func waitDrained(ctx context.Context, client attributesAPI, urls []string, timeo
 // deadLetter is one message found in a DLQ.
 type deadLetter struct {
 	tenant, eventID, reason string
+	// stream is its destination's name, customStream for the custom
+	// effects' stream, "" for a message of no stream.
+	stream string
 	// sent is when the dead letter reached the DLQ (its SentTimestamp).
 	sent time.Time
 }
@@ -607,6 +652,12 @@ func readDLQs(ctx context.Context, client *sqs.Client, payloads *queue.Payloads,
 					return nil, fmt.Errorf("read %s: %w", q.DLQURL, err)
 				}
 				d := deadLetter{reason: aws.ToString(m.MessageAttributes[worker.AttrReason].StringValue)}
+				if s, err := queue.ParseStream(aws.ToString(m.MessageAttributes[queue.AttrStream].StringValue)); err == nil {
+					d.stream = s.Destination
+					if s.Destination == "" && s.Effects {
+						d.stream = customStream
+					}
+				}
 				if ms, err := strconv.ParseInt(m.Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
 					d.sent = time.UnixMilli(ms)
 				}

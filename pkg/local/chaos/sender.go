@@ -25,10 +25,12 @@ type event struct {
 	large        bool // a body over SQS's 1 MiB: it travels through S3
 	custom       bool // applied by customEffects, not forwarded
 	typ          string
-	tier         string // destTenant's: "gold" or "standard"
 
 	mu       sync.Mutex
 	accepted bool // some delivery got a 2xx
+	// acceptedAt is when the first 2xx came: where a delivery's latency
+	// starts.
+	acceptedAt time.Time
 }
 
 // delivery is one send of an event, retried until it gets a 2xx.
@@ -121,10 +123,7 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 		case ev.custom:
 			ev.typ = customType
 		case t == destTenant:
-			ev.typ, ev.tier = destTypes[ev.seq%len(destTypes)], "standard"
-			if unit(seed, "gold|"+ev.id, 0) < goldShare {
-				ev.tier = "gold"
-			}
+			ev.typ = destTypes[ev.seq%len(destTypes)]
 		}
 		w.convs[c] = append(w.convs[c], ev)
 		w.all[t+"/"+ev.id] = ev
@@ -162,14 +161,18 @@ func newWorkload(seed uint64, deliveries, conversations int, dupShare, poison fl
 
 // body is the JSON document the providers send for ev.
 func (ev *event) body() string {
-	pad, tier := "", ""
+	pad := ""
 	if ev.large {
 		pad = `,"pad":"` + largePad + `"`
 	}
-	if ev.tier != "" {
-		tier = fmt.Sprintf(`,"tier":%q`, ev.tier)
-	}
-	return fmt.Sprintf(`{"event_id":%q,"event_type":%q,"data":{"customer_id":%q,"seq":%d%s}%s}`, ev.id, ev.typ, ev.conv, ev.seq, tier, pad)
+	return fmt.Sprintf(`{"event_id":%q,"event_type":%q,"data":{"customer_id":%q,"seq":%d}%s}`, ev.id, ev.typ, ev.conv, ev.seq, pad)
+}
+
+// acceptance reports whether ev was accepted, and when first.
+func (ev *event) acceptance() (bool, time.Time) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.accepted, ev.acceptedAt
 }
 
 func (w *workload) isPoison(tenantID, eventID string) bool {
@@ -219,7 +222,14 @@ func (s *sender) run(ctx context.Context, w *workload) {
 	var wg sync.WaitGroup
 	for _, conv := range w.convs {
 		wg.Go(func() {
-			for _, ev := range conv {
+			var gap time.Duration
+			if len(conv) > 0 && conv[0].tenant == destTenant {
+				gap = destSendSpan / time.Duration(len(conv))
+			}
+			for i, ev := range conv {
+				if i > 0 {
+					sleep(ctx, gap)
+				}
 				for _, d := range w.dups[ev] {
 					if d.concurrent {
 						wg.Go(func() { s.deliver(ctx, d.ev) })
@@ -248,7 +258,9 @@ func (s *sender) deliver(ctx context.Context, ev *event) bool {
 		status, retryAfter, err := s.post(ctx, ev)
 		if err == nil && status/100 == 2 {
 			ev.mu.Lock()
-			ev.accepted = true
+			if !ev.accepted {
+				ev.accepted, ev.acceptedAt = true, time.Now()
+			}
 			ev.mu.Unlock()
 			return true
 		}

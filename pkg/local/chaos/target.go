@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,7 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/hookpack/hookpack/pkg/local/devstack"
+	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
@@ -35,10 +39,16 @@ type target struct {
 	byEvent map[string]map[string]bool // tenant/event id[@destination] → idempotency keys applied
 	order   map[string][]int           // tenant/conversation[@destination] → seqs in the order applied
 	dests   map[string]*destStats      // destTenant's destinations by name
-	// lastAt is when each tenant/event id last reached the target, re-sends included.
-	lastAt  map[string]time.Time
-	applied int
-	refused int
+	// lastAt is when each tenant/event id[@destination] last reached the
+	// target, re-sends included.
+	lastAt map[string]time.Time
+	// firstAt is when each tenant/event id@destination was first applied;
+	// disturbed holds the healthy destination's whose message an injected
+	// process fault delayed (set by destTenant's pollers).
+	firstAt   map[string]time.Time
+	disturbed map[string]bool
+	applied   int
+	refused   int
 }
 
 // effect is what the target knows of one Idempotency-Key.
@@ -57,7 +67,7 @@ func newTarget(tenants map[string]tenant.Outbound, faults *Faults, poison func(s
 	return &target{
 		tenants: tenants, faults: faults, poison: poison, slow: slow,
 		byKey: map[string]*effect{}, byEvent: map[string]map[string]bool{}, order: map[string][]int{},
-		lastAt: map[string]time.Time{}, dests: map[string]*destStats{},
+		lastAt: map[string]time.Time{}, firstAt: map[string]time.Time{}, disturbed: map[string]bool{}, dests: map[string]*destStats{},
 	}
 }
 
@@ -97,7 +107,7 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.requests++
 		st.perSecond[int(now.Sub(t.start)/time.Second)]++
 		t.mu.Unlock()
-		if dest == rated && t.ratedRefusal(w, now) {
+		if dest == rated && t.ratedRefusal(w, now) || dest == down && t.downRefusal(w, now) {
 			return
 		}
 	}
@@ -114,8 +124,10 @@ func (t *target) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fault := t.faults.rates.pick(t.faults.dice.roll("target|"+key), Target5xx, Target429, TargetSlow, TargetReset, TargetLostResponse)
-	if fault == Target429 && tenantID == destTenant && dest == rated {
-		fault = "" // its 429s are its bucket's: none at random
+	if tenantID == destTenant && (dest == healthy || fault == Target429 && dest == rated) {
+		// healthy is the control: no fault at all; all's 429s are its
+		// bucket's and its throttle's, none at random.
+		fault = ""
 	}
 	switch fault {
 	case Target5xx:
@@ -153,7 +165,7 @@ func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 	if eventID == "" {
 		eventID = b.EventID
 	}
-	t.lastAt[tenantID+"/"+eventID] = time.Now()
+	t.lastAt[tenantID+"/"+eventID+at(dest)] = time.Now()
 	if e, ok := t.byKey[key]; ok {
 		e.resent++
 		if at, done := t.faults.completedAt(key); done && time.Now().After(at) {
@@ -173,8 +185,29 @@ func (t *target) apply(tenantID, dest, key string, b body, eventID string) {
 		t.byEvent[ev] = map[string]bool{}
 	}
 	t.byEvent[ev][key] = true
+	if _, ok := t.firstAt[ev]; !ok {
+		t.firstAt[ev] = time.Now()
+	}
 	t.order[conv] = append(t.order[conv], b.Data.Seq)
 	t.applied++
+}
+
+// disturb records that the healthy destination's messages among records
+// were delayed by an injected process fault: their latency says nothing
+// about the other destinations.
+func (t *target) disturb(ctx context.Context, payloads *queue.Payloads, records []events.SQSMessage) {
+	for _, r := range records {
+		stream, err := queue.StreamOf(r.MessageAttributes)
+		if err != nil || stream.Destination != healthy {
+			continue
+		}
+		_, pointer := r.MessageAttributes[queue.SizeAttribute]
+		if env, err := decode(ctx, payloads, r.Body, pointer); err == nil {
+			t.mu.Lock()
+			t.disturbed[env.Tenant+"/"+env.EventID+"@"+healthy] = true
+			t.mu.Unlock()
+		}
+	}
 }
 
 // reset closes the connection without an answer.
