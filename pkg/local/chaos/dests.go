@@ -42,16 +42,16 @@ const (
 	destRate  = 20
 	destBurst = 5
 	// The phases of down's and all's targets, from the start of the run.
-	destFaultFrom   = 15 * time.Second
-	destFaultUntil  = 45 * time.Second
-	destPauseFrom   = 20 * time.Second
-	destSqueezeFrom = 45 * time.Second
-	destSqueezeTo   = 65 * time.Second
+	destFaultFrom   = 25 * time.Second
+	destFaultUntil  = 55 * time.Second
+	destPauseFrom   = 30 * time.Second
+	destSqueezeFrom = 55 * time.Second
+	destSqueezeTo   = 75 * time.Second
 	// destSendSpan spreads each of destTenant's conversations over the
-	// first 50 s at least (an event no sooner than its share of it after
+	// first 60 s at least (an event no sooner than its share of it after
 	// the previous one's accept): both phases then hold deliveries to
 	// measure, at a load its queue's pollers keep up with.
-	destSendSpan = 50 * time.Second
+	destSendSpan = 60 * time.Second
 	// destHorizon is every destination's retry horizon: a message waiting
 	// longer than its first ten receives waits at least the time left to
 	// its horizon over the receives it has left (72 h by default: half an
