@@ -48,6 +48,11 @@ type Settings struct {
 	// AutoPause pauses a destination that failed this long without a
 	// success (Config.AutoPause; 0: DefaultAutoPause).
 	AutoPause time.Duration
+	// PausePoll bounds the poll of a destination paused less than a
+	// minute ago (Config.PausePoll; 0: destination.Poll), and DestinationCacheTTL is how long an instance
+	// trusts the destinations' states (0: destination.DefaultCacheTTL);
+	// make run sets both short, the deployed worker keeps the defaults.
+	PausePoll, DestinationCacheTTL time.Duration
 }
 
 // noRetryQuota gives the ledger's client the standard retries without the
@@ -87,9 +92,10 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger, register ...func(*R
 		// per instance remembers them between its invocations.
 		Limiter: ratelimit.NewDynamoDB(ddb, s.LedgerTable, ratelimit.Options{}),
 		// So do the destinations' pauses (a destinations#… item per
-		// tenant), read at most once per tenant and DefaultCacheTTL.
-		Destinations:     destination.NewCache(destination.NewDynamoDB(ddb, s.LedgerTable), 0, nil),
+		// tenant), read at most once per tenant and DestinationCacheTTL.
+		Destinations:     destination.NewCache(destination.NewDynamoDB(ddb, s.LedgerTable), s.DestinationCacheTTL, nil),
 		AutoPause:        s.AutoPause,
+		PausePoll:        s.PausePoll,
 		Handlers:         reg,
 		DLQ:              queue.NewSQS(sqsClient),
 		Visibility:       sqsClient,

@@ -32,6 +32,7 @@ type pauses struct {
 	src   destinationStates
 	now   func() time.Time
 	after time.Duration
+	poll  time.Duration // Config.PausePoll
 
 	mu     sync.Mutex
 	states map[string]destination.States
@@ -42,7 +43,7 @@ func (h *Handler) newPauses() *pauses {
 	if h.cfg.Destinations == nil {
 		return nil
 	}
-	return &pauses{src: h.cfg.Destinations, now: h.cfg.Now, after: h.cfg.AutoPause,
+	return &pauses{src: h.cfg.Destinations, now: h.cfg.Now, after: h.cfg.AutoPause, poll: h.cfg.PausePoll,
 		states: map[string]destination.States{}, errs: map[string]error{}}
 }
 
@@ -94,7 +95,7 @@ func deliverUnlessPaused(ctx context.Context, ev *Event, client poster, d tenant
 		return fmt.Errorf("state of destination %s: %w", d.Name, err)
 	}
 	if seen.IsPaused() {
-		return waitPaused(seen.Paused, ev.now())
+		return waitPaused(seen.Paused, ev.now(), p.poll)
 	}
 	o := &observed{poster: client}
 	err = deliver(ctx, ev, o, d, name, body)
@@ -127,9 +128,16 @@ func deliverUnlessPaused(ctx context.Context, ev *Event, client poster, d tenant
 }
 
 // waitPaused is the wait of a message for a paused destination (Forward
-// names the destination).
-func waitPaused(pause destination.Pause, now time.Time) error {
-	return RetryAfter(fmt.Errorf("%w: %s", ErrPaused, pause.Describe(now)), destination.Poll(now.Sub(pause.Since)))
+// names the destination): destination.Poll of the pause's age, at most
+// limit while the pause is younger than destination.MinPoll
+// (Config.PausePoll).
+func waitPaused(pause destination.Pause, now time.Time, limit time.Duration) error {
+	age := now.Sub(pause.Since)
+	poll := destination.Poll(age)
+	if limit > 0 && age < destination.MinPoll {
+		poll = min(poll, limit)
+	}
+	return RetryAfter(fmt.Errorf("%w: %s", ErrPaused, pause.Describe(now)), poll)
 }
 
 // observed is a poster that keeps the destination's own answer.

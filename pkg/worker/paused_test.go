@@ -196,3 +196,48 @@ func TestAutoPauseResetBySuccess(t *testing.T) {
 		t.Errorf("support after 5 h of 429s: %+v, want neither failing nor paused", s["support"])
 	}
 }
+
+// PausePoll bounds a paused destination's poll (make run's few seconds);
+// a longer bound leaves destination.Poll's minute as it is.
+func TestPausePollBoundsTheWait(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		limit time.Duration
+		want  int32
+	}{
+		{"default", 0, 60},
+		{"bounded", 5 * time.Second, 5},
+		{"bound above the poll", 2 * time.Minute, 60},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			f, p, store := pausedFixture(t, func(c *worker.Config) { c.PausePoll = tt.limit })
+			if _, err := store.Pause(ctx, "acme", "billing", "maintenance", f.clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			e1 := stripeEvent("e1", "c1", "invoice.paid", "usd")
+			resp, _ := f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e1, 1)}})
+			if got := failed(resp); !slices.Equal(got, []string{"m-e1"}) || len(p.to("billing")) != 0 {
+				t.Fatalf("failures %v, billing got %v; want e1 waiting", got, p.to("billing"))
+			}
+			if v := f.sqs.visibility["rh-e1"]; v != tt.want {
+				t.Errorf("PausePoll %s: e1's visibility = %ds, want %ds", tt.limit, v, tt.want)
+			}
+		})
+	}
+}
+
+// PausePoll leaves the poll of a pause older than destination.MinPoll as
+// destination.Poll has it: a long pause costs no more receives.
+func TestPausePollOnlyForYoungPauses(t *testing.T) {
+	ctx := context.Background()
+	f, _, store := pausedFixture(t, func(c *worker.Config) { c.PausePoll = 5 * time.Second })
+	if _, err := store.Pause(ctx, "acme", "billing", "maintenance", f.clock.Now().Add(-2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	e1 := stripeEvent("e1", "c1", "invoice.paid", "usd")
+	_, _ = f.h.Handle(ctx, events.SQSEvent{Records: []events.SQSMessage{rec(t, e1, 1)}})
+	if v := f.sqs.visibility["rh-e1"]; v != 60 {
+		t.Errorf("visibility of a 2-minute pause's message = %ds, want destination.Poll's 60 s", v)
+	}
+}

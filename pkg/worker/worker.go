@@ -133,6 +133,12 @@ type Config struct {
 	// AutoPause is how long a destination fails without a success before
 	// it is paused (default DefaultAutoPause; negative: never).
 	AutoPause time.Duration
+	// PausePoll, when > 0, bounds how long a message waits for a
+	// destination paused less than destination.MinPoll ago before it
+	// looks again (default destination.Poll alone, at least a minute):
+	// make run's short pauses drain within seconds of their resume, and a
+	// pause costs at most MinPoll/PausePoll more receives.
+	PausePoll time.Duration
 	// Wait sleeps until a rate slot's time on Now's clock, and reports
 	// false when ctx ended first (default: a timer).
 	Wait   func(ctx context.Context, until time.Time) bool

@@ -14,8 +14,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/local/demo"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/local/emulator"
@@ -47,6 +49,11 @@ func run(ctx context.Context, out io.Writer) error {
 	if endpoint == "" {
 		endpoint = fmt.Sprintf("http://127.0.0.1:%d", env.MotoPort)
 	}
+	// make run's DynamoDB Local, when it runs one (else moto serves it).
+	var ddbEndpoint string
+	if a := fmt.Sprintf("127.0.0.1:%d", env.DynamoDBLocalPort); listening(a) {
+		ddbEndpoint = "http://" + a
+	}
 	if !listening(addr) {
 		// The stack make run would start, with every make variable; its
 		// functions log to LOG_FILE, as make run's do.
@@ -61,9 +68,9 @@ func run(ctx context.Context, out io.Writer) error {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() { _ = s.Serve(sctx) }()
-		endpoint = s.Endpoint
+		endpoint, ddbEndpoint = s.Endpoint, s.DynamoDBEndpoint
 	}
-	cfg, err := emulator.AWSConfig(ctx, endpoint, "")
+	cfg, err := emulator.AWSConfig(ctx, endpoint, ddbEndpoint)
 	if err != nil {
 		return err
 	}
@@ -94,6 +101,27 @@ func run(ctx context.Context, out io.Writer) error {
 		Stripe: relay.Providers["stripe"], Outbound: relay.Outbound, Rated: demo.BacklogDestination, Out: out,
 	})
 	b.Print(out)
+	if err != nil {
+		return err
+	}
+	// The same tenant's billing paused while audit keeps delivering, then
+	// resumed: its backlog drains in order (the worker's waits are read
+	// from LOG_FILE, where make run and the stack above write them).
+	rd, err := devstack.Inspected(ctx, cfg, devstack.DefaultName, demo.BacklogTenant)
+	if err != nil {
+		return err
+	}
+	relayDLQ, err := worker.DLQURL(queue.URL(rd.QueueURLTemplate, demo.BacklogTenant))
+	if err != nil {
+		return err
+	}
+	p, err := demo.RunPause(ctx, demo.PauseOptions{
+		BaseURL: "http://" + addr, TargetURL: "http://" + targetAddr, Tenant: demo.BacklogTenant,
+		Stripe: relay.Providers["stripe"], Outbound: relay.Outbound, Paused: demo.PausedDestination,
+		States: destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), d.LedgerTable), SQS: sqs.NewFromConfig(cfg),
+		DLQURL: relayDLQ, LogFile: env.LogFile, Out: out,
+	})
+	p.Print(out)
 	return err
 }
 

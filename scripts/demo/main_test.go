@@ -59,6 +59,9 @@ func TestRunFollowsMakeVariables(t *testing.T) {
 		"billing: 25 forwards in",
 		"audit: 30 forwards, no rate",
 		"0 forwards where a filter excludes them, 0 conversations out of order",
+		"A paused destination waits, the others never stop",
+		"while paused: billing received nothing",
+		"0 forwards to billing while paused, 0 to the others after its resume, 0 doubled, 0 streams out of order, 0 dead letters",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("make demo printed no %q:\n%s", want, out.String())

@@ -3,6 +3,7 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/local/awstest"
 	"github.com/hookpack/hookpack/pkg/local/devstack"
 	"github.com/hookpack/hookpack/pkg/provider/github"
@@ -26,7 +29,8 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	name := "e2e" + strings.ToLower(awstest.Name(t))[len(awstest.Name(t))-6:]
-	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t)})
+	logFile := filepath.Join(t.TempDir(), "functions.log") // the worker's lines, where the pause scenario reads its waits
+	s, err := devstack.Start(ctx, devstack.Options{Name: name, TenantsFile: filepath.Join(awstest.ModuleRoot(), "events", "tenants.json"), Addr: "127.0.0.1:0", TargetAddr: "127.0.0.1:0", Endpoint: awstest.Moto(t), DynamoDBEndpoint: awstest.DynamoDBLocal(t), LogFile: logFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +152,42 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if b.Max() > b.Bound() || b.Max() == 0 {
 		t.Errorf("billing took at most %d in a second, want 1 to %d", b.Max(), b.Bound())
+	}
+
+	// The pause: relay's billing paused, 9 invoice events of 3 customers
+	// reach audit at once and billing not at all (they wait, outcome
+	// paused); on resume billing drains them in order, 0 dead letters.
+	out.Reset()
+	states := destination.NewDynamoDB(dynamodb.NewFromConfig(s.AWS), s.Worker.LedgerTable)
+	po := PauseOptions{BaseURL: s.URL(), TargetURL: s.TargetURL(), Tenant: BacklogTenant, Stripe: relay.Providers["stripe"],
+		Outbound: relay.Outbound, Paused: PausedDestination, States: states, SQS: sqs.NewFromConfig(s.AWS),
+		DLQURL: s.Queues[BacklogTenant].DLQURL, LogFile: logFile, Out: &out, Wait: 60 * time.Second}
+	p, err := RunPause(ctx, po)
+	p.Print(&out)
+	t.Log(out.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ByDest["billing"] != 9 || p.ByDest["audit"] != 9 || p.Waits < 3 {
+		t.Errorf("forwards per destination %v, %d waits; want 9 each and billing's 3 streams waiting", p.ByDest, p.Waits)
+	}
+	for _, e := range p.Events {
+		if e.At["audit"] >= p.Resumed || e.At["billing"] <= p.Resumed {
+			t.Errorf("%s: audit at %s, billing at %s, resumed at %s; want audit before the resume, billing after", e.ID, e.At["audit"], e.At["billing"], p.Resumed)
+		}
+	}
+	if drain := p.Events[len(p.Events)-1].At["billing"] - p.Resumed; drain > devstack.LocalResumeDrain+5*time.Second {
+		t.Errorf("billing drained %s after its resume, want within make run's %s poll and cache (and its rate)", drain, devstack.LocalResumeDrain)
+	}
+	// Never resumed, the backlog never drains: the scenario fails (and
+	// resumes billing on its way out).
+	po.SkipResume, po.Wait, po.Customers, po.Events = true, devstack.LocalResumeDrain+2*time.Second, 1, 1
+	out.Reset()
+	if _, err := RunPause(ctx, po); !errors.Is(err, ErrPausedScenario) {
+		t.Errorf("pause scenario without a resume: %v, want ErrPausedScenario\n%s", err, out.String())
+	}
+	if st, err := states.States(ctx, BacklogTenant); err != nil || st[PausedDestination].IsPaused() {
+		t.Errorf("billing after the failed scenario: %+v, %v; want resumed", st[PausedDestination], err)
 	}
 }
 

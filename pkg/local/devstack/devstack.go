@@ -270,6 +270,10 @@ func Provision(ctx context.Context, cfg aws.Config, name string, tenants *tenant
 		RetryBase:        time.Second, // quick local retries; AWS defaults are longer
 		RetryMax:         10 * time.Second,
 		MaxAttempts:      LocalMaxAttempts,
+		// A resumed destination drains within seconds (make pause / make
+		// resume, the demo's pause scenario); AWS polls from a minute.
+		PausePoll:           LocalPausePoll,
+		DestinationCacheTTL: LocalDestinationCacheTTL,
 	}
 	return d, nil
 }
@@ -322,6 +326,18 @@ func (s *Stack) URL() string { return "http://" + s.listener.Addr().String() }
 // is dead-lettered with its reason. The queues' maxReceiveCount is
 // worker.MinMaxReceiveCount of it, so SQS's redrive never fires first.
 const LocalMaxAttempts = 8
+
+// LocalPausePoll and LocalDestinationCacheTTL are make run's
+// worker.Settings PausePoll and DestinationCacheTTL: while a pause is less
+// than a minute old its messages look again every few seconds, and a
+// resume is seen within a couple, so a short pause's backlog drains within
+// LocalResumeDrain of its resume (deployed, and after a minute's pause:
+// destination.Poll from a minute, plus the 10 s cache).
+const (
+	LocalPausePoll           = 5 * time.Second
+	LocalDestinationCacheTTL = 2 * time.Second
+	LocalResumeDrain         = LocalPausePoll + LocalDestinationCacheTTL
+)
 
 // WorkerTimeout is the worker function's timeout, as in template.yaml.
 const WorkerTimeout = 30 * time.Second

@@ -110,7 +110,7 @@ func statements(t *testing.T, root string) []statement {
 	out := []statement{
 		{"docs/operations.md", "`" + demo.BacklogDestination + "`: `stripe:invoice\\.\\*` at `([^`]+)`", billing.Rate, relaySrc + " rate"},
 		{"docs/operations.md", "`" + demo.BacklogDestination + "`: `stripe:invoice\\.\\*` at `[^`]+`, burst (\\d+)", strconv.Itoa(billing.Burst), relaySrc + " burst"},
-		{"docs/operations.md", `ends with a backlog: (\d+) Stripe events`, strconv.Itoa(demo.DefaultBacklogEvents), "demo.DefaultBacklogEvents"},
+		{"docs/operations.md", `runs a backlog: (\d+) Stripe events`, strconv.Itoa(demo.DefaultBacklogEvents), "demo.DefaultBacklogEvents"},
 		{"docs/operations.md", `sent at once over (\d+) customers`, strconv.Itoa(demo.DefaultBacklogCustomers), "demo.DefaultBacklogCustomers"},
 		// What make cost measured (docs/cost.md, which it writes): the
 		// pages that quote it must quote this run's figures.
