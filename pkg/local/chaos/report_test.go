@@ -263,11 +263,15 @@ func TestLatency(t *testing.T) {
 		free, faulty  time.Duration // every delivery's latency in each phase
 		n             int           // deliveries per phase
 		disturbedSlow bool          // one faulty-phase delivery 12 s, touched by a fault
+		tail          int           // faulty-phase deliveries (of n) at 5 s instead
 		wantFail      bool
 	}{
 		{name: "same latency", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 30},
 		{name: "within 1.5×", free: 200 * time.Millisecond, faulty: 300 * time.Millisecond, n: 30},
 		{name: "over 1.5×: the others held it back", free: 200 * time.Millisecond, faulty: 301 * time.Millisecond, n: 30, wantFail: true},
+		{name: "over 1.5× with a p99 sample: the others held it back", free: 200 * time.Millisecond, faulty: 301 * time.Millisecond, n: 120, wantFail: true},
+		{name: "a slow tail, a p99 sample: its p99 is judged", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 120, tail: 3, wantFail: true},
+		{name: "a slow tail, too few for a p99: its p50 is judged", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 30, tail: 3},
 		{name: "a slow delivery a process fault touched: left out", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 30, disturbedSlow: true},
 		{name: "too few deliveries to compare", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 10, wantFail: true},
 	}
@@ -282,7 +286,11 @@ func TestLatency(t *testing.T) {
 			}
 			for i := range tt.n {
 				add(fmt.Sprintf("free-%d", i), start.Add(time.Duration(i)*destFaultFrom/time.Duration(tt.n)), tt.free)
-				add(fmt.Sprintf("faulty-%d", i), start.Add(destFaultFrom+time.Duration(i)*time.Second/2), tt.faulty)
+				lat := tt.faulty
+				if i < tt.tail {
+					lat = 5 * time.Second
+				}
+				add(fmt.Sprintf("faulty-%d", i), start.Add(destFaultFrom+time.Duration(i)*(destFaultUntil-destFaultFrom)/time.Duration(tt.n)), lat)
 				add(fmt.Sprintf("after-%d", i), start.Add(destFaultUntil+time.Duration(i)*time.Second), time.Minute) // recovery: not measured
 			}
 			if tt.disturbedSlow {
@@ -294,7 +302,7 @@ func TestLatency(t *testing.T) {
 			if r.Failed() != tt.wantFail {
 				t.Errorf("Failed() = %v, want %v (fault-free %+v, faulty %+v, %v)", r.Failed(), tt.wantFail, r.FaultFree, r.Faulty, r.Slow)
 			}
-			if r.FaultFree.N != tt.n || r.Faulty.N != tt.n || r.Faulty.P99 != tt.faulty || r.FaultFree.P99 != tt.free {
+			if r.FaultFree.N != tt.n || r.Faulty.N != tt.n || r.Faulty.P50 != tt.faulty || r.FaultFree.P99 != tt.free {
 				t.Errorf("fault-free %+v, faulty %+v, want %d deliveries each at p99 %v and %v", r.FaultFree, r.Faulty, tt.n, tt.free, tt.faulty)
 			}
 			if tt.disturbedSlow && r.Faulty.Left != 1 {
