@@ -45,7 +45,9 @@ import (
 // completions the ledger cannot write, offloaded bodies S3 refuses, loses
 // or serves again, queue re-creation, a worker down until a backlog nears
 // its retention's end), operator replays by every tool (by hand with or
-// without the dead letter's attributes) and clock jumps of up to days,
+// without the dead letter's attributes), destinations paused and resumed
+// (simstream_test.go: each destination its own stream) and clock jumps of
+// up to days,
 // checks the invariants after every step, and shrinks a failure to its
 // shortest history.
 //
