@@ -47,9 +47,8 @@ import (
 // its retention's end), operator replays by every tool (by hand with or
 // without the dead letter's attributes), destinations paused and resumed
 // (simstream_test.go: each destination its own stream) and clock jumps of
-// up to days,
-// checks the invariants after every step, and shrinks a failure to its
-// shortest history.
+// up to days, checks the invariants after every step, and shrinks a
+// failure to its shortest history.
 //
 //	make simulate SEED=1 STEPS=1000000
 
