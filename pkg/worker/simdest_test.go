@@ -267,6 +267,9 @@ func (w *world) ranHandler(e *simEvent, m *simMsg, err error, answers []string) 
 		w.pacedOnly[m.id] = true
 		return
 	}
+	if errPausedWait(err) {
+		return // a paused destination's wait: no attempt (checkPausedDeadLetter)
+	}
 	clean := !w.sess.crashed && w.sess.loseAt == 0 && w.mode["ledger/Complete"] == "" && w.mode["ledger/FailedAttempt"] == ""
 	for _, a := range answers {
 		clean = clean && a != "failed"
@@ -308,7 +311,7 @@ func (w *world) checkPacedDeadLetter(src *simMsg, e *simEvent, reason string) {
 	}
 	bound := fmt.Sprintf("gave up after %d receives waiting for the rate limit", src.receives)
 	if w.pacedOnly[src.id] && !strings.Contains(reason, worker.ErrDeadLettered.Error()) &&
-		!(src.receives >= 10*maxAttempts && strings.Contains(reason, bound)) {
+		!(src.receives >= 10*maxAttempts && strings.Contains(reason, bound)) && !w.pastHorizon(src, e, reason) {
 		end := src.sent.Add(w.src.retention).UTC().Format(time.RFC3339)
 		if !strings.Contains(reason, worker.ErrExpiring.Error()) || !strings.Contains(reason, end) {
 			w.violate("message %s of %s only waited for a rate and is dead-lettered: %s (its retention ends %s)", src.id, e.id, reason, end)
@@ -317,6 +320,19 @@ func (w *world) checkPacedDeadLetter(src *simMsg, e *simEvent, reason string) {
 	if w.filtered(e) && (strings.Contains(reason, "destination ") || strings.Contains(reason, worker.ErrPaced.Error())) {
 		w.violate("%s, which no destination's filter selects, is dead-lettered for a destination: %s", e.id, reason)
 	}
+}
+
+// pastHorizon reports whether reason gives src up at its destination's
+// retry horizon (ErrHorizon): a destination's own stream waits for its
+// rate that long since the event was received, and gives up when its next
+// try (at most worker.MaxDelay away) would fall past it, never earlier.
+func (w *world) pastHorizon(src *simMsg, e *simEvent, reason string) bool {
+	d := w.destOf(record(src))
+	if d == nil || !strings.Contains(reason, worker.ErrHorizon.Error()) {
+		return false
+	}
+	h, err := d.RetryHorizon()
+	return err == nil && !w.now.Add(worker.MaxDelay).Before(e.first.Add(h))
 }
 
 // checkFilteredOutcome checks the outcome of a message whose handler ran

@@ -467,9 +467,10 @@ type simRedrive struct {
 	// payloads: the tool reads offloaded bodies (its -bucket flag).
 	payloads bool
 	// moved maps each DLQ message whose send landed to its copy, and
-	// events each event moved to the DLQ message it was moved for.
+	// events each event and stream moved to the DLQ message it was moved
+	// for (each destination's dead letter of an event is its own).
 	moved   map[string]*simMsg
-	events  map[*simEvent]string
+	events  map[streamOfEvent]string
 	between func(where string)
 }
 
@@ -601,10 +602,17 @@ func (r *simRedrive) landed(dl *simMsg, of string, sent *simMsg) {
 	if named := dl.attrs[worker.AttrEventKey] != "" || w.readable(dl.body) == "" && (!queue.IsPointer(dl.body) || r.payloads); !named {
 		return
 	}
-	if first, ok := r.events[e]; ok {
+	k := streamOfEvent{e, dl.attrs[queue.AttrStream]}
+	if first, ok := r.events[k]; ok {
 		w.violate("the redrive moved %s twice in one run (from %s and %s)", e.id, first, of)
 	}
-	r.events[e] = of
+	r.events[k] = of
+}
+
+// streamOfEvent is an event's stream (its hookpack.stream attribute).
+type streamOfEvent struct {
+	e      *simEvent
+	stream string
 }
 
 // dlqMessage is the DLQ's message id, or nil.

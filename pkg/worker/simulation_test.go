@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"pgregory.net/rapid"
 
+	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/forward"
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -44,9 +45,10 @@ import (
 // completions the ledger cannot write, offloaded bodies S3 refuses, loses
 // or serves again, queue re-creation, a worker down until a backlog nears
 // its retention's end), operator replays by every tool (by hand with or
-// without the dead letter's attributes) and clock jumps of up to days,
-// checks the invariants after every step, and shrinks a failure to its
-// shortest history.
+// without the dead letter's attributes), destinations paused and resumed
+// (simstream_test.go: each destination its own stream) and clock jumps of
+// up to days, checks the invariants after every step, and shrinks a
+// failure to its shortest history.
 //
 //	make simulate SEED=1 STEPS=1000000
 
@@ -151,13 +153,22 @@ type simEvent struct {
 	// done names the message whose deletion after it was processed made
 	// the event done (its sender's later copies are duplicates).
 	done string
+	// streamDead and streamDone are dead and done for a destination's own
+	// stream (simstream_test.go), by its forward effect: its record is
+	// that stream's alone.
+	streamDead, streamDone map[string]string
+	// deadByStreamless: dead is the dead letter of a copy without a
+	// stream (knownStreamlessCopyHole); streamDeadOnce: a destination's
+	// stream of it was dead-lettered (deadReason's kind for streams).
+	deadByStreamless, streamDeadOnce bool
 }
 
 // newSimEvent is event id of conversation conv, n-th in it, whose handler
 // runs effects.
 func (w *world) newSimEvent(id, conv string, n int, effects []string) *simEvent {
 	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects, typ: "charge.succeeded",
-		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}, at: map[string]bool{}}
+		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}, at: map[string]bool{},
+		streamDead: map[string]string{}, streamDone: map[string]string{}}
 	w.events = append(w.events, e)
 	w.byKey[e.key] = e
 	w.perConv[conv] = append(w.perConv[conv], e)
@@ -182,6 +193,9 @@ type world struct {
 	staleUntil time.Time
 	ledger     *ledger.Memory
 	handler    *worker.Handler
+	// pauses are the destinations' states (paused, failing) the worker
+	// reads and writes.
+	pauses *destination.Memory
 	// mode holds the faults that last: per conversation and effect, the
 	// target's ("" ok, "transient", "permanent", "hang", "timeout"); per
 	// conversation, its handlers' between two effects (conv/between:
@@ -255,6 +269,7 @@ func newWorldOf(t fataler, hz horizons) *world {
 		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, answeredDone: map[string]bool{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
+	w.pauses = destination.NewMemory()
 	w.handler = w.newHandler()
 	return w
 }
@@ -273,14 +288,20 @@ func (w *world) newQueues() {
 func (w *world) newHandler() *worker.Handler {
 	reg := worker.NewRegistry()
 	fwd := worker.Forward(simTenants{w}, simPoster{w})
-	reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+	// The event's handler runs its effects; a destination's own stream
+	// runs the built-in forward alone, as functions/worker's registry does.
+	run := func(ctx context.Context, ev *worker.Event, forwardOnly bool) error {
 		w.cur, w.curEv = w.batch[ev.MessageID], ev
 		e := w.byKey[ev.Key]
 		if e == nil {
 			w.violate("message %s's handler runs for %s, which is no event's", ev.MessageID, ev.Key)
 			return errors.New("unknown event")
 		}
-		for i, effect := range e.effects {
+		effects := e.effects
+		if forwardOnly {
+			effects = []string{worker.ForwardEffect}
+		}
+		for i, effect := range effects {
 			if i > 0 {
 				if err := w.between(e); err != nil {
 					return err
@@ -307,12 +328,14 @@ func (w *world) newHandler() *worker.Handler {
 			w.handlerOK[w.cur.id] = true
 		}
 		return nil
-	})
+	}
+	reg.HandleForward(func(ctx context.Context, ev *worker.Event) error { return run(ctx, ev, true) })
+	reg.Handle(simProvider, worker.Any, func(ctx context.Context, ev *worker.Event) error { return run(ctx, ev, false) })
 	return worker.New(worker.Config{
 		// Every message's line must name its event (checked in handle).
 		Logger: slog.New(slog.NewJSONHandler(&w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Ledger: simLedger{w}, Handlers: reg, DLQ: simSQS{w}, Visibility: simSQS{w}, Queues: simSQS{w},
-		Payloads: simPayloads{w}, MaxAttempts: maxAttempts, Now: w.clock, Limiter: w.limiter, Wait: w.simWait,
+		Payloads: simPayloads{w}, Destinations: w.pauses, MaxAttempts: maxAttempts, Now: w.clock, Limiter: w.limiter, Wait: w.simWait,
 		QueueRetention: w.hz.retention, ExpiryMargin: w.hz.margin, LedgerRetention: w.hz.ledgerKeep,
 		// A lease ends before the message's visibility timeout, as under
 		// Lambda (the invocation's deadline).
@@ -357,6 +380,7 @@ func (p simPoster) Post(ctx context.Context, r forward.Request) error {
 			p.w.violate("%s (%s, tier %s) reaches destination %s, whose filter excludes it", e.id, e.typ, e.tier, d.Name)
 		}
 		effect = d.effect
+		p.w.checkArrival(d, e)
 	}
 	p.w.start(e, effect, p.w.curEv.Repeat)
 	return p.w.target(ctx, key, effect, r.IdempotencyKey, r.ID)
@@ -468,8 +492,8 @@ func (w *world) between(e *simEvent) error {
 func (w *world) start(e *simEvent, effect string, repeat bool) {
 	m := w.cur
 	w.logf("    %s of %s starts (message %s, %s, Repeat=%v)", effect, e.id, msgID(m), from(m), repeat)
-	if e.dead && !w.knownHole(e, m) {
-		w.violate("%s of %s starts after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
+	if reason, dead := e.deadAt(m, effect); dead && !w.knownHole(e, m) && !w.streamlessHole(e, m, effect, "") {
+		w.violate("%s of %s starts after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, reason, msgID(m), from(m))
 	}
 	if n := e.started[effect]; n > 0 && !repeat {
 		w.violate("%s of %s starts again (run %d) with ev.Repeat false, after an earlier run started", effect, e.id, n+1)
@@ -488,11 +512,18 @@ func (w *world) claimed(f ledger.Fence, k ledger.Key, err error) {
 	if e == nil || m == nil || m.from == byIngest || e.deadFrom[f.MessageID] {
 		return
 	}
+	if rec := record(m); rec != "" {
+		// A replay of a destination's stream gets past that stream's mark.
+		if k.Effect == rec && (err == nil || errors.Is(err, ledger.ErrCompleted)) {
+			delete(e.streamDead, rec)
+		}
+		return
+	}
 	if err == nil || errors.Is(err, ledger.ErrCompleted) {
 		if e.dead {
 			w.logf("    replay %s of %s gets past its dead mark", m.id, e.id)
 		}
-		e.dead, e.deadFrom = false, map[string]bool{}
+		e.dead, e.deadFrom, e.deadByStreamless = false, map[string]bool{}, false
 	}
 }
 
@@ -526,11 +557,11 @@ func (w *world) apply(e *simEvent, effect string) {
 	m := w.cur
 	replayed := m != nil && m.from != byIngest
 	w.logf("    target applies %s of %s (message %s, %s)", effect, e.id, msgID(m), from(m))
-	if why, ok := e.durable[effect]; ok {
+	if why, ok := e.durable[effect]; ok && !w.streamlessHole(e, m, effect, why) {
 		w.violate("%s of %s ran again after it completed (%s)", effect, e.id, why)
 	}
-	if e.dead && !w.knownHole(e, m) {
-		w.violate("%s of %s applied after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, e.deadReason, msgID(m), from(m))
+	if reason, dead := e.deadAt(m, effect); dead && !w.knownHole(e, m) && !w.streamlessHole(e, m, effect, "") {
+		w.violate("%s of %s applied after its dead letter (%s) and before any replay of it ran (message %s, %s)", effect, e.id, reason, msgID(m), from(m))
 	}
 	e.runs[effect]++
 	if isForward(effect) {
@@ -593,6 +624,9 @@ func (w *world) deadLettered(m *simMsg) {
 		w.violate("dead letter %s of %s has no reason", m.id, m.event.id)
 	}
 	w.checkPacedDeadLetter(src, m.event, reason)
+	if src != nil {
+		w.checkPausedDeadLetter(src, m.event, reason)
+	}
 	// Every copy of a body ingest sent is a valid message, whichever
 	// attributes a replay kept: the worker may not refuse it as invalid.
 	for _, invalid := range []error{envelope.ErrInvalid, queue.ErrPointer} {
@@ -607,6 +641,16 @@ func (w *world) deadLettered(m *simMsg) {
 		// could it know the event done: the dead letter is no outcome of
 		// the event's.
 		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
+		return
+	}
+	if rec := record(m); rec != "" {
+		// A destination's stream: its record alone is dead.
+		if done := m.event.streamDone[rec]; done != "" {
+			w.violate("%s is done at %s (its message %s was processed and deleted) and dead-lettered as %s: %s", m.event.id, rec, done, m.id, reason)
+		}
+		m.event.streamDead[rec], m.event.streamDeadOnce = reason, true
+		m.event.deadFrom[m.attrs[worker.AttrMessageID]] = true
+		w.logf("    dead-lettered %s's %s as %s: %s", m.event.id, streamName(m), m.id, reason)
 		return
 	}
 	if e := m.event; e.done != "" {
@@ -624,6 +668,7 @@ func (w *world) deadLettered(m *simMsg) {
 		m.event.buriedReplay = src
 	}
 	m.event.dead, m.event.deadReason = true, reason
+	m.event.deadByStreamless = w.streamlessCopy(src)
 	m.event.deadFrom[m.attrs[worker.AttrMessageID]] = true
 	w.logf("    dead-lettered %s as %s: %s", m.event.id, m.id, reason)
 }
@@ -728,13 +773,16 @@ func (w *world) deliver(e *simEvent, fault string) {
 		w.payloads[ptr] = b
 		m.body, m.attrs[queue.SizeAttribute] = ptr, fmt.Sprint(len(b))
 	}
-	if sent, ok := w.src.send(w.now, m); ok {
-		w.logf("    ingest queued %s as %s", e.id, sent.id)
-		if !e.queued {
-			w.place(e)
+	// All of its messages (its streams', simdest.go) go in one batch.
+	for _, m := range w.streamed(e, m) {
+		if sent, ok := w.src.send(w.now, m); ok {
+			w.logf("    ingest queued %s as %s (%s)", e.id, sent.id, streamName(sent))
+			if !e.queued {
+				w.place(e)
+			}
+		} else {
+			w.logf("    ingest send of %s deduplicated by SQS", streamName(m))
 		}
-	} else {
-		w.logf("    ingest send deduplicated by SQS")
 	}
 	if fault == "after" {
 		w.logf("    ingest crashed after its send")
@@ -810,6 +858,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			ev.Records = append(ev.Records, w.src.record(m))
 		}
 		failed := w.handle(msgs, ev)
+		w.checkHeld(msgs, failed)
 		w.notePaced(msgs)
 		w.noteLimit(msgs, failed)
 		if w.sess.crashed {
@@ -850,6 +899,12 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			o := w.outcomes[m.id]
 			if o == "skipped_duplicate" && m.event != nil && w.heldBehind(m, msgs, failed) {
 				// The worker's second known hole: not done.
+				continue
+			}
+			if rec := record(m); rec != "" && (o == "processed" || o == "skipped_duplicate") && m.event != nil {
+				if _, dead := m.event.streamDead[rec]; !dead && m.event.streamDone[rec] == "" {
+					m.event.streamDone[rec] = m.id
+				}
 				continue
 			}
 			if (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
@@ -1092,6 +1147,9 @@ func (w *world) replay(tool provenance, copies int) {
 		case byHandEvent:
 			keep(attrs, m.attrs, eventAttrs...)
 		}
+		if len(w.dests) >= 2 && !resendWithoutStream {
+			keep(attrs, m.attrs, queue.AttrStream)
+		}
 		group := m.group
 		if g := m.attrs[worker.AttrGroupID]; g != "" {
 			group = g
@@ -1144,7 +1202,7 @@ func (w *world) redrive(fault string, k int, payloads bool, between func(where s
 	w.src.dlq.expire(w.now)
 	w.noteExpired()
 	r := &simRedrive{w: w, sess: &session{crashAfter: -1}, start: w.now, payloads: payloads,
-		moved: map[string]*simMsg{}, events: map[*simEvent]string{}, between: between}
+		moved: map[string]*simMsg{}, events: map[streamOfEvent]string{}, between: between}
 	switch fault {
 	case "crash":
 		r.sess.crashAfter = k
@@ -1215,6 +1273,7 @@ func (w *world) dropSource() []*simMsg {
 	for _, e := range w.events {
 		maps.DeleteFunc(e.durable, func(fx, why string) bool { return isForward(fx) && strings.Contains(why, "was deleted") })
 		e.done = ""
+		clear(e.streamDone)
 	}
 	lost := w.src.msgs
 	w.src.msgs = nil
@@ -1254,6 +1313,7 @@ func (w *world) createSource(deletedAt time.Time) {
 // silently (expired, or moved to the DLQ by SQS without a reason).
 func (w *world) check() {
 	w.steps++
+	w.checkStreams()
 	for _, e := range w.events {
 		if !e.queued || e.lostByOwner {
 			continue
@@ -1287,7 +1347,7 @@ func (w *world) whereIs(e *simEvent) string {
 	if reasonless {
 		return "in the DLQ without a reason (moved by SQS after maxReceiveCount receives)"
 	}
-	if e.dead || e.deadReason != "" {
+	if e.dead || e.deadReason != "" || e.streamDeadOnce {
 		return "dead-lettered" // its dead letter's own retention ended: the operator's
 	}
 	return "gone (expired from the queue, or deleted without being done)"
@@ -1315,7 +1375,7 @@ type simTally struct {
 // knownNote says how often the known hole was run, if it was.
 func (t *simTally) knownNote() string {
 	if n := t.known.Load(); n > 0 {
-		return fmt.Sprintf(" (%d steps of the worker's known holes: a replay dead-lettered before its claim runs when redelivered; a copy dead-lettered behind an earlier one of its event that failed in its batch is deleted as done; a message paced again and again is moved to the DLQ by SQS without a reason)", n)
+		return fmt.Sprintf(" (%d steps of the worker's known holes: a replay dead-lettered before its claim runs when redelivered; a copy dead-lettered behind an earlier one of its event that failed in its batch is deleted as done; a message paced again and again is moved to the DLQ by SQS without a reason; a copy without its stream of a tenant with streams runs past a stream's completion or its own dead mark)", n)
 	}
 	return ""
 }
@@ -1403,7 +1463,13 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			n := nextN[conv]
 			nextN[conv]++
 			id := fmt.Sprintf("evt_%s_%d", conv[4:], n)
-			e := w.newSimEvent(id, conv, n, rapid.SampledFrom(handlerKinds).Draw(rt, "handler "+id))
+			kinds := handlerKinds
+			if w.dests != nil {
+				// A destination's stream forwards whatever the event's
+				// handler: its handler includes the forward.
+				kinds = handlerKinds[:2]
+			}
+			e := w.newSimEvent(id, conv, n, rapid.SampledFrom(kinds).Draw(rt, "handler "+id))
 			e.offload = rapid.Bool().Draw(rt, "offload "+id)
 			if w.dests != nil {
 				e.typ = rapid.SampledFrom(simEventTypes).Draw(rt, "type "+id)
@@ -1531,6 +1597,12 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 					}
 				})
 			},
+			"pause or resume": func(rt *rapid.T) {
+				if w.dests == nil {
+					rt.Skip("no destinations")
+				}
+				w.pauseOrResume(rt)
+			},
 			"recreate queue": func(rt *rapid.T) {
 				if rapid.IntRange(0, 9).Draw(rt, "rarely") != 0 {
 					rt.Skip("rare")
@@ -1550,6 +1622,7 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 		// payload stays gone) and time passes without faults, so every
 		// event must end done or dead-lettered with its reason.
 		w.mode, w.drainFault = map[string]string{}, nil
+		w.resumeAll()
 		maps.DeleteFunc(w.s3, func(_, mode string) bool { return mode == "denied" })
 		w.advance(15 * 24 * time.Hour)
 		w.check()
