@@ -140,6 +140,13 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if size, ok := rec.MessageAttributes[queue.SizeAttribute]; ok {
 		attrs[queue.SizeAttribute] = aws.ToString(size.StringValue) // the body is a pointer
 	}
+	if s, ok := rec.MessageAttributes[queue.AttrStream]; ok && s.StringValue != nil {
+		// Its stream, whether or not its event is known: a copy re-sent
+		// without it would be taken for every destination's (the search's
+		// streamless copy) and deliver again where its stream's deletion
+		// completed the event.
+		attrs[queue.AttrStream] = aws.ToString(s.StringValue)
+	}
 	// The event's outcome first, on its record, where every copy of it
 	// reads it before it acts (Event.begin): its unfinished effects refuse
 	// all but a replay, its completed ones carry the mark, and its records

@@ -195,7 +195,7 @@ func errPausedWait(err error) bool {
 // a message without its event's attributes).
 const resendWithoutStream = false
 
-// knownStreamlessCopyHole exempts the worker's hole the streams model
+// knownStreamlessCopyHole exempted the worker's hole the streams model
 // found (make simulate SEED=1: 19 steps with resendWithoutStream, 6,317
 // without; docs/reliability.md): a copy of an event of a tenant with two or
 // more destinations that carries no hookpack.stream (the body re-sent by
@@ -206,9 +206,9 @@ const resendWithoutStream = false
 // it delivers there again (the same Idempotency-Key, ev.Repeat true); and
 // its dead letter marks the record the custom effects' message on the
 // conversation's group shares, which that message then passes. True while
-// the worker has it (each exempted run is logged and counted); false makes
-// the search fail on it again.
-const knownStreamlessCopyHole = true
+// the worker had it (each exempted run is logged and counted); the worker's
+// dead letter now keeps its message's stream, and false holds it so.
+const knownStreamlessCopyHole = false
 
 // streamlessCopy reports whether m is such a copy (knownStreamlessCopyHole).
 func (w *world) streamlessCopy(m *simMsg) bool {
