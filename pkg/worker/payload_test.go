@@ -69,6 +69,11 @@ func TestPointerMessages(t *testing.T) {
 			r := rec(t, e, 1)
 			r.Body = pointer
 			r.MessageAttributes = map[string]events.SQSMessageAttribute{queue.SizeAttribute: {DataType: "Number", StringValue: ptr(fmt.Sprint(len(full)))}}
+			if tt.wantDLQ != "" {
+				// A destination's stream message: its dead letter keeps
+				// the stream though no attribute names its event.
+				r.MessageAttributes[queue.AttrStream] = events.SQSMessageAttribute{DataType: "String", StringValue: ptr("forward:billing")}
+			}
 			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
 			if handled := got == e.Body; handled != tt.wantHandled {
 				t.Errorf("handler saw body %.40q, want handled %v", got, tt.wantHandled)
@@ -88,6 +93,9 @@ func TestPointerMessages(t *testing.T) {
 			m := f.sqs.sent[0].msg
 			if string(m.Body) != pointer || m.Attributes[queue.SizeAttribute] != fmt.Sprint(len(full)) || !strings.Contains(m.Attributes[worker.AttrReason], tt.wantDLQ) {
 				t.Errorf("dead letter = %s %v, want the pointer with its size attribute and reason %q", m.Body, m.Attributes, tt.wantDLQ)
+			}
+			if m.Attributes[queue.AttrStream] != "forward:billing" {
+				t.Errorf("dead letter's %s = %q, want the message's forward:billing", queue.AttrStream, m.Attributes[queue.AttrStream])
 			}
 		})
 	}
