@@ -63,7 +63,11 @@ type PauseOptions struct {
 	SkipResume bool
 	// Wait bounds each wait (default 2 minutes).
 	Wait time.Duration
-	Out  io.Writer
+	// Settle is how long a pause takes to reach every worker (their
+	// cached destination states, at most devstack.LocalDestinationCacheTTL
+	// old): the events are sent after it. Default that TTL and a second.
+	Settle time.Duration
+	Out    io.Writer
 }
 
 // Paused is what the pause scenario saw, times from its first send.
@@ -167,6 +171,17 @@ func RunPause(ctx context.Context, o PauseOptions) (p Paused, err error) {
 	}()
 	fmt.Fprintf(o.Out, "\nPause: %s/%s paused (package destination, as make pause); %d Stripe invoice events over %d customers, which %s and %s select\n",
 		o.Tenant, o.Paused, len(plan), o.Customers, strings.Join(others, ", "), o.Paused)
+	// A worker that read the destination's state just before the pause
+	// trusts it for its cache's TTL: the pause reaches every worker after it.
+	settle := o.Settle
+	if settle <= 0 {
+		settle = devstack.LocalDestinationCacheTTL + time.Second
+	}
+	select {
+	case <-ctx.Done():
+		return p, ctx.Err()
+	case <-time.After(settle):
+	}
 	start := time.Now()
 	for i, d := range plan {
 		p.Events[i].Sent = time.Since(start)
