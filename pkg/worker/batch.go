@@ -127,12 +127,12 @@ func (h *Handler) runGroup(ctx context.Context, t *tracker, recs []events.SQSMes
 		if d := decide(f); d.verdict == vRun {
 			r = h.process(ctx, t, i, rec, b)
 		} else {
-			r = h.newResult(rec)
-			r = h.readNow(ctx, rec).with(r)
+			m := h.newMessage(t, i, rec)
+			h.readNow(ctx, m)
 			if blocker != nil {
-				r.heldFrom = blocker.seq
+				m.r.heldFrom = blocker.seq
 			}
-			r = h.act(ctx, t, i, rec, r, d)
+			r = h.act(ctx, m, d)
 		}
 		if !t.publish(i, r) {
 			return
@@ -219,8 +219,9 @@ func (h *Handler) settled(ctx context.Context, rec *events.SQSMessage, f facts) 
 		// Near its retention's end: the next invocation dead-letters it.
 		d = fate{verdict: vAgain, outcome: outDeadline, err: d.err}
 	}
-	r := h.readNow(ctx, rec).with(h.newResult(rec))
-	return h.act(ctx, nil, 0, rec, r, d)
+	m := h.newMessage(nil, 0, rec)
+	h.readNow(ctx, m)
+	return h.act(ctx, m, d)
 }
 
 // groups returns the record indices per message group, groups in order of

@@ -19,15 +19,20 @@ import (
 	"github.com/hookpack/hookpack/pkg/queue"
 )
 
-// message is what the worker knows of one SQS record before it acts on
-// it, read once: its envelope, or why there is none (its body could not be
-// read: transient, or permanent when the pointer names nothing; it could not
-// be decoded: permanent), and the event it names.
+// message is one SQS record on its way through the worker, read → decide
+// → act: the record and its place in the batch (i, in t), and r, what is
+// known of it so far (its envelope and the event it names, read once; its
+// group, receive count, fence and, once decided, its outcome), which its
+// log line and the batch's answer report.
 type message struct {
-	env   *envelope.Envelope
-	err   error
-	id    queue.Identity
-	known bool
+	rec *events.SQSMessage
+	i   int
+	t   *tracker
+	r   result
+}
+
+func (h *Handler) newMessage(t *tracker, i int, rec *events.SQSMessage) *message {
+	return &message{rec: rec, i: i, t: t, r: h.newResult(rec)}
 }
 
 // streamOf returns rec's stream (queue.AttrStream): a value that cannot be
@@ -40,67 +45,62 @@ func streamOf(rec *events.SQSMessage) (queue.Stream, error) {
 	return s, nil
 }
 
-// read reads rec's body (from S3 for a pointer, within until when it is not
+// read reads m's body (from S3 for a pointer, within until when it is not
 // zero) and decodes its envelope, and names its event: from the envelope,
 // or from its identity attributes when there is none (queue.IdentityOf).
-func (h *Handler) read(ctx context.Context, rec *events.SQSMessage, until time.Time) message {
-	var m message
-	body, err := h.body(ctx, rec, until)
+// It returns why there is no envelope: its body could not be read
+// (transient, or permanent when the pointer names nothing) or decoded
+// (permanent).
+func (h *Handler) read(ctx context.Context, m *message, until time.Time) error {
+	var env *envelope.Envelope
+	body, err := h.body(ctx, m.rec, until)
 	if err == nil {
-		if m.env, err = envelope.Decode(body); err != nil {
+		if env, err = envelope.Decode(body); err != nil {
 			err = Permanent(err)
 		}
 	}
-	m.id, m.known = identify(rec, m.env)
-	if s, serr := streamOf(rec); serr != nil && err == nil {
+	id, known := identify(m.rec, env)
+	if s, serr := streamOf(m.rec); serr != nil && err == nil {
 		err = serr
 	} else {
-		m.id.Stream = s
+		id.Stream = s
 	}
-	m.err = err
-	return m
-}
-
-// with returns r carrying what m knows of its message.
-func (m message) with(r result) result {
-	r.env, r.id, r.known = m.env, m.id, m.known
-	return r
+	m.r.env, m.r.id, m.r.known = env, id, known
+	return err
 }
 
 // process runs message i's handler and routes its failure.
 func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, b budget) (r result) {
-	r = h.newResult(rec)
+	m := h.newMessage(t, i, rec)
 	defer func() { r.dur = h.cfg.Now().Sub(r.start) }()
 
 	var until time.Time
 	if b.limited() {
 		until = b.work
 	}
-	m := h.read(ctx, rec, until)
-	r = m.with(r)
-	if m.err != nil {
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, nil, m.err), "")
+	if err := h.read(ctx, m, until); err != nil {
+		return h.judge(ctx, m, h.facts(rec, nil, err))
 	}
-	env := m.env
-	if r.groupID == "" {
-		r.groupID = m.id.Conversation
-		if s := m.id.Stream; s.Destination != "" && !s.Effects {
-			r.groupID = queue.StreamGroup(r.groupID, s.Destination)
+	env := m.r.env
+	if m.r.groupID == "" {
+		m.r.groupID = m.r.id.Conversation
+		if s := m.r.id.Stream; s.Destination != "" && !s.Effects {
+			m.r.groupID = queue.StreamGroup(m.r.groupID, s.Destination)
 		}
 	}
 	// The rules its envelope decides before it runs (its age).
 	pre := h.facts(rec, env, nil)
 	pre.pending = true
 	if d := decide(pre); d.verdict != vRun {
-		return h.act(ctx, t, i, rec, r, d)
+		return h.act(ctx, m, d)
 	}
-	handle, ok, idle := h.cfg.Handlers.streamHandler(m.id.Stream, env.Provider, env.Type)
+	handle, ok, idle := h.cfg.Handlers.streamHandler(m.r.id.Stream, env.Provider, env.Type)
 	if idle {
 		// The event's custom effects' stream, and it has none: no write.
-		return h.act(ctx, t, i, rec, r, fate{verdict: vDone, outcome: outFiltered})
+		return h.act(ctx, m, fate{verdict: vDone, outcome: outFiltered})
 	}
 	if !ok {
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type))), "")
+		return h.judge(ctx, m, h.facts(rec, env, Permanent(fmt.Errorf("%w: %s/%s", ErrNoHandler, env.Provider, env.Type))))
 	}
 
 	lease := h.cfg.Lease
@@ -110,10 +110,10 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		lease = b.leaseEnd.Sub(h.cfg.Now())
 	}
 	ev := &Event{
-		Envelope: env, MessageID: rec.MessageId, Attempt: r.receives, GroupID: r.groupID,
+		Envelope: env, MessageID: rec.MessageId, Attempt: m.r.receives, GroupID: m.r.groupID,
 		ledger: h.cfg.Ledger, lease: lease, now: h.cfg.Now, completeEach: h.cfg.CompleteEffects,
 		effectTimeout: h.cfg.EffectTimeout, workDeadline: b.work, window: b.window(),
-		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses, stream: m.id.Stream,
+		maxAttempts: h.cfg.MaxAttempts, pace: b.pace, pauses: b.pauses, stream: m.r.id.Stream,
 	}
 	if end, ok := h.retentionEnd(rec); ok {
 		ev.expiring, ev.recordFrom = end.Add(-h.cfg.ExpiryMargin), end.Add(-2*h.cfg.ExpiryMargin)
@@ -121,15 +121,15 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	// Effects record their outcome by the invocation's deadline, not by
 	// their own context's (the work deadline).
 	ev.finish = func(c context.Context) (context.Context, context.CancelFunc) { return h.finishBy(c, b.deadline) }
-	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, r.groupID, rec.Attributes["SequenceNumber"], r.receives, redriven(rec))
-	ev.fence.MessageID, ev.fence.Event = rec.MessageId, eventRecord(m.id.Stream)
+	ev.fence, ev.fenceErr = ledger.NewFence(env.Tenant, m.r.groupID, rec.Attributes["SequenceNumber"], m.r.receives, redriven(rec))
+	ev.fence.MessageID, ev.fence.Event = rec.MessageId, eventRecord(m.r.id.Stream)
 	if !env.ReceivedAt.IsZero() {
 		ev.fence.Origin = env.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
 	var err error
 	if ev.fence.Queue, err = h.incarnation(ctx, rec, t.newest); err != nil {
 		cancel()
-		return h.judge(ctx, t, i, rec, r, h.facts(rec, r.env, err), "")
+		return h.judge(ctx, m, h.facts(rec, env, err))
 	}
 	if err = ev.begin(hctx); err == nil {
 		err = h.run(hctx, handle, ev)
@@ -157,8 +157,8 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		}
 		fcancel()
 	}
-	r.effects, r.skips, r.effectDur = ev.ran, ev.skipped, ev.effectDur
-	r.fence, r.touched, r.leases = ev.fence, ev.touched, ev.leases
+	m.r.effects, m.r.skips, m.r.effectDur = ev.ran, ev.skipped, ev.effectDur
+	m.r.fence, m.r.touched, m.r.leases = ev.fence, ev.touched, ev.leases
 
 	f := h.facts(rec, env, err)
 	f.ran, f.skipped, f.doneByDeletion, f.filtered = ev.ran, ev.skipped, ev.doneByDeletion, ev.filtered
@@ -166,9 +166,9 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
 		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
-		r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
+		m.r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
-	r = h.judge(ctx, t, i, rec, r, f, ev.fence.Queue)
+	r = h.judge(ctx, m, f)
 	if sealErr != nil {
 		r.err = errors.Join(r.err, sealErr)
 	}

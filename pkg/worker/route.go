@@ -32,10 +32,10 @@ func (h *Handler) facts(rec *events.SQSMessage, env *envelope.Envelope, err erro
 	return f
 }
 
-// judge decides message i's fate from f, answering decide's questions
-// (the attempt count, the queue's incarnation) as it asks them, and acts
-// on it.
-func (h *Handler) judge(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, f facts, incarnation string) result {
+// judge decides m's fate from f, answering decide's questions (the
+// attempt count, the queue's incarnation) as it asks them, and acts on it.
+func (h *Handler) judge(ctx context.Context, m *message, f facts) result {
+	r, rec, t := &m.r, m.rec, m.t
 	for {
 		d := decide(f)
 		switch d.verdict {
@@ -44,7 +44,7 @@ func (h *Handler) judge(ctx context.Context, t *tracker, i int, rec *events.SQSM
 				// Left behind at the cut-off: Handle already counted and
 				// routed it.
 				r.outcome, r.failed, r.err = outTimedOut, true, f.err
-				return r
+				return *r
 			}
 			fctx, cancel := h.finish(ctx)
 			f.attempt, f.countErr = h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
@@ -54,16 +54,17 @@ func (h *Handler) judge(ctx context.Context, t *tracker, i int, rec *events.SQSM
 				r.attempt = f.attempt
 			}
 		case vAskQueue:
-			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, incarnation, t.newest)
+			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, r.fence.Queue, t.newest)
 		default:
-			return h.act(ctx, t, i, rec, r, d)
+			return h.act(ctx, m, d)
 		}
 	}
 }
 
-// act applies fate d to message i: the result its log line and the
-// batch's answer report, and the dead letter when there is one.
-func (h *Handler) act(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, d fate) result {
+// act applies fate d to m: the result its log line and the batch's answer
+// report, and the dead letter when there is one.
+func (h *Handler) act(ctx context.Context, m *message, d fate) result {
+	r := &m.r
 	r.outcome, r.err = d.outcome, d.err
 	switch d.verdict {
 	case vRetry:
@@ -73,9 +74,9 @@ func (h *Handler) act(ctx context.Context, t *tracker, i int, rec *events.SQSMes
 	case vLeave:
 		r.failed = true
 	case vDeadLetter:
-		return h.deadLetter(ctx, t, i, rec, r, d.err)
+		return h.deadLetter(ctx, m, d.err)
 	}
-	return r
+	return *r
 }
 
 // retentionEnd is when SQS would delete rec without sending it anywhere.
@@ -96,21 +97,22 @@ func (h *Handler) retry(r result, err error) result {
 // reports it done, so the mapping deletes it and its conversation
 // continues. When the DLQ cannot be reached it retries the message
 // instead: nothing is dropped.
-func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, r result, cause error) result {
+func (h *Handler) deadLetter(ctx context.Context, m *message, cause error) result {
+	r, rec, t := &m.r, m.rec, m.t
 	r.err = cause
-	if !t.reserve(i) {
+	if !t.reserve(m.i) {
 		// The batch was cut off: the message is reported failed, so it must
 		// not reach the DLQ as well.
 		r.outcome, r.failed = outTimedOut, true
-		return r
+		return *r
 	}
 	source, err := queue.URLForARN(rec.EventSourceARN, h.cfg.QueueURLTemplate)
 	if err != nil {
-		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+		return h.retry(*r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
 	dlq, err := DLQURL(source)
 	if err != nil {
-		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+		return h.retry(*r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
 	group := r.groupID
 	if group == "" {
@@ -131,7 +133,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 	if !r.known {
 		// Its read failed (a transient S3 error, its answer lost): one more
 		// try, so the dead letter names its event whenever it can.
-		r = h.readNow(ctx, rec).with(r)
+		h.readNow(ctx, m)
 	}
 	id, known := r.id, r.known
 	if known {
@@ -180,21 +182,21 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 			// Done only by a deletion in another incarnation of the queue:
 			// taken again at once under the new one.
 			r.outcome, r.failed, r.setVisibility, r.err = outDeadline, true, true, errors.Join(errRequeued, cause)
-			return r
+			return *r
 		}
 		// A later copy of an event an earlier message completed: done is
 		// terminal, so the copy is deleted, never dead-lettered.
 		r.outcome, r.failed, r.err = outDuplicate, false, fmt.Errorf("not dead-lettered, its event is done (%w): %w", err, cause)
-		return r
+		return *r
 	}
 	if errors.As(err, &ce) {
 		// A concurrent copy of the message (a batch invoked twice) is
 		// running an effect: it decides; this copy comes back after its lease.
 		r.heldByCopy = fence.SameMessage(ce.Record.Fence)
-		return h.retry(r, RetryAfter(errors.Join(cause, fmt.Errorf("dead-letter: %w", err)), ce.Record.LeaseExpires.Sub(h.cfg.Now())))
+		return h.retry(*r, RetryAfter(errors.Join(cause, fmt.Errorf("dead-letter: %w", err)), ce.Record.LeaseExpires.Sub(h.cfg.Now())))
 	}
 	if err != nil {
-		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
+		return h.retry(*r, errors.Join(cause, fmt.Errorf("dead-letter: record it in the ledger: %w", err)))
 	}
 	fctx, cancel := h.finish(ctx)
 	defer cancel()
@@ -207,7 +209,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 		Attributes:      attrs,
 	})
 	if err != nil {
-		return h.retry(r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+		return h.retry(*r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
 	}
 	// Best effort: without it a copy that comes back sends the dead letter
 	// again, which the DLQ drops within five minutes.
@@ -218,7 +220,7 @@ func (h *Handler) deadLetter(ctx context.Context, t *tracker, i int, rec *events
 		r.err = errors.Join(cause, fmt.Errorf("record the dead letter sent: %w", err))
 	}
 	r.outcome, r.failed = outDeadLettered, false
-	return r
+	return *r
 }
 
 // identify names the event of message rec: its envelope's, or when there
@@ -253,10 +255,11 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.
 	return f
 }
 
-// readNow reads message rec for a verdict decided before it ran (its log
-// line and dead letter name its event), within the clean-up budget.
-func (h *Handler) readNow(ctx context.Context, rec *events.SQSMessage) message {
+// readNow reads m for a verdict decided before it ran (its log line and
+// dead letter name its event), within the clean-up budget; why it has no
+// envelope is for that verdict, decided already, to say.
+func (h *Handler) readNow(ctx context.Context, m *message) {
 	fctx, cancel := h.finish(ctx)
 	defer cancel()
-	return h.read(fctx, rec, time.Time{})
+	_ = h.read(fctx, m, time.Time{})
 }
