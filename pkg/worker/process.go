@@ -69,6 +69,25 @@ func (h *Handler) read(ctx context.Context, m *message, until time.Time) error {
 	return err
 }
 
+// identify names the event of message rec: its envelope's, or when there
+// is none (the body cannot be read or decoded) the identity its attributes
+// carry (queue.IdentityOf). It reports false when neither names one.
+func identify(rec *events.SQSMessage, env *envelope.Envelope) (queue.Identity, bool) {
+	if env != nil {
+		return queue.EnvelopeIdentity(env), true
+	}
+	return queue.IdentityOf(rec.MessageAttributes)
+}
+
+// readNow reads m for a verdict decided before it ran (its log line and
+// dead letter name its event), within the clean-up budget; why it has no
+// envelope is for that verdict, decided already, to say.
+func (h *Handler) readNow(ctx context.Context, m *message) {
+	fctx, cancel := h.finish(ctx)
+	defer cancel()
+	_ = h.read(fctx, m, time.Time{})
+}
+
 // process runs message i's handler and routes its failure.
 func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, b budget) (r result) {
 	m := h.newMessage(t, i, rec)
@@ -173,6 +192,73 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 		r.err = errors.Join(r.err, sealErr)
 	}
 	return r
+}
+
+// judge decides m's fate from f, answering decide's questions (the
+// attempt count, the queue's incarnation) as it asks them, and acts on it.
+func (h *Handler) judge(ctx context.Context, m *message, f facts) result {
+	r, rec, t := &m.r, m.rec, m.t
+	for {
+		d := decide(f)
+		switch d.verdict {
+		case vCount:
+			if !t.open() {
+				// Left behind at the cut-off: Handle already counted and
+				// routed it.
+				r.outcome, r.failed, r.err = outTimedOut, true, f.err
+				return *r
+			}
+			fctx, cancel := h.finish(ctx)
+			f.attempt, f.countErr = h.cfg.Ledger.FailedAttempt(fctx, rec.MessageId, receivesOf(rec))
+			cancel()
+			f.counted = true
+			if f.countErr == nil {
+				r.attempt = f.attempt
+			}
+		case vAskQueue:
+			f.askedQueue, f.requeued = true, h.requeued(ctx, rec, r.fence.Queue, t.newest)
+		default:
+			return h.act(ctx, m, d)
+		}
+	}
+}
+
+// act applies fate d to m: the result its log line and the batch's answer
+// report, and the dead letter when there is one.
+func (h *Handler) act(ctx context.Context, m *message, d fate) result {
+	r := &m.r
+	r.outcome, r.err = d.outcome, d.err
+	switch d.verdict {
+	case vRetry:
+		r.failed, r.visibility, r.setVisibility = true, d.delay, true
+	case vAgain:
+		r.failed, r.visibility, r.setVisibility = true, 0, true
+	case vLeave:
+		r.failed = true
+	case vDeadLetter:
+		return h.deadLetter(ctx, m, d.err)
+	}
+	return *r
+}
+
+// facts gathers what decide needs to know about message rec whose handler
+// (or what ran before it) returned err.
+func (h *Handler) facts(rec *events.SQSMessage, env *envelope.Envelope, err error) facts {
+	f := facts{err: err, maxAttempts: h.cfg.MaxAttempts, now: h.cfg.Now(), margin: h.cfg.ExpiryMargin, retry: h.cfg.Retry,
+		ledgerRetention: h.cfg.LedgerRetention, receives: receivesOf(rec)}
+	if end, ok := h.retentionEnd(rec); ok {
+		f.retentionEnd, f.sent = end, end.Add(-h.cfg.QueueRetention)
+	}
+	if env != nil {
+		f.receivedAt = env.ReceivedAt
+	}
+	return f
+}
+
+// retentionEnd is when SQS would delete rec without sending it anywhere.
+func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
+	sent, ok := sentAt(rec)
+	return sent.Add(h.cfg.QueueRetention), ok
 }
 
 // incarnation returns the label of rec's queue incarnation: its

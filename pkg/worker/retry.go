@@ -61,3 +61,11 @@ func (r Retry) Delay(attempt int, retryAfter time.Duration) time.Duration {
 	}
 	return min(d, maxDelay)
 }
+
+// retry schedules the message again after the backoff of its attempt (the
+// first when r.attempt is unknown).
+func (h *Handler) retry(r result, err error) result {
+	r.outcome, r.failed, r.err = outRetried, true, err
+	r.visibility, r.setVisibility = h.cfg.Retry.Delay(max(r.attempt, 1), retryAfterOf(err)), true
+	return r
+}
