@@ -347,28 +347,3 @@ const (
 	maxBatch     = 10 // SQS FIFO event source mappings deliver at most 10 messages
 	receiveSlack = 20
 )
-
-// finish returns a context for the bookkeeping after the work deadline: it
-// survives ctx's cancellation, bounded by FinishTimeout and by ctx's own
-// deadline (the invocation's end), which every clean-up call shares.
-func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, _ := ctx.Deadline()
-	return h.finishBy(ctx, d)
-}
-
-// finishBy is finish bounded by the invocation's deadline (zero: none). Past
-// it (a straggler the batch left behind, resumed later), a call gets
-// FinishTimeout of its own: nobody waits for it, and recording what its
-// effect did keeps the next attempt from repeating it.
-func (h *Handler) finishBy(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
-	if end := deadline.Add(-finishSlack); !deadline.IsZero() && time.Now().Before(end) {
-		var cancel2 context.CancelFunc
-		fctx, cancel2 = context.WithDeadline(fctx, end)
-		return fctx, func() { cancel2(); cancel() }
-	}
-	return fctx, cancel
-}
-
-// finishSlack is kept free before the deadline to return the batch's answer.
-const finishSlack = 100 * time.Millisecond
