@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/hookpack/hookpack/pkg/ledger"
@@ -211,26 +210,4 @@ func (h *Handler) deadLetter(ctx context.Context, m *message, cause error) resul
 	}
 	r.outcome, r.failed = outDeadLettered, false
 	return *r
-}
-
-// fenceOf is the fence of message rec of event id in its conversation
-// group, for a dead letter sent before the message claimed anything: its
-// place in the conversation and its queue's incarnation (so that the event's
-// record tells a done event from one to bury), or, when those cannot be
-// had, the fence of an unknown place, which buries without comparing.
-func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string, newest time.Time) ledger.Fence {
-	f, err := ledger.NewFence(id.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
-	if err != nil {
-		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
-	}
-	f.MessageID, f.Event = rec.MessageId, eventRecord(id.Stream)
-	if !id.ReceivedAt.IsZero() {
-		f.Origin = id.ReceivedAt.UTC().Format(time.RFC3339Nano)
-	}
-	if f.Sequence != "" {
-		fctx, cancel := h.finish(ctx)
-		f.Queue, _ = h.incarnation(fctx, rec, newest)
-		cancel()
-	}
-	return f
 }

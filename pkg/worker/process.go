@@ -286,6 +286,28 @@ func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 	return sent.Add(h.cfg.QueueRetention), ok
 }
 
+// fenceOf is the fence of message rec of event id in its conversation
+// group, for a dead letter sent before the message claimed anything: its
+// place in the conversation and its queue's incarnation (so that the event's
+// record tells a done event from one to bury), or, when those cannot be
+// had, the fence of an unknown place, which buries without comparing.
+func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string, newest time.Time) ledger.Fence {
+	f, err := ledger.NewFence(id.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
+	if err != nil {
+		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
+	}
+	f.MessageID, f.Event = rec.MessageId, eventRecord(id.Stream)
+	if !id.ReceivedAt.IsZero() {
+		f.Origin = id.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if f.Sequence != "" {
+		fctx, cancel := h.finish(ctx)
+		f.Queue, _ = h.incarnation(fctx, rec, newest)
+		cancel()
+	}
+	return f
+}
+
 // incarnation returns the label of rec's queue incarnation: its
 // CreatedTimestamp, or "" without Config.Queues. A value read before is used
 // only for a message sent no later than the newest message of the batch it
