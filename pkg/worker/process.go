@@ -31,6 +31,7 @@ type message struct {
 	r   result
 }
 
+// newMessage starts message i of the batch t tracks on its way.
 func (h *Handler) newMessage(t *tracker, i int, rec *events.SQSMessage) *message {
 	return &message{rec: rec, i: i, t: t, r: h.newResult(rec)}
 }
@@ -87,31 +88,6 @@ func (h *Handler) readNow(ctx context.Context, m *message) {
 	defer cancel()
 	_ = h.read(fctx, m, time.Time{})
 }
-
-// finish returns a context for the bookkeeping after the work deadline: it
-// survives ctx's cancellation, bounded by FinishTimeout and by ctx's own
-// deadline (the invocation's end), which every clean-up call shares.
-func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, _ := ctx.Deadline()
-	return h.finishBy(ctx, d)
-}
-
-// finishBy is finish bounded by the invocation's deadline (zero: none). Past
-// it (a straggler the batch left behind, resumed later), a call gets
-// FinishTimeout of its own: nobody waits for it, and recording what its
-// effect did keeps the next attempt from repeating it.
-func (h *Handler) finishBy(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
-	if end := deadline.Add(-finishSlack); !deadline.IsZero() && time.Now().Before(end) {
-		var cancel2 context.CancelFunc
-		fctx, cancel2 = context.WithDeadline(fctx, end)
-		return fctx, func() { cancel2(); cancel() }
-	}
-	return fctx, cancel
-}
-
-// finishSlack is kept free before the deadline to return the batch's answer.
-const finishSlack = 100 * time.Millisecond
 
 // process runs message i's handler and routes its failure.
 func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQSMessage, b budget) (r result) {
@@ -285,6 +261,31 @@ func (h *Handler) retentionEnd(rec *events.SQSMessage) (time.Time, bool) {
 	sent, ok := sentAt(rec)
 	return sent.Add(h.cfg.QueueRetention), ok
 }
+
+// finish returns a context for the bookkeeping after the work deadline: it
+// survives ctx's cancellation, bounded by FinishTimeout and by ctx's own
+// deadline (the invocation's end), which every clean-up call shares.
+func (h *Handler) finish(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, _ := ctx.Deadline()
+	return h.finishBy(ctx, d)
+}
+
+// finishBy is finish bounded by the invocation's deadline (zero: none). Past
+// it (a straggler the batch left behind, resumed later), a call gets
+// FinishTimeout of its own: nobody waits for it, and recording what its
+// effect did keeps the next attempt from repeating it.
+func (h *Handler) finishBy(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.FinishTimeout)
+	if end := deadline.Add(-finishSlack); !deadline.IsZero() && time.Now().Before(end) {
+		var cancel2 context.CancelFunc
+		fctx, cancel2 = context.WithDeadline(fctx, end)
+		return fctx, func() { cancel2(); cancel() }
+	}
+	return fctx, cancel
+}
+
+// finishSlack is kept free before the deadline to return the batch's answer.
+const finishSlack = 100 * time.Millisecond
 
 // fenceOf is the fence of message rec of event id in its conversation
 // group, for a dead letter sent before the message claimed anything: its
