@@ -63,6 +63,7 @@ func statements(t *testing.T, root string) []statement {
 	equal(t, tenantTpl("Resources", "Queue", "Properties", "MaximumMessageSize"), strconv.Itoa(queue.MaxMessageBytes), "template-tenant.yaml MaximumMessageSize and queue.MaxMessageBytes")
 	attempts := number(t, core("Parameters", "WorkerMaxAttempts", "Default"), "WorkerMaxAttempts")
 	equal(t, core("Parameters", "WorkerAutoPauseHours", "Default"), strconv.Itoa(int(worker.DefaultAutoPause/time.Hour)), "template.yaml WorkerAutoPauseHours default and worker.DefaultAutoPause")
+	equal(t, tenantTpl("Parameters", "TenantMaxConcurrency", "Default"), strconv.Itoa(devstack.TenantConcurrency), "template-tenant.yaml TenantMaxConcurrency default and devstack.TenantConcurrency (make run's pollers per tenant queue)")
 	equal(t, tenantTpl("Parameters", "MaxReceiveCount", "Default"), strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount default and worker.MinMaxReceiveCount(WorkerMaxAttempts)")
 	equal(t, tenant.MaxHorizon.String(), (worker.DefaultQueueRetention - worker.DefaultExpiryMargin).String(), "tenant.MaxHorizon and worker.DefaultQueueRetention less worker.DefaultExpiryMargin")
 	equal(t, forward.DefaultTimeout.String(), worker.DefaultEffectTimeout.String(), "forward.DefaultTimeout and worker.DefaultEffectTimeout")
