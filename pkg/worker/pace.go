@@ -46,7 +46,9 @@ type pacer struct {
 	work time.Time
 	recs []events.SQSMessage
 
-	mu    sync.Mutex // guards pools; held across a reservation
+	// mu guards pools; held across a reservation and a 429's Slow, so a
+	// message that wakes for its slot meanwhile sees the pause.
+	mu    sync.Mutex
 	pools map[ratelimit.Key]*pool
 	// routed are recs as filters see them (an entry nil: unreadable
 	// here), decoded once, under routedMu.
@@ -155,9 +157,9 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 // come after the pause (ratelimit Slow), and this invocation's unused ones
 // are dropped. It returns the pause's end.
 func (p *pacer) slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, retryAfter time.Duration) (time.Time, error) {
-	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
 	pl := p.pool(k)
 	pl.slots, pl.paused, pl.asked = nil, true, true
 	if err != nil {
