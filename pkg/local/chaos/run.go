@@ -302,7 +302,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts}
+	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts, Pollers: o.Pollers}
 	start := time.Now()
 	tgt.outageUntil, tgt.start = start.Add(outagePeriod), start
 	progress := startProgress(o.Progress, tgt, s, start)
