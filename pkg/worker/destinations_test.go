@@ -304,8 +304,8 @@ func eventsOf(t *testing.T, n int, conv func(i int) string) events.SQSEvent {
 // A destination's rate holds across the batch's conversations, reserved
 // in one call per invocation; waiting is no attempt.
 func TestDestinationRate(t *testing.T) {
-	const two = `{"destinations": [{"name": "slow", "url": "https://slow.example/hooks", "secrets": ["whsec_c2VjcmV0"], "rate": "2/s", "burst": 1}]}`
-	f, p, lim := rated(t, two, nil)
+	const ten = `{"destinations": [{"name": "slow", "url": "https://slow.example/hooks", "secrets": ["whsec_c2VjcmV0"], "rate": "10/s", "burst": 1}]}`
+	f, p, lim := rated(t, ten, nil)
 	ev := eventsOf(t, 6, func(i int) string { return []string{"c1", "c2", "c3"}[i%3] })
 	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(time.Hour))
 	defer cancel()
@@ -324,8 +324,8 @@ func TestDestinationRate(t *testing.T) {
 		t.Fatalf("%d waits and %d posts, want 6 each", len(at), len(p.posts))
 	}
 	for i := 1; i < len(at); i++ {
-		if gap := at[i].Sub(at[i-1]); gap < 500*time.Millisecond {
-			t.Errorf("slots %d and %d %v apart, want ≥ 500ms at 2/s with burst 1", i-1, i, gap)
+		if gap := at[i].Sub(at[i-1]); gap < 100*time.Millisecond {
+			t.Errorf("slots %d and %d %v apart, want ≥ 100ms at 10/s with burst 1", i-1, i, gap)
 		}
 	}
 }

@@ -22,12 +22,22 @@ type limiter interface {
 	Slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, retryAfter time.Duration, now time.Time) (time.Time, error)
 }
 
+// MaxSlotWait is the longest a message sleeps inside an invocation for a
+// rate slot. A batch answers when its slowest conversation is done, so a
+// longer sleep would hold every other destination's messages of the batch
+// (and the poller that received it) behind one destination's rate. A slot
+// further away is not reserved: the message waits in the queue (outcome
+// paced, visible again when the limit can grant its slot within
+// MaxSlotWait), which is no attempt.
+const MaxSlotWait = time.Second
+
 // pacer hands a limit's slots to the messages of one invocation. The first
 // message that needs a slot of a limit reserves one for every message of
-// the batch that may need it (demand), all within the invocation's working
-// time: one write per invocation and limit, never one per message. The
-// others take from what it got; a message left without a slot waits for the
-// limit outside the invocation (ErrPaced: not an attempt).
+// the batch that may need it (demand), all within MaxSlotWait and the
+// invocation's working time: one write per invocation and limit, never one
+// per message. The others take from what it got; a message left without a
+// slot waits for the limit outside the invocation (ErrPaced: not an
+// attempt), and so does one whose slot came after a 429 paused the limit.
 type pacer struct {
 	lim  limiter
 	now  func() time.Time
@@ -36,7 +46,9 @@ type pacer struct {
 	work time.Time
 	recs []events.SQSMessage
 
-	mu    sync.Mutex // guards pools; held across a reservation
+	// mu guards pools; held across a reservation and a 429's Slow, so a
+	// message that wakes for its slot meanwhile sees the pause.
+	mu    sync.Mutex
 	pools map[ratelimit.Key]*pool
 	// routed are recs as filters see them (an entry nil: unreadable
 	// here), decoded once, under routedMu.
@@ -89,8 +101,9 @@ func (p *pacer) demand(sel func(*route.Event) bool) int {
 // take waits for a slot of limit k (reserving demand slots for the
 // invocation on its first call), budget being what the effect needs after
 // it. It returns nil when the slot came, or an error wrapping ErrPaced and
-// carrying RetryAfter when none fits before the work deadline, or a 429
-// paused the limit; a failed reservation is a transient error.
+// carrying RetryAfter when none fits within MaxSlotWait and before the work
+// deadline, or a 429 paused the limit (before or while it slept); a failed
+// reservation is a transient error.
 func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, budget time.Duration, demand func() int) error {
 	if l.Unlimited() {
 		return nil
@@ -102,7 +115,7 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 		now := p.now()
 		maxWait := time.Duration(0)
 		if !p.work.IsZero() {
-			maxWait = max(0, p.work.Sub(now)-budget)
+			maxWait = min(MaxSlotWait, max(0, p.work.Sub(now)-budget))
 		}
 		n := demand()
 		res, err := p.lim.Reserve(ctx, k, l, n, maxWait, now)
@@ -120,13 +133,22 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 		retry := pl.retry
 		p.mu.Unlock()
 		wait := max(retry.Sub(p.now()), time.Second)
-		return RetryAfter(fmt.Errorf("%w: limit %s has no slot before the invocation ends", ErrPaced, k.Name), wait)
+		return RetryAfter(fmt.Errorf("%w: limit %s has no slot this invocation may wait for", ErrPaced, k.Name), wait)
 	}
 	at := pl.slots[0]
 	pl.slots = pl.slots[1:]
 	p.mu.Unlock()
 	if !p.wait(ctx, at) {
 		return RetryAfter(fmt.Errorf("%w: limit %s: %w", ErrPaced, k.Name, ctx.Err()), time.Second)
+	}
+	p.mu.Lock()
+	paused, retry := pl.paused, pl.retry
+	p.mu.Unlock()
+	if paused {
+		// A 429 while it slept: its slot was granted before the pause, and
+		// the target would refuse it too.
+		return RetryAfter(fmt.Errorf("%w: limit %s paused by a 429 until %s", ErrPaced, k.Name, retry.UTC().Format(time.RFC3339)),
+			max(retry.Sub(p.now()), time.Second))
 	}
 	return nil
 }
@@ -135,9 +157,9 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 // come after the pause (ratelimit Slow), and this invocation's unused ones
 // are dropped. It returns the pause's end.
 func (p *pacer) slow(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, retryAfter time.Duration) (time.Time, error) {
-	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	until, err := p.lim.Slow(ctx, k, l, retryAfter, p.now())
 	pl := p.pool(k)
 	pl.slots, pl.paused, pl.asked = nil, true, true
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/destination"
 	"github.com/hookpack/hookpack/pkg/route"
 	"github.com/hookpack/hookpack/pkg/tenant"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 // destTenant's events go to three destinations over the same
@@ -274,12 +275,13 @@ const stormGap = time.Second
 
 // stormBound is the most 429s one episode may hold: the slots the limiter
 // may have granted before the pause began, which it does not take back —
-// the burst plus the rate over the horizon of a reservation (the
-// invocation's working time less the effect's budget: workerTimeout −
-// workerMargin − effectTimeout, 2.5 s) — and nothing more: every request
-// after the pause's start waits for it.
+// the burst plus the rate over the horizon of a reservation (worker.MaxSlotWait,
+// within the invocation's working time less the effect's budget:
+// workerTimeout − workerMargin − effectTimeout, 2.5 s) — and nothing more:
+// every request after the pause's start waits for it.
 func stormBound() int {
-	return destBurst + int(math.Ceil(destRate*(workerTimeout-workerMargin-effectTimeout).Seconds()))
+	horizon := min(worker.MaxSlotWait, workerTimeout-workerMargin-effectTimeout)
+	return destBurst + int(math.Ceil(destRate*horizon.Seconds()))
 }
 
 // episodes splits 429 times (in order) into runs separated by stormGap,

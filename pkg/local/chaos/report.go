@@ -20,6 +20,8 @@ import (
 type Report struct {
 	Seed                         uint64
 	MaxReceiveCount, MaxAttempts int
+	// Pollers is the pollers of each tenant queue (Options.Pollers).
+	Pollers int
 
 	Deliveries    int            // deliveries the providers sent (not counting retries)
 	Requests      int            // HTTP requests, retries included
@@ -274,8 +276,8 @@ func (r *Report) Write(out io.Writer) {
 		row("fault", r.Faults[k], string(k))
 	}
 	row("AWS requests", r.IAM.Calls, fmt.Sprintf("checked against template.yaml's roles (moto.iam.access_control): %d not allowed", len(r.IAM.Denied)))
-	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
-		r.MaxReceiveCount, r.MaxAttempts, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
+	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d, %d pollers a queue (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
+		r.MaxReceiveCount, r.MaxAttempts, r.Pollers, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
 	w.Flush()
 	r.writeDestinations(out)
 	for _, l := range []struct {

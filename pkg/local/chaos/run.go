@@ -61,7 +61,10 @@ type Options struct {
 	// TemplateFile gives MaxReceiveCount and WorkerMaxAttempts their
 	// deployed defaults (template.yaml).
 	TemplateFile string
-	// Pollers per tenant queue, as the event source mapping's concurrency (3).
+	// Pollers per tenant queue: the event source mapping's
+	// MaximumConcurrency (template-tenant.yaml's TenantMaxConcurrency
+	// default), as many invocations as Lambda runs on a FIFO queue whose
+	// backlog spans at least that many message groups.
 	Pollers int
 	// Concurrency bounds the deliveries in flight at once (32).
 	Concurrency int
@@ -123,9 +126,6 @@ func (o *Options) defaults() {
 	if o.Rates == nil {
 		o.Rates = DefaultRates()
 	}
-	if o.Pollers <= 0 {
-		o.Pollers = 3
-	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 32
 	}
@@ -152,6 +152,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	maxAttempts, err := templateDefault(o.TemplateFile, "WorkerMaxAttempts")
 	if err != nil {
 		return nil, err
+	}
+	if o.Pollers <= 0 {
+		if o.Pollers, err = templateDefault(o.TemplateFile, "TenantMaxConcurrency"); err != nil {
+			return nil, err
+		}
 	}
 	var stop func()
 	if o.Endpoint, stop, err = emulator.Moto(ctx, o.Endpoint); err != nil {
@@ -297,7 +302,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts}
+	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts, Pollers: o.Pollers}
 	start := time.Now()
 	tgt.outageUntil, tgt.start = start.Add(outagePeriod), start
 	progress := startProgress(o.Progress, tgt, s, start)

@@ -342,10 +342,15 @@ const (
 // WorkerTimeout is the worker function's timeout, as in template.yaml.
 const WorkerTimeout = 30 * time.Second
 
+// TenantConcurrency is the pollers of each tenant queue: the deployed
+// mapping's MaximumConcurrency (template-tenant.yaml's TenantMaxConcurrency
+// default), as many invocations as Lambda runs at most on the queue.
+const TenantConcurrency = 5
+
 // Serve runs the whole pipeline until ctx is done: the HTTP API serving the
-// real ingest handler, one poller per tenant queue invoking the real worker
-// handler like the event source mapping, and the local target service.
-// It then shuts everything down gracefully.
+// real ingest handler, TenantConcurrency pollers per tenant queue invoking
+// the real worker handler like the event source mapping, and the local
+// target service. It then shuts everything down gracefully.
 func (s *Stack) Serve(ctx context.Context) error {
 	h := ingest.NewAWS(s.AWS, s.Settings, s.Logger)
 	api := &http.Server{
@@ -363,7 +368,7 @@ func (s *Stack) Serve(ctx context.Context) error {
 		if s.ManualWorker {
 			break
 		}
-		p := &esm.Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Logger: s.Logger}
+		p := &esm.Poller{Client: sq, QueueURL: s.Queues[id].URL, Region: s.AWS.Region, Handler: w.Handle, Timeout: WorkerTimeout, Concurrency: TenantConcurrency, Logger: s.Logger}
 		wg.Go(func() { p.Run(pctx) })
 	}
 	errc := make(chan error, 2)

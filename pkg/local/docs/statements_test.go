@@ -63,6 +63,7 @@ func statements(t *testing.T, root string) []statement {
 	equal(t, tenantTpl("Resources", "Queue", "Properties", "MaximumMessageSize"), strconv.Itoa(queue.MaxMessageBytes), "template-tenant.yaml MaximumMessageSize and queue.MaxMessageBytes")
 	attempts := number(t, core("Parameters", "WorkerMaxAttempts", "Default"), "WorkerMaxAttempts")
 	equal(t, core("Parameters", "WorkerAutoPauseHours", "Default"), strconv.Itoa(int(worker.DefaultAutoPause/time.Hour)), "template.yaml WorkerAutoPauseHours default and worker.DefaultAutoPause")
+	equal(t, tenantTpl("Parameters", "TenantMaxConcurrency", "Default"), strconv.Itoa(devstack.TenantConcurrency), "template-tenant.yaml TenantMaxConcurrency default and devstack.TenantConcurrency (make run's pollers per tenant queue)")
 	equal(t, tenantTpl("Parameters", "MaxReceiveCount", "Default"), strconv.Itoa(worker.MinMaxReceiveCount(attempts)), "template-tenant.yaml MaxReceiveCount default and worker.MinMaxReceiveCount(WorkerMaxAttempts)")
 	equal(t, tenant.MaxHorizon.String(), (worker.DefaultQueueRetention - worker.DefaultExpiryMargin).String(), "tenant.MaxHorizon and worker.DefaultQueueRetention less worker.DefaultExpiryMargin")
 	equal(t, forward.DefaultTimeout.String(), worker.DefaultEffectTimeout.String(), "forward.DefaultTimeout and worker.DefaultEffectTimeout")
@@ -160,6 +161,11 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/architecture.md", `Retry-After, or (\d+) s doubling`, seconds(ratelimit.DefaultPenalty), "ratelimit.DefaultPenalty"},
 		{"docs/architecture.md", `doubling up to (\d+) min`, strconv.Itoa(int(ratelimit.DefaultMaxPenalty / time.Minute)), "ratelimit.DefaultMaxPenalty"},
 		{"docs/architecture.md", `climb back over (\d+) s`, seconds(ratelimit.DefaultRecovery), "ratelimit.DefaultRecovery"},
+		// The longest sleep for a rate slot inside an invocation.
+		{"docs/architecture.md docs/reliability.md", "`(?:worker\\.)?MaxSlotWait`(?:,| \\() ?(\\d+) s", seconds(worker.MaxSlotWait), "worker.MaxSlotWait"},
+		// The local mapping's pollers per tenant queue.
+		{"docs/architecture.md", `invocations of a tenant's queue at once \((\d+) by`, tenantTpl("Parameters", "TenantMaxConcurrency", "Default"), "template-tenant.yaml TenantMaxConcurrency"},
+		{"docs/reliability.md", `event source mapping \((\d+) pollers per`, tenantTpl("Parameters", "TenantMaxConcurrency", "Default"), "template-tenant.yaml TenantMaxConcurrency, chaos Options.Pollers"},
 		{"docs/ledger.md", `each expires (\d+) hour after it goes`, strconv.Itoa(int(ratelimit.DefaultRetention / time.Hour)), "ratelimit.DefaultRetention"},
 		{"docs/operations.md", `not seen for (\d+) minutes`, strconv.Itoa(int(watch.DefaultGap / time.Minute)), "pkg/watch DefaultGap"},
 		{"docs/operations.md", `events waiting > (\d+) min`, strconv.Itoa(int(oldest / time.Minute)), "template-tenant.yaml OldestMessageAlarmSeconds"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -41,11 +42,27 @@ type Poller struct {
 	Wait int32
 	// BatchSize is the mapping's BatchSize (default 10, a FIFO mapping's most).
 	BatchSize int32
-	Logger    *slog.Logger
+	// Concurrency is the mapping's ScalingConfig.MaximumConcurrency: how
+	// many batches are received and invoked at once (default 1). On a FIFO
+	// queue Lambda runs up to that many invocations, fewer when fewer
+	// message groups have messages to deliver: a batch held by one group
+	// never stops the others' messages from reaching another invocation.
+	// Here as there, a poller finds the groups in flight locked by SQS.
+	Concurrency int
+	Logger      *slog.Logger
 }
 
-// Run polls until ctx is done.
+// Run polls until ctx is done, with Concurrency pollers.
 func (p *Poller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range max(p.Concurrency, 1) {
+		wg.Go(func() { p.poll(ctx) })
+	}
+	wg.Wait()
+}
+
+// poll is one poller: receive a batch, invoke, settle, until ctx is done.
+func (p *Poller) poll(ctx context.Context) {
 	wait := p.Wait
 	if wait == 0 {
 		wait = 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/local/logtest"
 )
@@ -124,6 +126,81 @@ func TestPollerInvokeTimeout(t *testing.T) {
 			}
 			if want := map[bool]int{true: 1}[tt.wantTimeout]; timedOut != want {
 				t.Errorf("logged %d timeout lines, want %d:\n%s", timedOut, want, logs.String())
+			}
+		})
+	}
+}
+
+// batchesSQS hands out one single-message batch per receive, n in all,
+// then nothing.
+type batchesSQS struct {
+	fakeSQS
+	n int
+}
+
+func (f *batchesSQS) ReceiveMessage(ctx context.Context, _ *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.n == 0 {
+		f.mu.Unlock()
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond):
+		}
+		f.mu.Lock()
+		return &sqs.ReceiveMessageOutput{}, nil
+	}
+	f.n--
+	id := aws.String("m" + strconv.Itoa(f.n))
+	return &sqs.ReceiveMessageOutput{Messages: []types.Message{{MessageId: id, ReceiptHandle: id, Body: aws.String("{}")}}}, nil
+}
+
+// TestPollerConcurrency: the poller runs Concurrency invocations at once
+// (the mapping's MaximumConcurrency), so a batch held by a slow invocation
+// never holds the next batches; one by default.
+func TestPollerConcurrency(t *testing.T) {
+	for _, tt := range []struct{ concurrency, want int }{{0, 1}, {1, 1}, {3, 3}} {
+		t.Run(strconv.Itoa(tt.concurrency), func(t *testing.T) {
+			client := &batchesSQS{n: 5}
+			var mu sync.Mutex
+			running, most := 0, 0
+			release := make(chan struct{})
+			p := &Poller{
+				Client: client, QueueURL: "http://127.0.0.1/000000000000/q.fifo", Timeout: 10 * time.Second, Concurrency: tt.concurrency,
+				Handler: func(ctx context.Context, _ events.SQSEvent) (events.SQSEventResponse, error) {
+					mu.Lock()
+					running++
+					most = max(most, running)
+					mu.Unlock()
+					<-release
+					mu.Lock()
+					running--
+					mu.Unlock()
+					return events.SQSEventResponse{}, nil
+				},
+				Logger: slog.New(slog.DiscardHandler),
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { p.Run(ctx); close(done) }()
+			// Every poller receives and blocks; then none more may start.
+			for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				mu.Lock()
+				n := running
+				mu.Unlock()
+				if n >= tt.want {
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+			mu.Lock()
+			got := most
+			mu.Unlock()
+			close(release)
+			cancel()
+			<-done
+			if got != tt.want {
+				t.Errorf("Concurrency %d: %d invocations at once, want %d", tt.concurrency, got, tt.want)
 			}
 		})
 	}
