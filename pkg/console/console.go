@@ -51,8 +51,8 @@ type tenantLister interface {
 
 // Pauser pauses and resumes a tenant's destination: the one place the
 // console's pause and resume buttons call (destination.Pauser, as
-// scripts/destination pauses). It returns what
-// it did, as a sentence. Nil: the buttons are not shown.
+// scripts/destination pauses). It returns what it did, as a sentence.
+// Nil: the buttons are not shown.
 type Pauser interface {
 	Pause(ctx context.Context, tenantID, destination, reason string) (string, error)
 	Resume(ctx context.Context, tenantID, destination string) (string, error)
