@@ -36,6 +36,6 @@ func AWSConfig(cfg aws.Config, d inspect.Deployment, metrics bool) Config {
 		DeadLetters:      replay.New(client, queue.NewSQS(client), o),
 		Tenants:          tenants,
 		QueueURLTemplate: d.QueueURLTemplate,
-		Pauser:           &Destinations{Outbound: tenants, States: destination.NewDynamoDB(ddb, d.LedgerTable), Now: time.Now},
+		Pauser:           &destination.Pauser{Outbound: tenants, States: destination.NewDynamoDB(ddb, d.LedgerTable), Now: time.Now},
 	}
 }

@@ -50,8 +50,9 @@ type tenantLister interface {
 }
 
 // Pauser pauses and resumes a tenant's destination: the one place the
-// console's pause and resume buttons call (Destinations). It returns what
-// it did, as a sentence. Nil: the buttons are not shown.
+// console's pause and resume buttons call (destination.Pauser, as
+// scripts/destination pauses). It returns what it did, as a sentence.
+// Nil: the buttons are not shown.
 type Pauser interface {
 	Pause(ctx context.Context, tenantID, destination, reason string) (string, error)
 	Resume(ctx context.Context, tenantID, destination string) (string, error)
@@ -238,7 +239,7 @@ func status(err error) int {
 	case errors.Is(err, inspect.ErrMalformed), errors.Is(err, ErrBadRequest), errors.Is(err, destination.ErrInvalid):
 		return http.StatusBadRequest
 	case errors.Is(err, inspect.ErrUnknownTenant), errors.Is(err, inspect.ErrUnknownEvent), errors.Is(err, inspect.ErrNoDeadLetter),
-		errors.Is(err, replay.ErrNotListed), errors.Is(err, destination.ErrUnknown):
+		errors.Is(err, replay.ErrNotListed), errors.Is(err, destination.ErrUnknown), errors.Is(err, destination.ErrUnknownTenant):
 		return http.StatusNotFound
 	case errors.Is(err, ErrNotPausable):
 		return http.StatusNotImplemented

@@ -18,7 +18,6 @@ import (
 	"github.com/hookpack/hookpack/pkg/envelope"
 	"github.com/hookpack/hookpack/pkg/inspect"
 	"github.com/hookpack/hookpack/pkg/replay"
-	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 var now = time.Date(2026, 12, 6, 18, 0, 0, 0, time.UTC)
@@ -424,77 +423,6 @@ func newServerBody(t *testing.T) (*http.Response, string) {
 	return s.do(request{method: "GET", target: "/"})
 }
 
-// fakeOutbound and fakeStates stand in for tenant.SSM and
-// destination.DynamoDB.
-type fakeOutbound map[string]tenant.Outbound
-
-func (f fakeOutbound) Outbound(_ context.Context, id string) (tenant.Outbound, error) {
-	out, ok := f[id]
-	if !ok {
-		return out, tenant.ErrNotFound
-	}
-	return out, nil
-}
-
-type fakeStates struct{ paused map[string]destination.Pause }
-
-func (f *fakeStates) Pause(_ context.Context, t, name, reason string, now time.Time) (destination.State, error) {
-	if p, ok := f.paused[t+"/"+name]; ok {
-		return destination.State{Paused: p}, destination.ErrAlreadyPaused
-	}
-	p := destination.Pause{Since: now, Reason: reason, By: destination.Operator}
-	f.paused[t+"/"+name] = p
-	return destination.State{Paused: p}, nil
-}
-
-func (f *fakeStates) Resume(_ context.Context, t, name string) (destination.Pause, error) {
-	p, ok := f.paused[t+"/"+name]
-	if !ok {
-		return p, destination.ErrNotPaused
-	}
-	delete(f.paused, t+"/"+name)
-	return p, nil
-}
-
-func TestDestinations(t *testing.T) {
-	states := &fakeStates{paused: map[string]destination.Pause{}}
-	d := &Destinations{Outbound: fakeOutbound{
-		"relay": {Destinations: []tenant.Destination{{Name: "billing"}, {Name: "audit"}}},
-		"demo":  {TargetURL: "http://127.0.0.1:3001/tenants/demo/events"},
-	}, States: states, Now: func() time.Time { return now }}
-	ctx := context.Background()
-	for _, tt := range []struct {
-		name, op, tenant, dest, reason string
-		want                           string
-		err                            error
-	}{
-		{"pause", "pause", "relay", "billing", "their maintenance", "paused relay/billing: paused since 2026-12-06T18:00:00Z (0s ago) by operator: their maintenance", nil},
-		{"pause again", "pause", "relay", "billing", "again", "relay/billing was already paused, left as it is", nil},
-		{"resume", "resume", "relay", "billing", "", "resumed relay/billing, which was paused since", nil},
-		{"resume again", "resume", "relay", "billing", "", "relay/billing is not paused", nil},
-		{"no reason", "pause", "relay", "audit", "", "", ErrBadRequest},
-		{"an unknown destination", "pause", "relay", "ledger", "x", "", destination.ErrUnknown},
-		{"a targetUrl", "resume", "demo", "forward", "", "", destination.ErrUnknown},
-		{"an unknown tenant", "pause", "acme", "billing", "x", "", inspect.ErrUnknownTenant},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var got string
-			var err error
-			if tt.op == "pause" {
-				got, err = d.Pause(ctx, tt.tenant, tt.dest, tt.reason)
-			} else {
-				got, err = d.Resume(ctx, tt.tenant, tt.dest)
-			}
-			if !errors.Is(err, tt.err) || tt.err == nil && err != nil || !strings.HasPrefix(got, tt.want) {
-				t.Errorf("%s(%s, %s) = %q, %v; want %q…, %v", tt.op, tt.tenant, tt.dest, got, err, tt.want, tt.err)
-			}
-			if tt.err != nil && status(err) >= 500 {
-				t.Errorf("status(%v) = %d, want a 4xx", err, status(err))
-			}
-		})
-	}
-}
-
 func TestStatus(t *testing.T) {
 	for _, tt := range []struct {
 		err  error
@@ -504,6 +432,9 @@ func TestStatus(t *testing.T) {
 		{fmt.Errorf("x: %w", ErrBadRequest), 400},
 		{fmt.Errorf("x: %w", inspect.ErrUnknownTenant), 404},
 		{fmt.Errorf("x: %w", inspect.ErrUnknownEvent), 404},
+		{fmt.Errorf("x: %w", destination.ErrInvalid), 400},
+		{fmt.Errorf("x: %w", destination.ErrUnknown), 404},
+		{fmt.Errorf("x: %w", destination.ErrUnknownTenant), 404},
 		{fmt.Errorf("x: %w", ErrNotPausable), 501},
 		{context.DeadlineExceeded, 504},
 		{errors.New("sqs: throttled"), 502},

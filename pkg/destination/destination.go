@@ -25,6 +25,9 @@ var (
 	// ErrUnknown: the tenant's configuration has no destination of that
 	// name (Known).
 	ErrUnknown = errors.New("unknown destination")
+	// ErrUnknownTenant: the tenant has no outbound configuration
+	// (Operator).
+	ErrUnknownTenant = errors.New("unknown tenant")
 )
 
 // Known returns nil when out, a tenant's outbound configuration, has a

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
@@ -131,7 +131,7 @@ func (d *DynamoDB) Failed(ctx context.Context, tenantID, name, reason string, no
 	case stepPause:
 		u = update{cond: "#f.#since = :since AND attribute_not_exists(#p)", expr: "SET #p = :p",
 			vals: map[string]types.AttributeValue{
-				":since": num(epoch.Millis(seen.Failing.Since)),
+				":since": attr.N(epoch.Millis(seen.Failing.Since)),
 				":p":     pauseValue(Pause{Since: now, Reason: AutoReason(seen.Failing, now, reason), By: Auto}),
 			}}
 	default:
@@ -157,7 +157,7 @@ func (d *DynamoDB) Recovered(ctx context.Context, tenantID, name string, now tim
 		return seen, nil
 	}
 	s, _, err := d.update(ctx, tenantID, name, update{cond: "#f.#since <= :now", expr: "REMOVE #f",
-		vals: map[string]types.AttributeValue{":now": num(epoch.Millis(now))}})
+		vals: map[string]types.AttributeValue{":now": attr.N(epoch.Millis(now))}})
 	if err != nil {
 		return State{}, fmt.Errorf("recovery of %s/%s: %w", tenantID, name, err)
 	}
@@ -186,9 +186,9 @@ type update struct {
 
 func (d *DynamoDB) input(tenantID, name string, u update) *dynamodb.UpdateItemInput {
 	names := map[string]string{}
-	for ph, attr := range map[string]string{"#p": pausedPrefix + name, "#f": failingPrefix + name, "#since": fieldSince} {
+	for ph, a := range map[string]string{"#p": pausedPrefix + name, "#f": failingPrefix + name, "#since": fieldSince} {
 		if strings.Contains(u.cond+" "+u.expr, ph) {
-			names[ph] = attr
+			names[ph] = a
 		}
 	}
 	return &dynamodb.UpdateItemInput{
@@ -225,63 +225,42 @@ func (d *DynamoDB) update(ctx context.Context, tenantID, name string, u update) 
 }
 
 func (d *DynamoDB) key(tenantID string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: &types.AttributeValueMemberS{Value: pkPrefix + tenantID}}
+	return map[string]types.AttributeValue{attrPK: attr.S(pkPrefix + tenantID)}
 }
 
 func pauseValue(p Pause) types.AttributeValue {
 	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		fieldSince: num(epoch.Millis(p.Since)), fieldReason: str(p.Reason), fieldBy: str(string(p.By)),
+		fieldSince: attr.N(epoch.Millis(p.Since)), fieldReason: attr.S(p.Reason), fieldBy: attr.S(string(p.By)),
 	}}
 }
 
 func failingValue(f Failing) types.AttributeValue {
 	return &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		fieldSince: num(epoch.Millis(f.Since)), fieldReason: str(f.Reason),
+		fieldSince: attr.N(epoch.Millis(f.Since)), fieldReason: attr.S(f.Reason),
 	}}
 }
 
 // decode returns the states a tenant's item holds (none for no item).
 func decode(item map[string]types.AttributeValue) States {
 	out := States{}
-	for attr, v := range item {
+	for key, v := range item {
 		m, ok := v.(*types.AttributeValueMemberM)
 		if !ok {
 			continue
 		}
-		since, reason := epoch.FromMillis(numAttr(m.Value[fieldSince])), strAttr(m.Value[fieldReason])
+		since, reason := epoch.FromMillis(attr.ToInt(m.Value[fieldSince])), attr.ToString(m.Value[fieldReason])
 		switch {
-		case strings.HasPrefix(attr, pausedPrefix):
-			name := strings.TrimPrefix(attr, pausedPrefix)
+		case strings.HasPrefix(key, pausedPrefix):
+			name := strings.TrimPrefix(key, pausedPrefix)
 			s := out[name]
-			s.Paused = Pause{Since: since, Reason: reason, By: By(strAttr(m.Value[fieldBy]))}
+			s.Paused = Pause{Since: since, Reason: reason, By: By(attr.ToString(m.Value[fieldBy]))}
 			out[name] = s
-		case strings.HasPrefix(attr, failingPrefix):
-			name := strings.TrimPrefix(attr, failingPrefix)
+		case strings.HasPrefix(key, failingPrefix):
+			name := strings.TrimPrefix(key, failingPrefix)
 			s := out[name]
 			s.Failing = Failing{Since: since, Reason: reason}
 			out[name] = s
 		}
 	}
 	return out
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func numAttr(v types.AttributeValue) int64 {
-	if n, ok := v.(*types.AttributeValueMemberN); ok {
-		i, _ := strconv.ParseInt(n.Value, 10, 64)
-		return i
-	}
-	return 0
-}
-
-func strAttr(v types.AttributeValue) string {
-	if s, ok := v.(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
@@ -62,8 +63,8 @@ func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, er
 	c := Claim{Key: key, Token: lease.Token(), LeaseExpires: now.Add(d.opts.Lease)}
 	item := map[string]types.AttributeValue{
 		attrID:           &types.AttributeValueMemberS{Value: key},
-		attrExpiration:   num(epoch.Seconds(now.Add(d.opts.Retention))),
-		attrInProgressMs: num(epoch.Millis(c.LeaseExpires)),
+		attrExpiration:   attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
+		attrInProgressMs: attr.N(epoch.Millis(c.LeaseExpires)),
 		attrStatus:       &types.AttributeValueMemberS{Value: string(StatusInProgress)},
 		attrToken:        &types.AttributeValueMemberS{Value: c.Token},
 	}
@@ -78,8 +79,8 @@ func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, er
 			"#id": attrID, "#exp": attrExpiration, "#status": attrStatus, "#ipexp": attrInProgressMs,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":        num(epoch.Seconds(now)),
-			":nowms":      num(epoch.Millis(now)),
+			":now":        attr.N(epoch.Seconds(now)),
+			":nowms":      attr.N(epoch.Millis(now)),
 			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -116,7 +117,7 @@ func (d *DynamoDB) Complete(ctx context.Context, c Claim) error {
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":completed":  &types.AttributeValueMemberS{Value: string(StatusCompleted)},
 			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-			":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
+			":exp":        attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
 			":token":      &types.AttributeValueMemberS{Value: c.Token},
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -189,10 +190,6 @@ func (d *DynamoDB) leaseErr(op, key string, err error) error {
 	default:
 		return fmt.Errorf("%s %s: %w", op, key, err)
 	}
-}
-
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
 }
 
 func record(key string, item map[string]types.AttributeValue) Record {

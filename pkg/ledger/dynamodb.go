@@ -7,7 +7,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
@@ -132,19 +132,19 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		"#deadmsg": attrDeadMsg, "#deadfrom": attrDeadFrom, "#reason": attrReason, "#sent": attrDeadSent,
 	}
 	values := map[string]types.AttributeValue{
-		":now":        num(epoch.Seconds(now)),
-		":nowms":      num(epoch.Millis(now)),
-		":failed":     str(string(StatusFailed)),
-		":inprogress": str(string(StatusInProgress)),
-		":series":     str(f.series()),
-		":fence":      str(f.Token()),
-		":first":      str(f.first()),
-		":origin":     str(f.Origin),
-		":dead":       str(string(StatusDead)),
-		":msgid":      str(f.MessageID),
-		":exp":        num(epoch.Seconds(now.Add(d.opts.Retention))),
-		":token":      str(l.Token),
-		":lexp":       num(epoch.Millis(l.Expires)),
+		":now":        attr.N(epoch.Seconds(now)),
+		":nowms":      attr.N(epoch.Millis(now)),
+		":failed":     attr.S(string(StatusFailed)),
+		":inprogress": attr.S(string(StatusInProgress)),
+		":series":     attr.S(f.series()),
+		":fence":      attr.S(f.Token()),
+		":first":      attr.S(f.first()),
+		":origin":     attr.S(f.Origin),
+		":dead":       attr.S(string(StatusDead)),
+		":msgid":      attr.S(f.MessageID),
+		":exp":        attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
+		":token":      attr.S(l.Token),
+		":lexp":       attr.N(epoch.Millis(l.Expires)),
 		":true":       &types.AttributeValueMemberBOOL{Value: true},
 	}
 	// The claim writes a fresh record: what an earlier one held beside it
@@ -187,17 +187,17 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return Lease{}, fmt.Errorf("claim %s: %w", k, err)
 	case old == nil:
 		return d.claimed(ctx, l, now, out.Attributes)
-	case strAttr(old[attrToken]) == l.Token:
+	case attr.ToString(old[attrToken]) == l.Token:
 		// An earlier try of this request landed and its answer was lost
 		// (the SDK retried it): the claim is ours, and the record holds
 		// what it replaced.
 		return d.claimed(ctx, l, now, replaced(old))
-	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
+	case newer(attr.ToString(old[attrSeries]), attr.ToString(old[attrFence]), f):
 		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
-	case strAttr(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(strAttr(old[attrDeadMsg]), setAttr(old[attrDeadFrom]), strAttr(old[attrOrigin]), f):
+	case attr.ToString(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(attr.ToString(old[attrDeadMsg]), setAttr(old[attrDeadFrom]), attr.ToString(old[attrOrigin]), f):
 		return Lease{}, d.revive(ctx, f, k, old)
 	default:
-		return Lease{}, conflict(record(k, old), done(strAttr(old[attrSeries]), strAttr(old[attrFence]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f))
+		return Lease{}, conflict(record(k, old), done(attr.ToString(old[attrSeries]), attr.ToString(old[attrFence]), attr.ToString(old[attrOrigin]), old[attrByReplay] != nil, f))
 	}
 }
 
@@ -209,20 +209,20 @@ var prevAttrs = []struct {
 	stored, attr string
 	none         types.AttributeValue
 }{
-	{"prev_status", attrStatus, str("")},
-	{"prev_fence", attrFence, str("")},
-	{"prev_series", attrSeries, str("")},
-	{"prev_origin", attrOrigin, str("")},
+	{"prev_status", attrStatus, attr.S("")},
+	{"prev_fence", attrFence, attr.S("")},
+	{"prev_series", attrSeries, attr.S("")},
+	{"prev_origin", attrOrigin, attr.S("")},
 	{"prev_by_replay", attrByReplay, &types.AttributeValueMemberBOOL{Value: false}},
-	{"prev_expiration", attrExp, num(0)},
-	{"prev_lease_expiration", attrLeaseMs, num(0)},
+	{"prev_expiration", attrExp, attr.N(0)},
+	{"prev_lease_expiration", attrLeaseMs, attr.N(0)},
 }
 
 // replaced returns the record a claim replaced, as its write's ALL_OLD
 // returned it, from what the claim stored on item (prevAttrs); nil when
 // there was none.
 func replaced(item map[string]types.AttributeValue) map[string]types.AttributeValue {
-	if numAttr(item["prev_expiration"]) == 0 {
+	if attr.ToInt(item["prev_expiration"]) == 0 {
 		return nil
 	}
 	prev := map[string]types.AttributeValue{}
@@ -233,7 +233,7 @@ func replaced(item map[string]types.AttributeValue) map[string]types.AttributeVa
 				prev[p.attr] = v
 			}
 		case *types.AttributeValueMemberN:
-			if numAttr(v) != 0 {
+			if attr.ToInt(v) != 0 {
 				prev[p.attr] = v
 			}
 		case *types.AttributeValueMemberBOOL:
@@ -256,7 +256,7 @@ func replaced(item map[string]types.AttributeValue) map[string]types.AttributeVa
 // are (see done), so that another copy counts it done once it was deleted
 // (one UpdateItem more, on that path only).
 func (d *DynamoDB) claimed(ctx context.Context, l Lease, now time.Time, prev map[string]types.AttributeValue) (Lease, error) {
-	live := len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now)
+	live := len(prev) > 0 && attr.ToInt(prev[attrExp]) >= epoch.Seconds(now)
 	if d.marks(l.Fence, now, prev) {
 		if err := d.markReplay(ctx, l); err != nil {
 			return Lease{}, fmt.Errorf("claim %s: %w", l.Key, err)
@@ -264,7 +264,7 @@ func (d *DynamoDB) claimed(ctx context.Context, l Lease, now time.Time, prev map
 	}
 	if live {
 		l.Repeat = true
-		if strAttr(prev[attrStatus]) == string(StatusInProgress) {
+		if attr.ToString(prev[attrStatus]) == string(StatusInProgress) {
 			r := record(l.Key, prev)
 			l.Taken = &r
 		}
@@ -285,9 +285,9 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 		ConditionExpression: aws.String("#status = :completed AND #deadmsg = :deadmsg AND NOT contains(#deadfrom, :msgid)"),
 		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#series": attrSeries, "#byreplay": attrByReplay,
 			"#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#status": attrStatus, "#deadfrom": attrDeadFrom},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": str(f.Token()), ":series": str(f.series()),
-			":true": &types.AttributeValueMemberBOOL{Value: true}, ":completed": str(string(StatusCompleted)), ":deadmsg": old[attrDeadMsg],
-			":msgid": str(f.MessageID)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": attr.S(f.Token()), ":series": attr.S(f.series()),
+			":true": &types.AttributeValueMemberBOOL{Value: true}, ":completed": attr.S(string(StatusCompleted)), ":deadmsg": old[attrDeadMsg],
+			":msgid": attr.S(f.MessageID)},
 	})
 	if err != nil {
 		return fmt.Errorf("claim %s: revive: %w", k, err)
@@ -304,17 +304,17 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 // what that claim replaced, which it keeps (the prev_ attributes; one level
 // deep).
 func (d *DynamoDB) marks(f Fence, now time.Time, prev map[string]types.AttributeValue) bool {
-	fence, series := strAttr(prev[attrFence]), strAttr(prev[attrSeries])
+	fence, series := attr.ToString(prev[attrFence]), attr.ToString(prev[attrSeries])
 	switch {
 	case f.Replay:
 		return false
-	case strAttr(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && f.SameMessage(fence):
+	case attr.ToString(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && f.SameMessage(fence):
 		return true
-	case len(prev) > 0 && numAttr(prev[attrExp]) >= epoch.Seconds(now) && resent(series, fence, strAttr(prev[attrOrigin]), f):
+	case len(prev) > 0 && attr.ToInt(prev[attrExp]) >= epoch.Seconds(now) && resent(series, fence, attr.ToString(prev[attrOrigin]), f):
 		return true
 	case series == f.series() && f.SameMessage(fence):
 		// The earlier claim was made when its record's retention began.
-		earlier := epoch.FromSeconds(numAttr(prev[attrExp])).Add(-d.opts.Retention)
+		earlier := epoch.FromSeconds(attr.ToInt(prev[attrExp])).Add(-d.opts.Retention)
 		return d.marks(f, earlier, replaced(prev))
 	}
 	return false
@@ -329,7 +329,7 @@ func (d *DynamoDB) markReplay(ctx context.Context, l Lease) error {
 		ConditionExpression:      aws.String("#token = :token"),
 		ExpressionAttributeNames: map[string]string{"#token": attrToken, "#byreplay": attrByReplay},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":token": str(l.Token), ":true": &types.AttributeValueMemberBOOL{Value: true},
+			":token": attr.S(l.Token), ":true": &types.AttributeValueMemberBOOL{Value: true},
 		},
 	})
 	return err
@@ -356,8 +356,8 @@ func (d *DynamoDB) Complete(ctx context.Context, l Lease) error {
 	return d.leaseUpdate(ctx, "complete", l, StatusCompleted, "SET #status = :completed, #exp = :exp REMOVE #lexp, #reason",
 		map[string]string{"#exp": attrExp, "#reason": attrReason},
 		map[string]types.AttributeValue{
-			":completed": str(string(StatusCompleted)),
-			":exp":       num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":completed": attr.S(string(StatusCompleted)),
+			":exp":       attr.N(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
 		})
 }
 
@@ -368,8 +368,8 @@ func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
 	return d.leaseUpdate(ctx, "fail", l, StatusFailed, "SET #status = :failed, #reason = :reason REMOVE #lexp",
 		map[string]string{"#reason": attrReason},
 		map[string]types.AttributeValue{
-			":failed": str(string(StatusFailed)),
-			":reason": str(reasonText(reason)),
+			":failed": attr.S(string(StatusFailed)),
+			":reason": attr.S(reasonText(reason)),
 		})
 }
 
@@ -380,9 +380,9 @@ func (d *DynamoDB) Fail(ctx context.Context, l Lease, reason string) error {
 func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Status, update string, names map[string]string, values map[string]types.AttributeValue) error {
 	maps.Copy(names, map[string]string{"#status": attrStatus, "#lexp": attrLeaseMs, "#token": attrToken, "#fence": attrFence})
 	maps.Copy(values, map[string]types.AttributeValue{
-		":inprogress": str(string(StatusInProgress)),
-		":token":      str(l.Token),
-		":fence":      str(l.Fence.Token()),
+		":inprogress": attr.S(string(StatusInProgress)),
+		":token":      attr.S(l.Token),
+		":fence":      attr.S(l.Fence.Token()),
 	})
 	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
@@ -399,9 +399,9 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 		return fmt.Errorf("%s %s: %w", op, l.Key, err)
 	case old == nil:
 		return nil
-	case strAttr(old[attrToken]) == l.Token && strAttr(old[attrStatus]) == string(to) && strAttr(old[attrFence]) == l.Fence.Token():
+	case attr.ToString(old[attrToken]) == l.Token && attr.ToString(old[attrStatus]) == string(to) && attr.ToString(old[attrFence]) == l.Fence.Token():
 		return nil
-	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), l.Fence):
+	case newer(attr.ToString(old[attrSeries]), attr.ToString(old[attrFence]), l.Fence):
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
 	default:
 		return fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
@@ -428,7 +428,7 @@ func (d *DynamoDB) leaseUpdate(ctx context.Context, op string, l Lease, to Statu
 // not dead-letter the event under it), or the first wrapped AWS error.
 func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, reason string) error {
 	now := d.opts.Now()
-	exp := num(epoch.Seconds(now.Add(d.opts.Retention)))
+	exp := attr.N(epoch.Seconds(now.Add(d.opts.Retention)))
 	for _, k := range keys {
 		token := "-"
 		for _, l := range own {
@@ -437,9 +437,9 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 			}
 		}
 		values := map[string]types.AttributeValue{
-			":exp": exp, ":series": str(f.series()), ":fence": str(f.Token()), ":failed": str(string(StatusFailed)),
-			":inprogress": str(string(StatusInProgress)), ":now": num(epoch.Seconds(now)), ":own": str(token),
-			":dead": str(string(StatusDead)), ":msgid": str(f.MessageID),
+			":exp": exp, ":series": attr.S(f.series()), ":fence": attr.S(f.Token()), ":failed": attr.S(string(StatusFailed)),
+			":inprogress": attr.S(string(StatusInProgress)), ":now": attr.N(epoch.Seconds(now)), ":own": attr.S(token),
+			":dead": attr.S(string(StatusDead)), ":msgid": attr.S(f.MessageID),
 		}
 		// Absent or expired, FAILED, the caller's own claim, or dead-lettered
 		// from this message before; never under a newer token.
@@ -453,31 +453,31 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 		}
 		r := record(k, old)
 		switch {
-		case newer(strAttr(old[attrSeries]), r.Fence, f):
+		case newer(attr.ToString(old[attrSeries]), r.Fence, f):
 			continue // a newer worker's: nothing of ours to bury
-		case k.Effect == f.record() && finished(r, strAttr(old[attrSeries]), strAttr(old[attrOrigin]), old[attrByReplay] != nil, f):
+		case k.Effect == f.record() && finished(r, attr.ToString(old[attrSeries]), attr.ToString(old[attrOrigin]), old[attrByReplay] != nil, f):
 			return &ConflictError{Record: r, err: ErrCompleted}
 		case r.Status == StatusCompleted && r.DeadMessage == "":
 			// Completed before its event was dead-lettered: it stays
 			// completed and takes the dead mark, unless it changed since.
 			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent ADD #deadfrom :msgset",
 				"#status = :completed AND attribute_not_exists(#deadmsg) AND #fence = :was", map[string]types.AttributeValue{
-					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":completed": str(string(StatusCompleted)),
-					":was": str(r.Fence), ":origin": str(f.Origin), ":msgset": strSet(f.MessageID)})
-		case r.Dead() && revives(r.DeadMessage, r.DeadFrom, strAttr(old[attrOrigin]), f):
+					":exp": exp, ":reason": attr.S(reasonText(reason)), ":msgid": attr.S(f.MessageID), ":completed": attr.S(string(StatusCompleted)),
+					":was": attr.S(r.Fence), ":origin": attr.S(f.Origin), ":msgset": strSet(f.MessageID)})
+		case r.Dead() && revives(r.DeadMessage, r.DeadFrom, attr.ToString(old[attrOrigin]), f):
 			// Dead-lettered from another message that f could have revived
 			// (f is a replay of it): f's dead letter is now the event's, so
 			// that f's own copies cannot revive it.
 			err = d.update(ctx, k, "SET #exp = :exp, #reason = :reason, #deadmsg = :msgid"+originSet(f)+" REMOVE #sent ADD #deadfrom :msgset",
 				"#deadmsg = :deadmsg", map[string]types.AttributeValue{
-					":exp": exp, ":reason": str(reasonText(reason)), ":msgid": str(f.MessageID), ":origin": str(f.Origin),
-					":deadmsg": str(r.DeadMessage), ":msgset": strSet(f.MessageID)})
+					":exp": exp, ":reason": attr.S(reasonText(reason)), ":msgid": attr.S(f.MessageID), ":origin": attr.S(f.Origin),
+					":deadmsg": attr.S(r.DeadMessage), ":msgset": strSet(f.MessageID)})
 		case r.Dead():
 			// Dead-lettered from another message, of which f is a stray
 			// copy: that dead letter stands; the record only starts its
 			// retention again.
 			err = d.update(ctx, k, "SET #exp = :exp", "#deadmsg = :deadmsg", map[string]types.AttributeValue{
-				":exp": exp, ":deadmsg": str(r.DeadMessage)})
+				":exp": exp, ":deadmsg": attr.S(r.DeadMessage)})
 		case r.Status == StatusInProgress && !r.LeaseExpires.Before(now):
 			return &ConflictError{Record: r, err: ErrInFlight}
 		default:
@@ -485,7 +485,7 @@ func (d *DynamoDB) Bury(ctx context.Context, f Fence, keys []Key, own []Lease, r
 			// changed since.
 			values[":was"] = old[attrToken]
 			if values[":was"] == nil {
-				values[":was"] = str("-")
+				values[":was"] = attr.S("-")
 			}
 			changed, err := d.bury(ctx, f, k, reason, "#token = :was AND #status = :inprogress", values)
 			if err != nil {
@@ -510,9 +510,9 @@ func (d *DynamoDB) bury(ctx context.Context, f Fence, k Key, reason, cond string
 		"#token": attrToken, "#reason": attrReason, "#deadmsg": attrDeadMsg, "#sent": attrDeadSent, "#deadfrom": attrDeadFrom,
 	}
 	v := maps.Clone(values)
-	v[":reason"], v[":msgset"] = str(reasonText(reason)), strSet(f.MessageID)
+	v[":reason"], v[":msgset"] = attr.S(reasonText(reason)), strSet(f.MessageID)
 	if f.Origin != "" {
-		names["#origin"], v[":origin"] = attrOrigin, str(f.Origin)
+		names["#origin"], v[":origin"] = attrOrigin, attr.S(f.Origin)
 	}
 	update := "SET #exp = :exp, #status = :dead, #reason = :reason, #deadmsg = :msgid" + originSet(f) + " REMOVE #lexp, #sent ADD #deadfrom :msgset"
 	prune(update+" "+cond, names, v)
@@ -584,7 +584,7 @@ func (d *DynamoDB) Buried(ctx context.Context, f Fence, keys []Key) error {
 			UpdateExpression:          aws.String("SET #sent = :true"),
 			ConditionExpression:       aws.String("#deadmsg = :msgid"),
 			ExpressionAttributeNames:  map[string]string{"#sent": attrDeadSent, "#deadmsg": attrDeadMsg},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":msgid": str(f.MessageID)},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":true": &types.AttributeValueMemberBOOL{Value: true}, ":msgid": attr.S(f.MessageID)},
 		})
 		var ccf *types.ConditionalCheckFailedException
 		if err != nil && !errors.As(err, &ccf) {
@@ -605,11 +605,11 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 	}
 	pk := entityPK(f.Tenant, u.Entity)
 	item := map[string]types.AttributeValue{
-		attrPK:        str(pk),
-		attrVersion:   num(u.Version),
-		attrFence:     str(f.Token()),
-		attrSeries:    str(f.series()),
-		attrUpdatedMs: num(epoch.Millis(d.opts.Now())),
+		attrPK:        attr.S(pk),
+		attrVersion:   attr.N(u.Version),
+		attrFence:     attr.S(f.Token()),
+		attrSeries:    attr.S(f.series()),
+		attrUpdatedMs: attr.N(epoch.Millis(d.opts.Now())),
 	}
 	if len(u.Data) > 0 {
 		item[attrData] = &types.AttributeValueMemberB{Value: u.Data}
@@ -622,7 +622,7 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 			"#pk": attrPK, "#version": attrVersion, "#series": attrSeries, "#fence": attrFence,
 		},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":version": num(u.Version), ":series": str(f.series()), ":fence": str(f.Token()),
+			":version": attr.N(u.Version), ":series": attr.S(f.series()), ":fence": attr.S(f.Token()),
 		},
 		// The old item, which comes with the rejection (no read), tells a
 		// fenced write from a stale one.
@@ -634,7 +634,7 @@ func (d *DynamoDB) Apply(ctx context.Context, f Fence, u Update) error {
 		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, err)
 	case old == nil:
 		return nil
-	case newer(strAttr(old[attrSeries]), strAttr(old[attrFence]), f):
+	case newer(attr.ToString(old[attrSeries]), attr.ToString(old[attrFence]), f):
 		return fmt.Errorf("apply %s of %s: %w", u.Entity, f.Tenant, ErrFenced)
 	default:
 		return fmt.Errorf("apply %s of %s version %d: %w", u.Entity, f.Tenant, u.Version, ErrStale)
@@ -691,9 +691,9 @@ func (d *DynamoDB) FailedAttempt(ctx context.Context, messageID string, receive 
 		ConditionExpression:      aws.String("attribute_not_exists(#last) OR #last < :receive"),
 		ExpressionAttributeNames: map[string]string{"#n": attrAttempts, "#exp": attrExp, "#last": attrLastReceive},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":one":     num(1),
-			":exp":     num(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
-			":receive": num(int64(receive)),
+			":one":     attr.N(1),
+			":exp":     attr.N(epoch.Seconds(d.opts.Now().Add(d.opts.Retention))),
+			":receive": attr.N(int64(receive)),
 		},
 		ReturnValues:                        types.ReturnValueUpdatedNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -703,9 +703,9 @@ func (d *DynamoDB) FailedAttempt(ctx context.Context, messageID string, receive 
 	case err != nil:
 		return 0, fmt.Errorf("count attempt of message %s: %w", messageID, err)
 	case old != nil: // this receive was counted already
-		return int(numAttr(old[attrAttempts])), nil
+		return int(attr.ToInt(old[attrAttempts])), nil
 	}
-	return int(numAttr(out.Attributes[attrAttempts])), nil
+	return int(attr.ToInt(out.Attributes[attrAttempts])), nil
 }
 
 // Entity returns the stored state of an entity (a strongly consistent
@@ -718,11 +718,11 @@ func (d *DynamoDB) Entity(ctx context.Context, tenantID, id string) (Entity, err
 	if item == nil {
 		return Entity{}, fmt.Errorf("entity %s of %s: %w", id, tenantID, ErrNotFound)
 	}
-	e := Entity{Tenant: tenantID, ID: id, Version: numAttr(item[attrVersion]), Fence: strAttr(item[attrFence])}
+	e := Entity{Tenant: tenantID, ID: id, Version: attr.ToInt(item[attrVersion]), Fence: attr.ToString(item[attrFence])}
 	if b, ok := item[attrData].(*types.AttributeValueMemberB); ok {
 		e.Data = b.Value
 	}
-	e.UpdatedAt = epoch.FromMillis(numAttr(item[attrUpdatedMs]))
+	e.UpdatedAt = epoch.FromMillis(attr.ToInt(item[attrUpdatedMs]))
 	return e, nil
 }
 
@@ -747,7 +747,7 @@ func (d *DynamoDB) Attempts(ctx context.Context, messageID string) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("attempts of message %s: %w", messageID, err)
 	}
-	return int(numAttr(item[attrAttempts])), nil
+	return int(attr.ToInt(item[attrAttempts])), nil
 }
 
 // Effects returns the effect records of tenantID, only those of event when
@@ -762,10 +762,10 @@ func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Recor
 		return nil, err
 	}
 	prefix := "fx|" + tenantID + "|" // effectPK up to the effect name
-	filter, values := "begins_with(#pk, :prefix)", map[string]types.AttributeValue{":prefix": str(prefix)}
+	filter, values := "begins_with(#pk, :prefix)", map[string]types.AttributeValue{":prefix": attr.S(prefix)}
 	if event != "" { // narrows the response; the suffix is checked below
 		filter += " AND contains(#pk, :event)"
-		values[":event"] = str("|" + event)
+		values[":event"] = attr.S("|" + event)
 	}
 	var out []Record
 	in := &dynamodb.ScanInput{
@@ -780,7 +780,7 @@ func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Recor
 			return out, fmt.Errorf("scan effects of %s: %w", tenantID, err)
 		}
 		for _, item := range page.Items {
-			if k, ok := effectKey(strAttr(item[attrPK])); ok && k.Tenant == tenantID && (event == "" || k.Event == event) {
+			if k, ok := effectKey(attr.ToString(item[attrPK])); ok && k.Tenant == tenantID && (event == "" || k.Event == event) {
 				out = append(out, record(k, item))
 			}
 		}
@@ -792,7 +792,7 @@ func (d *DynamoDB) Effects(ctx context.Context, tenantID, event string) ([]Recor
 }
 
 func (d *DynamoDB) key(pk string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: str(pk)}
+	return map[string]types.AttributeValue{attrPK: attr.S(pk)}
 }
 
 // get returns the item under pk, or nil when there is none.
@@ -812,26 +812,24 @@ func (d *DynamoDB) get(ctx context.Context, pk string) (map[string]types.Attribu
 }
 
 func record(k Key, item map[string]types.AttributeValue) Record {
-	r := Record{Key: k, Fence: strAttr(item[attrFence])}
+	r := Record{Key: k, Fence: attr.ToString(item[attrFence])}
 	if v, ok := item[attrStatus].(*types.AttributeValueMemberS); ok {
 		r.Status = Status(v.Value)
 	}
 	if v, ok := item[attrReason].(*types.AttributeValueMemberS); ok {
 		r.Reason = v.Value
 	}
-	r.DeadMessage = strAttr(item[attrDeadMsg])
+	r.DeadMessage = attr.ToString(item[attrDeadMsg])
 	r.DeadFrom = setAttr(item[attrDeadFrom])
 	_, r.DeadSent = item[attrDeadSent]
 	if _, ok := item[attrExp]; ok {
-		r.Expires = epoch.FromSeconds(numAttr(item[attrExp]))
+		r.Expires = epoch.FromSeconds(attr.ToInt(item[attrExp]))
 	}
 	if _, ok := item[attrLeaseMs]; ok {
-		r.LeaseExpires = epoch.FromMillis(numAttr(item[attrLeaseMs]))
+		r.LeaseExpires = epoch.FromMillis(attr.ToInt(item[attrLeaseMs]))
 	}
 	return r
 }
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
 
 // strSet is a string set of one element.
 func strSet(s string) types.AttributeValue { return &types.AttributeValueMemberSS{Value: []string{s}} }
@@ -843,25 +841,6 @@ func setAttr(v types.AttributeValue) []string {
 		return nil
 	}
 	return slices.Sorted(slices.Values(ss.Value))
-}
-
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func strAttr(v types.AttributeValue) string {
-	if s, ok := v.(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
-}
-
-func numAttr(v types.AttributeValue) int64 {
-	if n, ok := v.(*types.AttributeValueMemberN); ok {
-		i, _ := strconv.ParseInt(n.Value, 10, 64)
-		return i
-	}
-	return 0
 }
 
 // maxReason bounds a stored failure reason.

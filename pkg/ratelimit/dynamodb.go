@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
@@ -186,7 +186,7 @@ type write struct {
 // pause's end stands for the factor too: every 429 that changes the factor
 // moves the end later.
 func reserveWrite(s state, p plan) *write {
-	w := &write{values: map[string]types.AttributeValue{":exp": num(p.expires)}}
+	w := &write{values: map[string]types.AttributeValue{":exp": attr.N(p.expires)}}
 	switch {
 	case !s.exists:
 		w.cond = "attribute_not_exists(#pk)"
@@ -237,7 +237,7 @@ func slowWrite(s, next state, x, e int64) *write {
 
 func nums(m map[string]types.AttributeValue, kv ...any) {
 	for i := 0; i < len(kv); i += 2 {
-		m[kv[i].(string)] = num(kv[i+1].(int64))
+		m[kv[i].(string)] = attr.N(kv[i+1].(int64))
 	}
 }
 
@@ -253,7 +253,7 @@ func (d *DynamoDB) update(pk string, w *write) *dynamodb.UpdateItemInput {
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(d.table),
-		Key:                                 map[string]types.AttributeValue{attrPK: str(pk)},
+		Key:                                 map[string]types.AttributeValue{attrPK: attr.S(pk)},
 		ConditionExpression:                 aws.String(w.cond),
 		UpdateExpression:                    aws.String("SET " + w.set),
 		ExpressionAttributeNames:            names,
@@ -302,7 +302,7 @@ func (d *DynamoDB) refresh(ctx context.Context, pk string) error {
 func (d *DynamoDB) read(ctx context.Context, pk string) (state, error) {
 	out, err := d.client.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(d.table),
-		Key:            map[string]types.AttributeValue{attrPK: str(pk)},
+		Key:            map[string]types.AttributeValue{attrPK: attr.S(pk)},
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
@@ -336,24 +336,10 @@ func decode(item map[string]types.AttributeValue) state {
 	}
 	return state{
 		exists:  true,
-		tat:     numAttr(item[attrTAT]),
-		factor:  numAttr(item[attrFactor]),
-		penalty: numAttr(item[attrPenalty]),
-		strikes: numAttr(item[attrStrikes]),
-		expires: numAttr(item[attrExp]),
+		tat:     attr.ToInt(item[attrTAT]),
+		factor:  attr.ToInt(item[attrFactor]),
+		penalty: attr.ToInt(item[attrPenalty]),
+		strikes: attr.ToInt(item[attrStrikes]),
+		expires: attr.ToInt(item[attrExp]),
 	}
-}
-
-func str(s string) types.AttributeValue { return &types.AttributeValueMemberS{Value: s} }
-
-func num(n int64) types.AttributeValue {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func numAttr(v types.AttributeValue) int64 {
-	if n, ok := v.(*types.AttributeValueMemberN); ok {
-		i, _ := strconv.ParseInt(n.Value, 10, 64)
-		return i
-	}
-	return 0
 }

@@ -22,6 +22,7 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/hookpack/hookpack/pkg/destination"
+	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
 )
 
@@ -366,19 +367,15 @@ func (w *Watcher) notice(ctx context.Context, now time.Time, b Breach) (Notice, 
 	}
 	item := map[string]ddbtypes.AttributeValue{
 		"id":         key["id"],
-		"since":      number(epoch.Seconds(next.Since)),
-		"seen":       number(epoch.Seconds(next.Seen)),
-		"notified":   number(epoch.Seconds(next.Notified)),
-		"expiration": number(epoch.Seconds(next.Seen.Add(w.s.StateRetention))),
+		"since":      attr.N(epoch.Seconds(next.Since)),
+		"seen":       attr.N(epoch.Seconds(next.Seen)),
+		"notified":   attr.N(epoch.Seconds(next.Notified)),
+		"expiration": attr.N(epoch.Seconds(next.Seen.Add(w.s.StateRetention))),
 	}
 	if _, err := w.state.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(w.s.StateTable), Item: item}); err != nil {
 		return n, fmt.Errorf("save state of %s %s: %w", b.Tenant, b.Rule, err)
 	}
 	return n, nil
-}
-
-func number(v int64) ddbtypes.AttributeValue {
-	return &ddbtypes.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
 }
 
 func timeAttr(item map[string]ddbtypes.AttributeValue, name string) time.Time {

@@ -30,7 +30,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -169,56 +168,39 @@ func open(ctx context.Context, local bool, stack, name, endpoint, ddbEndpoint st
 }
 
 func (c command) run(ctx context.Context, st stores, w io.Writer, now time.Time) error {
-	out, err := st.outbound.Outbound(ctx, c.tenant)
-	switch {
-	case errors.Is(err, tenant.ErrNotFound):
-		return badInput("unknown tenant %s (no outbound configuration)", c.tenant)
-	case err != nil:
-		return err
-	}
-	if c.verb != "status" {
-		if err := destination.Known(c.tenant, out, c.dest); err != nil {
-			return badInput("%v", err)
-		}
-	}
+	p := &destination.Pauser{Outbound: st.outbound, States: st.states, Now: func() time.Time { return now }}
+	var said string
+	var err error
 	switch c.verb {
 	case "pause":
-		s, err := st.states.Pause(ctx, c.tenant, c.dest, c.reason, now)
-		switch {
-		case errors.Is(err, destination.ErrAlreadyPaused):
-			fmt.Fprintf(w, "%s/%s was already paused, left as it is: %s\n", c.tenant, c.dest, s.Paused.Describe(now))
-			return nil
-		case err != nil:
-			return err
-		}
-		fmt.Fprintf(w, "paused %s/%s: %s\nIts events wait on the queue, no attempt counted and none dead-lettered, until it is resumed.\n",
-			c.tenant, c.dest, s.Paused.Describe(now))
+		said, err = p.Pause(ctx, c.tenant, c.dest, c.reason)
 	case "resume":
-		p, err := st.states.Resume(ctx, c.tenant, c.dest)
-		switch {
-		case errors.Is(err, destination.ErrNotPaused):
-			fmt.Fprintf(w, "%s/%s is not paused\n", c.tenant, c.dest)
-			return nil
-		case err != nil:
-			return err
-		}
-		fmt.Fprintf(w, "resumed %s/%s, which was %s\nIts waiting events come back within %s and are delivered in order, at its rate.\n",
-			c.tenant, c.dest, p.Describe(now), destination.Poll(now.Sub(p.Since))+destination.DefaultCacheTTL)
+		said, err = p.Resume(ctx, c.tenant, c.dest)
 	case "status":
-		states, err := st.states.States(ctx, c.tenant)
-		if err != nil {
-			return err
-		}
-		names := make([]string, 0, len(out.Destinations))
-		for _, d := range out.Destinations {
-			names = append(names, d.Name)
-		}
-		for _, n := range slices.Sorted(slices.Values(names)) {
-			fmt.Fprintf(w, "%s/%s: %s\n", c.tenant, n, states[n].Describe(now))
-		}
-		if len(names) == 0 {
-			fmt.Fprintf(w, "tenant %s has no named destinations (a targetUrl cannot be paused)\n", c.tenant)
-		}
+		return c.status(ctx, p, st.states, w, now)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, said)
+	return nil
+}
+
+// status prints the state of each of the tenant's destinations.
+func (c command) status(ctx context.Context, p *destination.Pauser, states *destination.DynamoDB, w io.Writer, now time.Time) error {
+	names, err := p.Names(ctx, c.tenant)
+	if err != nil {
+		return err
+	}
+	all, err := states.States(ctx, c.tenant)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "%s/%s: %s\n", c.tenant, n, all[n].Describe(now))
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(w, "tenant %s has no named destinations (a targetUrl cannot be paused)\n", c.tenant)
 	}
 	return nil
 }
@@ -229,7 +211,8 @@ func (c command) run(ctx context.Context, st stores, w io.Writer, now time.Time)
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintln(stderr, "destination:", err)
 	var bad usageError
-	if errors.As(err, &bad) || errors.Is(err, inspect.ErrNotCoreStack) {
+	if errors.As(err, &bad) || errors.Is(err, inspect.ErrNotCoreStack) || errors.Is(err, destination.ErrInvalid) ||
+		errors.Is(err, destination.ErrUnknown) || errors.Is(err, destination.ErrUnknownTenant) {
 		return 2
 	}
 	return 1

@@ -462,6 +462,10 @@ func TestTenantGuarantees(t *testing.T) {
 				t.Errorf("scripts/tenant/testdata/core-exports.yaml lacks export %s", e)
 			}
 		}
+		// tenant.sh add reads the core stack's WorkerMaxAttempts.
+		if got, want := render(t, "scripts/tenant/testdata/core-exports.yaml").Parameters["WorkerMaxAttempts"]["Default"], c.Parameters["WorkerMaxAttempts"]["Default"]; got != want {
+			t.Errorf("scripts/tenant/testdata/core-exports.yaml's WorkerMaxAttempts default = %v, want template.yaml's %v", got, want)
+		}
 	})
 
 	t.Run("queue names: the core's URL template, IAM prefix and the worker's DLQ naming agree", func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestAddIngestRemove(t *testing.T) {
 	e := setup(t)
 	q, dlq := e.core+"_acme.fifo", e.core+"_acme-dlq.fifo"
 
-	out, err := e.tenant(t, []string{"MAX_RECEIVE_COUNT=200"}, "add", "acme", "in.json", "out.json")
+	out, err := e.tenant(t, []string{"MAX_RECEIVE_COUNT=300"}, "add", "acme", "in.json", "out.json")
 	if err != nil {
 		t.Fatalf("add: %v\n%s", err, out)
 	}
@@ -75,7 +75,7 @@ func TestAddIngestRemove(t *testing.T) {
 		t.Fatalf("second add: %v\n%s", err, out)
 	}
 	params := e.aws(t, "cloudformation", "describe-stacks", "--stack-name", e.core+"-tenant-acme", "--query", "Stacks[0].Parameters[].[ParameterKey,ParameterValue]", "--output", "text")
-	for _, want := range []string{"TenantMaxConcurrency\t9", "MaxReceiveCount\t200"} {
+	for _, want := range []string{"TenantMaxConcurrency\t9", "MaxReceiveCount\t300"} {
 		if !strings.Contains(params, want) {
 			t.Errorf("parameters after the update lack %q:\n%s", want, params)
 		}

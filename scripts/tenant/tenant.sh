@@ -25,7 +25,9 @@
 # Env: STACK_NAME   core stack (default hookpack)
 #      TENANT_MAX_CONCURRENCY, MAX_RECEIVE_COUNT, OLDEST_MESSAGE_ALARM_SECONDS
 #                   tenant stack parameters (the template's defaults on
-#                   create, the stack's current values on update)
+#                   create, the stack's current values on update); add
+#                   refuses a MaxReceiveCount below 10 x the core stack's
+#                   WorkerMaxAttempts + 20
 #      KMS_KEY_ID   optional key for the parameters (default: aws/ssm)
 #      AWS_ENDPOINT_URL  every call goes there when set (emulators; awscli v1
 #                   ignores it for SQS in us-east-1, so it is passed explicitly)
@@ -133,14 +135,38 @@ done
 # default on create. (Values are passed explicitly rather than with
 # UsePreviousValue, which moto's CloudFormation cannot handle.)
 parameters() {
-  local p pair key env v
+  local p pair key v
   p="[{\"ParameterKey\":\"CoreStack\",\"ParameterValue\":\"$stack\"},{\"ParameterKey\":\"TenantId\",\"ParameterValue\":\"$1\"}"
   for pair in $settable; do
-    key=${pair%%:*}; env=${pair#*:}; v=${!env:-}
-    [ -n "$v" ] || v=$(awk -F'\t' -v k="$key" '$1 == k {print $2}' <<<"${2:-}")
+    key=${pair%%:*}; v=$(param "$key" "${2:-}")
     [ -z "$v" ] || p+=",{\"ParameterKey\":\"$key\",\"ParameterValue\":\"$v\"}"
   done
   echo "$p]"
+}
+
+# param <key> [previous]: a settable parameter's value from the environment,
+# else from previous (as parameters), else nothing (the template's default).
+param() {
+  local pair env
+  for pair in $settable; do
+    [ "${pair%%:*}" = "$1" ] || continue
+    env=${pair#*:}
+    if [ -n "${!env:-}" ]; then echo "${!env}"; else awk -F'\t' -v k="$1" '$1 == k {print $2}' <<<"${2:-}"; fi
+  done
+}
+
+# check_receives <previous>: refuses a tenant queue whose maxReceiveCount
+# (MAX_RECEIVE_COUNT, else the stack's current value, else the template's
+# default) SQS would reach before the core stack's worker gives up on a
+# failing message with its reason (WorkerMaxAttempts; scripts/tenant/check
+# -receives).
+check_receives() {
+  local attempts receives
+  attempts=$(describe "$stack" "Stacks[0].Parameters[?ParameterKey=='WorkerMaxAttempts'].ParameterValue")
+  [ -n "$attempts" ] || die "core stack $stack has no WorkerMaxAttempts parameter (deploy template.yaml first, or set STACK_NAME)"
+  receives=$(param MaxReceiveCount "$1")
+  [ -n "$receives" ] || receives=$(awk '/^  MaxReceiveCount:/ {p = 1} p && $1 == "Default:" {print $2; exit}' "$template")
+  (cd "$(dirname "$0")/../.." && go run ./scripts/tenant/check -receives "$receives" "$attempts") || exit 1
 }
 
 # describe <stack> <query>: the query's text output, or nothing when the
@@ -187,6 +213,7 @@ add() {
   status=$(head -1 <<<"$prev" | cut -f1)
   case "$status" in
     "")
+      check_receives ""
       # Queues kept from an earlier removal (DeletionPolicy: Retain) would make
       # the create fail; they may hold messages, so they are never deleted here.
       for q in "$prefix$id.fifo" "$prefix$id-dlq.fifo"; do
@@ -201,6 +228,7 @@ add() {
         die "stack $name failed: $(failure "$name") (delete it with: $0 remove $id --force)"
       ;;
     CREATE_COMPLETE | UPDATE_COMPLETE | UPDATE_ROLLBACK_COMPLETE)
+      check_receives "$prev"
       if out=$(aws_ cloudformation update-stack --stack-name "$name" --template-body "file://$template" \
         --parameters "$(parameters "$id" "$prev")" 2>&1); then
         echo "updating stack $name…" >&2

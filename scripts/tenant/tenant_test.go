@@ -101,10 +101,16 @@ func setup(t *testing.T) env {
 	return e
 }
 
-// createCore creates a core stack's exports under name.
-func (e env) createCore(name string) error {
+// createCore creates a core stack's exports under name, with the
+// parameters given as "Key=Value".
+func (e env) createCore(name string, params ...string) error {
+	create := []string{"cloudformation", "create-stack", "--stack-name", name, "--template-body", "file://testdata/core-exports.yaml", "--capabilities", "CAPABILITY_IAM"}
+	for _, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		create = append(create, "--parameters", "ParameterKey="+k+",ParameterValue="+v)
+	}
 	for _, args := range [][]string{
-		{"cloudformation", "create-stack", "--stack-name", name, "--template-body", "file://testdata/core-exports.yaml", "--capabilities", "CAPABILITY_IAM"},
+		create,
 		{"cloudformation", "wait", "stack-create-complete", "--stack-name", name},
 	} {
 		if out, err := e.command(args...).CombinedOutput(); err != nil {
@@ -115,11 +121,12 @@ func (e env) createCore(name string) error {
 }
 
 // ownCore gives e a core stack of its own, named prefix<n>, for a test
-// whose tenant list must not meet the shared core's.
-func (e *env) ownCore(t *testing.T, prefix string) {
+// whose tenant list must not meet the shared core's, with the parameters
+// given as "Key=Value".
+func (e *env) ownCore(t *testing.T, prefix string, params ...string) {
 	t.Helper()
 	e.core = fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1_000_000_000)
-	if err := e.createCore(e.core); err != nil {
+	if err := e.createCore(e.core, params...); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -274,6 +281,8 @@ func TestAddRejects(t *testing.T) {
 			`outbound.destinations[0].filter.events[0]: sender "stripe" is not enabled`, "outbound.destinations[0].filter.where[0]: sets more than one",
 			"outbound.destinations[1].url: the URL of destinations[0] too", "outbound.destinations[1].secrets[0]: empty secret"}},
 		{"bad parameter", []string{"TENANT_MAX_CONCURRENCY=many"}, []string{"add", "initech", "in.json"}, []string{"is not a number"}},
+		{"too few receives for the worker's attempts", []string{"MAX_RECEIVE_COUNT=279"}, []string{"add", "initech", "in.json"},
+			[]string{"MaxReceiveCount 279 is below 280, the least for the core stack's WorkerMaxAttempts 26", "set MAX_RECEIVE_COUNT=280 or more"}},
 		{"no core stack", []string{"STACK_NAME=nosuchcore"}, []string{"add", "initech", "in.json"}, []string{"core stack nosuchcore not found"}},
 		{"remove unknown", nil, []string{"remove", "nobody"}, []string{"has no stack"}},
 	}

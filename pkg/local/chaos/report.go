@@ -579,7 +579,16 @@ func describe(f *route.Filter) string {
 		parts = append(parts, strings.Join(f.Events, " "))
 	}
 	for _, c := range f.Where {
-		parts = append(parts, fmt.Sprintf("%s = %s", c.Path, c.Equals))
+		switch {
+		case c.In != nil:
+			in := make([]string, len(c.In))
+			for i, v := range c.In {
+				in[i] = string(v)
+			}
+			parts = append(parts, fmt.Sprintf("%s in %s", c.Path, strings.Join(in, " ")))
+		default:
+			parts = append(parts, fmt.Sprintf("%s = %s", c.Path, c.Equals))
+		}
 	}
 	return strings.Join(parts, ", ")
 }

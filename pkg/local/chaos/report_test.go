@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookpack/hookpack/pkg/route"
+	"github.com/hookpack/hookpack/pkg/tenant"
 )
 
 // TestCompute pins the report's definitions on hand-made outcomes.
@@ -191,14 +194,17 @@ func TestDestinations(t *testing.T) {
 	if got := expected(ds, invoice); !slices.Equal(got, []string{healthy, down, rated}) {
 		t.Fatalf("expected(invoice) = %v", got)
 	}
-	if got := expected(ds, ticket); !slices.Equal(got, []string{healthy, rated}) {
-		t.Fatalf("expected(ticket) = %v", got)
+	closed := &event{tenant: destTenant, id: "c", conv: "c", seq: 2, typ: "ticket.closed", accepted: true}
+	for _, ev := range []*event{ticket, closed} {
+		if got := expected(ds, ev); !slices.Equal(got, []string{healthy, rated}) {
+			t.Fatalf("expected(%s) = %v", ev.typ, got)
+		}
 	}
 	type arrival struct {
 		dest, id string
 		second   int
 	}
-	all := []arrival{{healthy, "i", 0}, {down, "i", 0}, {rated, "i", 0}, {healthy, "t", 1}, {rated, "t", 1}}
+	all := []arrival{{healthy, "i", 0}, {down, "i", 0}, {rated, "i", 0}, {healthy, "t", 1}, {rated, "t", 1}, {healthy, "c", 1}, {rated, "c", 1}}
 	tests := []struct {
 		name     string
 		arrivals []arrival
@@ -208,7 +214,8 @@ func TestDestinations(t *testing.T) {
 	}{
 		{name: "every event where its filter sends it", arrivals: all},
 		{name: "missing at down: lost", arrivals: slices.Delete(slices.Clone(all), 1, 2), want: [5]int{1, 0, 0, 0, 0}},
-		{name: "a ticket at down: misrouted", arrivals: append(slices.Clone(all), arrival{down, "t", 1}), want: [5]int{0, 1, 0, 0, 0}},
+		{name: "a ticket its events admit at down: misrouted", arrivals: append(slices.Clone(all), arrival{down, "t", 1}), want: [5]int{0, 1, 0, 0, 0}},
+		{name: "a ticket its where condition admits at down: misrouted", arrivals: append(slices.Clone(all), arrival{down, "c", 1}), want: [5]int{0, 1, 0, 0, 0}},
 		{name: "rate plus burst in a second: within", arrivals: all, extra: destRate + destBurst},
 		{name: "one more: over the rate", arrivals: all, extra: destRate + destBurst + 1, want: [5]int{0, 0, 1, 0, 0}},
 		{name: "down's target hears nothing while paused", arrivals: append(slices.Clone(all), arrival{down, "i", int(destPauseFrom / time.Second)}, arrival{down, "i", int(destFaultUntil / time.Second)})},
@@ -218,7 +225,7 @@ func TestDestinations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &workload{all: map[string]*event{destTenant + "/i": invoice, destTenant + "/t": ticket}}
+			w := &workload{all: map[string]*event{destTenant + "/i": invoice, destTenant + "/t": ticket, destTenant + "/c": closed}}
 			tgt := newTarget(nil, newFaults(1, Rates{}, 0), w.isPoison, 0)
 			tgt.start = time.Unix(1000, 0)
 			for _, a := range tt.arrivals {
@@ -249,6 +256,37 @@ func TestDestinations(t *testing.T) {
 				t.Errorf("report lacks the destinations:\n%s", out.String())
 			}
 		})
+	}
+}
+
+// TestDownFilter: the filter the worker reads sends down what the harness
+// expects (the invoices) for every type zeta sends, and each half of it
+// (its events, its where condition) is needed for that: read alone, each
+// sends down a ticket, which the run would count as misrouted.
+func TestDownFilter(t *testing.T) {
+	ds := destinations("", nil, true)
+	f := downFilter()
+	halves := map[string]*route.Filter{"events": {Events: f.Events}, "where": {Where: f.Where}}
+	admits := map[string][]string{}
+	for i, typ := range destTypes {
+		ev := &event{tenant: destTenant, id: typ, conv: "c", seq: i, typ: typ}
+		var got []string
+		for _, d := range (tenant.Outbound{Destinations: ds}).Match(route.NewEvent(providerName, typ, []byte(ev.body()))) {
+			got = append(got, d.Name)
+		}
+		if want := expected(ds, ev); !slices.Equal(got, want) {
+			t.Errorf("%s: the worker's filters send it to %v, the harness expects %v", typ, got, want)
+		}
+		for half, h := range halves {
+			if h.Match(route.NewEvent(providerName, typ, []byte(ev.body()))) {
+				admits[half] = append(admits[half], typ)
+			}
+		}
+	}
+	for half, want := range map[string][]string{"events": {"invoice.paid", "ticket.opened", "invoice.created"}, "where": {"invoice.paid", "invoice.created", "ticket.closed"}} {
+		if !slices.Equal(admits[half], want) {
+			t.Errorf("down's %s alone admits %v, want %v", half, admits[half], want)
+		}
 	}
 }
 

@@ -278,8 +278,8 @@ func statements(t *testing.T, root string) []statement {
 	}
 	out = append(out,
 		statement{"docs/operations.md", "^minimum (\\d+)\\), `MAX_RECEIVE_COUNT`", tenantTpl("Parameters", "TenantMaxConcurrency", "MinValue"), "template-tenant.yaml TenantMaxConcurrency MinValue"},
-		statement{"docs/operations.md", `keep ≥ (\d+) × ` + "`WorkerMaxAttempts` \\+ \\d+", strconv.Itoa(worker.MinMaxReceiveCount(1) - worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
-		statement{"docs/operations.md", `keep ≥ \d+ × ` + "`WorkerMaxAttempts` \\+ (\\d+)", strconv.Itoa(worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
+		statement{"docs/operations.md", `refuses less than (\d+) × the core stack's ` + "`WorkerMaxAttempts` \\+ \\d+", strconv.Itoa(worker.MinMaxReceiveCount(1) - worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
+		statement{"docs/operations.md", `refuses less than \d+ × the core stack's ` + "`WorkerMaxAttempts` \\+ (\\d+)", strconv.Itoa(worker.MinMaxReceiveCount(0)), "worker.MinMaxReceiveCount"},
 	)
 	return out
 }

@@ -21,6 +21,12 @@
 // destinations' names and filters, tenant.Outbound.Routes) instead.
 //
 //	go run ./scripts/tenant/check -routes <outbound.json>
+//
+// With -receives it checks a tenant queue's MaxReceiveCount against the core
+// stack's WorkerMaxAttempts (worker.MinMaxReceiveCount), as tenant.sh add
+// does before it creates or updates the tenant's stack.
+//
+//	go run ./scripts/tenant/check -receives <MaxReceiveCount> <WorkerMaxAttempts>
 package main
 
 import (
@@ -29,16 +35,25 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/hookpack/hookpack/pkg/provider"
 	"github.com/hookpack/hookpack/pkg/tenant"
 	"github.com/hookpack/hookpack/pkg/tenantid"
+	"github.com/hookpack/hookpack/pkg/worker"
 )
 
 func main() {
 	if len(os.Args) == 3 && os.Args[1] == "-routes" {
 		if err := routes(os.Stdout, os.Args[2]); err != nil {
+			fmt.Fprintln(os.Stderr, "tenant:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "-receives" {
+		if err := receives(os.Args[2], os.Args[3]); err != nil {
 			fmt.Fprintln(os.Stderr, "tenant:", err)
 			os.Exit(1)
 		}
@@ -99,6 +114,40 @@ func routes(w io.Writer, path string) error {
 	}
 	return json.NewEncoder(w).Encode(out.Routes())
 }
+
+// receives returns nil when a tenant queue's maxReceiveCount (count) leaves
+// the last word to a worker that gives up after attempts failed attempts:
+// the worker then dead-letters a failing message itself, with its reason,
+// before SQS's redrive moves it without one (worker.MinMaxReceiveCount;
+// attempts 0 turns the worker's count off, leaving the queue's as the only
+// one). Otherwise it returns an error that says what to set.
+func receives(count, attempts string) error {
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 2 || n > maxReceiveCount {
+		return fmt.Errorf("MAX_RECEIVE_COUNT=%s: not a whole number from 2 to %d", count, maxReceiveCount)
+	}
+	a, err := strconv.Atoi(attempts)
+	if err != nil || a < 0 {
+		return fmt.Errorf("the core stack's WorkerMaxAttempts %q is not a whole number ≥ 0", attempts)
+	}
+	least := worker.MinMaxReceiveCount(a)
+	switch {
+	case a == 0 || n >= least:
+		return nil
+	case least > maxReceiveCount:
+		most := a
+		for worker.MinMaxReceiveCount(most) > maxReceiveCount {
+			most--
+		}
+		return fmt.Errorf("the core stack's WorkerMaxAttempts %d needs a tenant MaxReceiveCount of at least %d, above SQS's %d: lower WorkerMaxAttempts to at most %d",
+			a, least, maxReceiveCount, most)
+	}
+	return fmt.Errorf("MaxReceiveCount %d is below %d, the least for the core stack's WorkerMaxAttempts %d: SQS would move a failing message to the DLQ without its reason before the worker gives up on it; set MAX_RECEIVE_COUNT=%d or more (at most %d)",
+		n, least, a, least, maxReceiveCount)
+}
+
+// maxReceiveCount is the most SQS's redrive policy allows.
+const maxReceiveCount = 1000
 
 // decode reads one JSON document from path into v (tenant.Decode).
 func decode(path string, v any) error {

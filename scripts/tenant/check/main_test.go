@@ -122,3 +122,35 @@ func TestRoutes(t *testing.T) {
 		t.Errorf("routes = %s, want %s", b.String(), want)
 	}
 }
+
+// TestReceives: a tenant queue's MaxReceiveCount passes from
+// worker.MinMaxReceiveCount of the core's WorkerMaxAttempts up (280 for the
+// default 26), and anything below, or a value SQS refuses, fails saying
+// what to set.
+func TestReceives(t *testing.T) {
+	tests := []struct {
+		count, attempts string
+		want            string // "": passes
+	}{
+		{"280", "26", ""},
+		{"1000", "26", ""},
+		{"279", "26", "MaxReceiveCount 279 is below 280, the least for the core stack's WorkerMaxAttempts 26"},
+		{"200", "26", "set MAX_RECEIVE_COUNT=280 or more (at most 1000)"},
+		{"50", "3", ""},
+		{"49", "3", "below 50"},
+		{"2", "0", ""},
+		{"1000", "98", ""},
+		{"1000", "99", "lower WorkerMaxAttempts to at most 98"},
+		{"1", "26", "MAX_RECEIVE_COUNT=1: not a whole number from 2 to 1000"},
+		{"1001", "26", "not a whole number from 2 to 1000"},
+		{"many", "26", "not a whole number"},
+		{"280", "", "WorkerMaxAttempts \"\" is not a whole number"},
+		{"280", "-1", "is not a whole number ≥ 0"},
+	}
+	for _, tt := range tests {
+		err := receives(tt.count, tt.attempts)
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("receives(%q, %q) = %v, want %q", tt.count, tt.attempts, err, tt.want)
+		}
+	}
+}
