@@ -129,6 +129,7 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `^\| (\d+) days \| the ingest's dedup window`, dedup, dedupSrc},
 		{"docs/security.md", `dedup window \((\d+) days\)`, dedup, dedupSrc},
 		{"docs/cost.md", `B for (\d+) days`, dedup, dedupSrc},
+		{"docs/cost.md", `deduplicated for (\d+) days`, dedup, dedupSrc},
 		{"docs/ledger.md", `the ingest's (\d+)-day dedup`, dedup, dedupSrc},
 		{"docs/providers/github.md", `for the (\d+)-day$`, dedup, dedupSrc},
 		{"docs/providers/*.md", `(\d+)-day (?:dedup|window)`, dedup, dedupSrc},
