@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -104,15 +105,19 @@ func (s *stack) drain(t *testing.T) []*envelope.Envelope {
 	return out
 }
 
-// Fifty concurrent deliveries of one event each read its key free and send
-// it: the FIFO queue's deduplication id keeps one message, one completion
-// wins and the others find it done with the same digest, and every sender
-// gets a 200 after its own send succeeded.
+// Fifty concurrent deliveries of one event all read its key free (each
+// check waits for the others) and each sends it: the FIFO queue's
+// deduplication id keeps one message, one completion wins on DynamoDB and
+// the others find it done with the same digest, and every sender gets 200
+// accepted after its own send succeeded.
 func TestIntegrationFiftyConcurrentDeliveriesQueueOnce(t *testing.T) {
 	s := newStack(t, time.Now)
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "burst-1")
 	const n = 50
-	statuses := make(chan int, n)
+	var checked sync.WaitGroup
+	checked.Add(n)
+	s.handler.cfg.Claims = barrierClaims{s.handler.cfg.Claims, &checked}
+	statuses := make(chan string, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for range n {
@@ -121,18 +126,18 @@ func TestIntegrationFiftyConcurrentDeliveriesQueueOnce(t *testing.T) {
 			defer wg.Done()
 			<-start
 			resp, _ := s.handler.Handle(context.Background(), req)
-			statuses <- resp.StatusCode
+			statuses <- fmt.Sprint(resp.StatusCode, " ", strings.Contains(resp.Body, `"status":"accepted"`))
 		}()
 	}
 	close(start)
 	wg.Wait()
 	close(statuses)
-	count := map[int]int{}
+	count := map[string]int{}
 	for st := range statuses {
 		count[st]++
 	}
-	if count[200] != n {
-		t.Errorf("statuses = %v, want %d 200s (accepted or duplicate)", count, n)
+	if count["200 true"] != n {
+		t.Errorf("answers (status, accepted) = %v, want %d 200 accepted", count, n)
 	}
 	if got := s.drain(t); len(got) != 1 || got[0].EventID != "burst-1" {
 		t.Fatalf("queue holds %d messages, want exactly 1", len(got))
