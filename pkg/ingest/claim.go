@@ -93,9 +93,9 @@ type claimState struct {
 // Nothing is written before the send: a delivery that fails leaves no
 // record in the way of the sender's retry, and concurrent deliveries of
 // one event each send it under the same MessageDeduplicationId, which SQS
-// drops for 5 minutes (any copy later than that, after a completion that
-// failed, is absorbed by the worker's effect ledger, as a later copy of a
-// done event).
+// drops for 5 minutes (a copy sent later, after a completion that failed,
+// is absorbed by the worker's effect ledger, which runs an event's effects
+// once whatever its copies).
 func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 	st := h.check(ctx, msgs)
 	send := holdBack(msgs, st)
