@@ -19,7 +19,6 @@ func main() {
 		QueueURLTemplate:  env.Required("QUEUE_URL_TEMPLATE"),
 		PayloadBucket:     env.Optional("PAYLOAD_BUCKET"), // bodies over SQS's 1 MiB go there
 		Retention:         env.Duration("IDEMPOTENCY_RETENTION"),
-		Lease:             env.Duration("IDEMPOTENCY_LEASE"),
 		TenantCacheTTL:    env.Duration("TENANT_CACHE_TTL"),
 		TenantListRefresh: env.Duration("TENANT_LIST_REFRESH"),
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -13,25 +12,22 @@ import (
 
 	"github.com/hookpack/hookpack/pkg/internal/attr"
 	"github.com/hookpack/hookpack/pkg/internal/epoch"
-	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
-// Attribute names, compatible with AWS Lambda Powertools' idempotency table
-// (plus lease_token, which Powertools lacks).
+// Attribute names, compatible with AWS Lambda Powertools' idempotency
+// table. in_progress_expiration is only read, on the INPROGRESS records of
+// earlier versions.
 const (
 	attrID           = "id"
 	attrExpiration   = "expiration"             // epoch seconds; the table's TTL attribute
 	attrInProgressMs = "in_progress_expiration" // epoch milliseconds
 	attrStatus       = "status"
 	attrValidation   = "validation"
-	attrToken        = "lease_token"
 )
 
 // dynamoAPI is the subset of the DynamoDB client the store uses.
 type dynamoAPI interface {
 	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error)
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 }
 
@@ -45,123 +41,79 @@ type DynamoDB struct {
 
 // NewDynamoDB returns a store on table.
 func NewDynamoDB(client dynamoAPI, table string, opts Options) *DynamoDB {
-	return &DynamoDB{client: client, table: table, opts: opts.WithDefaults(DefaultRetention, DefaultLease)}
+	return &DynamoDB{client: client, table: table, opts: opts.WithDefaults(DefaultRetention, 0)}
 }
 
-var claimCondition = aws.String("attribute_not_exists(#id) OR #exp < :now OR " +
-	"(#status = :inprogress AND attribute_exists(#ipexp) AND #ipexp < :nowms)")
+// Check tells whether key is free to send: one strongly consistent GetItem
+// (1 RRU, a fifth of a write), so a completion that landed before it is
+// always seen. It returns nil when the key is free (no record, a record
+// past its expiration that the TTL has not deleted yet, or an INPROGRESS
+// record of an earlier version); a *ConflictError wrapping ErrDuplicate or
+// ErrPayloadMismatch when the key was completed; or a wrapped AWS error.
+func (d *DynamoDB) Check(ctx context.Context, key, validation string) error {
+	r, err := d.Record(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case free(r, d.opts.Now()):
+		return nil
+	}
+	return conflict(r, validation)
+}
 
-// Claim takes the key with a fresh lease. It costs one request whether it
-// succeeds or not (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the
-// record in the way, whose validation digest is compared with validation).
-// A record holding this claim's own token is success: when DynamoDB's
-// response to a put that landed is lost, the SDK's retry finds it.
-// It returns a *ConflictError wrapping ErrPayloadMismatch, ErrDuplicate or
-// ErrInFlight when the key is taken, or a wrapped AWS error.
-func (d *DynamoDB) Claim(ctx context.Context, key, validation string) (Claim, error) {
+// Complete records key as queued, once its event was sent: one conditional
+// PutItem (1 WRU) of a COMPLETED record that starts the retention window,
+// written when the key is free as Check defines it. A completed record in
+// the way with the same digest (or a side without one) is success: a
+// concurrent delivery of the same event sent it too (SQS dropped one of the
+// two copies), or DynamoDB's response to this put was lost and the SDK's
+// retry found it (ReturnValuesOnConditionCheckFailure=ALL_OLD returns the
+// record, no extra request). With another digest it returns a
+// *ConflictError wrapping ErrPayloadMismatch; otherwise a wrapped AWS
+// error.
+func (d *DynamoDB) Complete(ctx context.Context, key, validation string) error {
 	now := d.opts.Now()
-	c := Claim{Key: key, Token: lease.Token(), LeaseExpires: now.Add(d.opts.Lease)}
 	item := map[string]types.AttributeValue{
-		attrID:           &types.AttributeValueMemberS{Value: key},
-		attrExpiration:   attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
-		attrInProgressMs: attr.N(epoch.Millis(c.LeaseExpires)),
-		attrStatus:       &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-		attrToken:        &types.AttributeValueMemberS{Value: c.Token},
+		attrID:         &types.AttributeValueMemberS{Value: key},
+		attrExpiration: attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
+		attrStatus:     &types.AttributeValueMemberS{Value: string(StatusCompleted)},
 	}
 	if validation != "" {
 		item[attrValidation] = &types.AttributeValueMemberS{Value: validation}
 	}
 	_, err := d.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           aws.String(d.table),
-		Item:                item,
-		ConditionExpression: claimCondition,
-		ExpressionAttributeNames: map[string]string{
-			"#id": attrID, "#exp": attrExpiration, "#status": attrStatus, "#ipexp": attrInProgressMs,
-		},
+		TableName:                aws.String(d.table),
+		Item:                     item,
+		ConditionExpression:      aws.String("attribute_not_exists(#id) OR #exp < :now OR #status <> :completed"),
+		ExpressionAttributeNames: map[string]string{"#id": attrID, "#exp": attrExpiration, "#status": attrStatus},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":        attr.N(epoch.Seconds(now)),
-			":nowms":      attr.N(epoch.Millis(now)),
-			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
+			":now":       attr.N(epoch.Seconds(now)),
+			":completed": &types.AttributeValueMemberS{Value: string(StatusCompleted)},
 		},
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	})
 	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && token(ccf.Item) == c.Token {
-		return c, nil
-	}
 	if errors.As(err, &ccf) {
-		return Claim{}, conflict(record(key, ccf.Item), validation)
+		return completed(record(key, ccf.Item), validation)
 	}
 	if err != nil {
-		return Claim{}, fmt.Errorf("claim %s: %w", key, err)
+		return fmt.Errorf("complete %s: %w", key, err)
 	}
-	return c, nil
+	return nil
 }
 
-// Complete marks the claim done and restarts its retention window. It
-// returns ErrLeaseLost when the claim's token no longer owns the record. A
-// record this token already completed is success: when DynamoDB's response
-// to a completion that landed is lost, the SDK's retry fails the condition,
-// and the record it returns (ReturnValuesOnConditionCheckFailure=ALL_OLD,
-// no extra request) shows the write was this one's.
-func (d *DynamoDB) Complete(ctx context.Context, c Claim) error {
-	now := d.opts.Now()
-	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:           aws.String(d.table),
-		Key:                 map[string]types.AttributeValue{attrID: &types.AttributeValueMemberS{Value: c.Key}},
-		UpdateExpression:    aws.String("SET #status = :completed, #exp = :exp REMOVE #ipexp"),
-		ConditionExpression: aws.String("#token = :token AND #status = :inprogress"),
-		ExpressionAttributeNames: map[string]string{
-			"#status": attrStatus, "#exp": attrExpiration, "#ipexp": attrInProgressMs, "#token": attrToken,
-		},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":completed":  &types.AttributeValueMemberS{Value: string(StatusCompleted)},
-			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-			":exp":        attr.N(epoch.Seconds(now.Add(d.opts.Retention))),
-			":token":      &types.AttributeValueMemberS{Value: c.Token},
-		},
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
-	if errors.As(err, &ccf) && completedBy(ccf.Item, c.Token) {
-		return nil
+// completed is Complete's answer when a completed record r is in the way.
+func completed(r Record, validation string) error {
+	if err := conflict(r, validation); errors.Is(err, ErrPayloadMismatch) {
+		return err
 	}
-	return d.leaseErr("complete", c.Key, err)
+	return nil
 }
 
-// completedBy reports whether item is a completed record of tok.
-func completedBy(item map[string]types.AttributeValue, tok string) bool {
-	s, _ := item[attrStatus].(*types.AttributeValueMemberS)
-	return tok != "" && token(item) == tok && s != nil && Status(s.Value) == StatusCompleted
-}
-
-// token returns item's lease token, "" when it has none.
-func token(item map[string]types.AttributeValue) string {
-	t, _ := item[attrToken].(*types.AttributeValueMemberS)
-	if t == nil {
-		return ""
-	}
-	return t.Value
-}
-
-// Release deletes an in-progress claim so the sender's retry can claim the
-// key again. It returns ErrLeaseLost when the token no longer owns it.
-func (d *DynamoDB) Release(ctx context.Context, c Claim) error {
-	_, err := d.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName:                aws.String(d.table),
-		Key:                      map[string]types.AttributeValue{attrID: &types.AttributeValueMemberS{Value: c.Key}},
-		ConditionExpression:      aws.String("#token = :token AND #status = :inprogress"),
-		ExpressionAttributeNames: map[string]string{"#token": attrToken, "#status": attrStatus},
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":token":      &types.AttributeValueMemberS{Value: c.Token},
-			":inprogress": &types.AttributeValueMemberS{Value: string(StatusInProgress)},
-		},
-	})
-	return d.leaseErr("release", c.Key, err)
-}
-
-// Record returns the stored state of key (a strongly consistent read, for
-// operators' tools; the ingest path never reads a record). A record past
+// Record returns the stored state of key (a strongly consistent read: Check
+// and operators' tools). A record past
 // its expiration that DynamoDB's TTL has not deleted yet is returned as
 // stored: Expires tells. It returns an error wrapping ErrNotFound, or a
 // wrapped AWS error.
@@ -178,18 +130,6 @@ func (d *DynamoDB) Record(ctx context.Context, key string) (Record, error) {
 		return Record{}, fmt.Errorf("read %s: %w", key, ErrNotFound)
 	}
 	return record(key, out.Item), nil
-}
-
-func (d *DynamoDB) leaseErr(op, key string, err error) error {
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ccf):
-		return fmt.Errorf("%s %s: %w", op, key, ErrLeaseLost)
-	default:
-		return fmt.Errorf("%s %s: %w", op, key, err)
-	}
 }
 
 func record(key string, item map[string]types.AttributeValue) Record {
@@ -211,14 +151,4 @@ func record(key string, item map[string]types.AttributeValue) Record {
 		}
 	}
 	return r
-}
-
-// RetryAfter is how long a sender should wait before retrying an in-flight
-// key: until the lease runs out, at least one second.
-func RetryAfter(r Record, now time.Time) time.Duration {
-	d := r.LeaseExpires.Sub(now)
-	if d < time.Second {
-		return time.Second
-	}
-	return d.Round(time.Second)
 }

@@ -1,12 +1,14 @@
-// Package idempotency claims idempotency keys so that a webhook delivered many
-// times is enqueued once.
+// Package idempotency records the idempotency keys of queued events so that
+// a webhook delivered many times is answered duplicate once it is queued.
 //
-// A claim is a conditional put that succeeds only when the key is new, its
-// record has expired, or its in-progress lease has run out (the condition of
-// AWS Lambda Powertools' idempotency utility, with Powertools-compatible
-// attribute names). Each claim carries a random lease token; Complete and
-// Release are conditional on it, so an invocation whose lease was taken over
-// can never overwrite the newer claim.
+// The ingest reads a key first (Check: one strongly consistent GetItem),
+// sends the event when the key is free, and only then records it
+// (Complete: one conditional PutItem of a COMPLETED record). Concurrent
+// deliveries of one event both send it: the queue's deduplication id (SQS
+// FIFO, 5 minutes) and the worker's effect ledger absorb the copies, so no
+// record is needed while an event is in flight. Records keep AWS Lambda
+// Powertools' attribute names; INPROGRESS records, written by the lease
+// claims of earlier versions, count as free.
 //
 // Stores are safe for concurrent use.
 package idempotency
@@ -16,86 +18,79 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hookpack/hookpack/pkg/internal/epoch"
 	"github.com/hookpack/hookpack/pkg/internal/lease"
 )
 
-// Status is the state of a claimed key.
+// Status is the state of a key's record.
 type Status string
 
-// Statuses, spelled as Powertools spells them.
+// Statuses, spelled as Powertools spells them. Stores write only
+// StatusCompleted; StatusInProgress is read on records earlier versions
+// wrote.
 const (
 	StatusInProgress Status = "INPROGRESS"
 	StatusCompleted  Status = "COMPLETED"
 )
 
-// Defaults. Retention must outlast every sender's retry horizon (Stripe
+// DefaultRetention must outlast every sender's retry horizon (Stripe
 // retries for 3 days, Svix about 5); Powertools' 1 hour is far too short.
-const (
-	DefaultRetention = 7 * 24 * time.Hour
-	DefaultLease     = 30 * time.Second
-)
+const DefaultRetention = 7 * 24 * time.Hour
 
 // Sentinel errors.
 var (
 	// ErrDuplicate: the key was completed within the retention window; the
 	// delivery is a duplicate of an event already queued.
 	ErrDuplicate = errors.New("already processed")
-	// ErrInFlight: another delivery holds a live lease on the key.
-	ErrInFlight = errors.New("in flight")
-	// ErrLeaseLost: the caller's lease token no longer owns the record
-	// (it expired and was taken over, or the record is gone).
-	ErrLeaseLost = errors.New("lease lost")
-	// ErrPayloadMismatch: the key is taken (completed or in flight) by a
-	// claim whose validation digest differs from the caller's: the same id
-	// was reused for a different payload. Like Stripe's idempotency keys,
-	// that is an error, never a silent duplicate.
+	// ErrPayloadMismatch: the key was completed with a validation digest
+	// that differs from the caller's: the same id was reused for a
+	// different payload. Like Stripe's idempotency keys, that is an error,
+	// never a silent duplicate.
 	ErrPayloadMismatch = errors.New("id reused with a different payload")
-	// ErrNotFound: no record of the key (never claimed, released, or
-	// deleted by the table's TTL).
+	// ErrNotFound: no record of the key (never completed, or deleted by the
+	// table's TTL).
 	ErrNotFound = errors.New("not found")
 )
 
-// Claim is a held lease on a key.
-type Claim struct {
-	Key   string
-	Token string
-	// LeaseExpires is when another delivery may take the key over.
-	LeaseExpires time.Time
-}
-
-// Record is the stored state of a key, returned with ErrDuplicate,
-// ErrInFlight and ErrPayloadMismatch through *ConflictError.
+// Record is the stored state of a key, returned with ErrDuplicate and
+// ErrPayloadMismatch through *ConflictError.
 type Record struct {
-	Key          string
-	Status       Status
-	Expires      time.Time
+	Key     string
+	Status  Status
+	Expires time.Time
+	// LeaseExpires is set only on the INPROGRESS records of earlier
+	// versions.
 	LeaseExpires time.Time
 	Validation   string
 }
 
-// ConflictError reports why a claim failed and what record is in the way.
-// It wraps ErrPayloadMismatch, ErrDuplicate or ErrInFlight.
+// ConflictError reports why a key is not free and what record holds it.
+// It wraps ErrPayloadMismatch or ErrDuplicate.
 type ConflictError struct {
 	Record Record
 	err    error
 }
 
-func (e *ConflictError) Error() string { return fmt.Sprintf("claim %s: %v", e.Record.Key, e.err) }
+func (e *ConflictError) Error() string { return fmt.Sprintf("key %s: %v", e.Record.Key, e.err) }
 func (e *ConflictError) Unwrap() error { return e.err }
 
-// conflict classifies the record that made a conditional claim fail, for a
-// claim made with validation. Digests are compared only when both sides
-// have one, so records written without a digest stay plain duplicates.
+// free reports whether r leaves its key free at now: past its expiration
+// (compared in the stored epoch seconds, as the DynamoDB condition does),
+// or not completed.
+func free(r Record, now time.Time) bool {
+	return epoch.Seconds(r.Expires) < epoch.Seconds(now) || r.Status != StatusCompleted
+}
+
+// conflict classifies the record that holds a key against a caller's
+// validation digest. Digests are compared only when both sides have one,
+// so records written without a digest stay plain duplicates.
 func conflict(r Record, validation string) error {
 	if r.Validation != "" && validation != "" && r.Validation != validation {
 		return &ConflictError{Record: r, err: ErrPayloadMismatch}
 	}
-	if r.Status == StatusCompleted {
-		return &ConflictError{Record: r, err: ErrDuplicate}
-	}
-	return &ConflictError{Record: r, err: ErrInFlight}
+	return &ConflictError{Record: r, err: ErrDuplicate}
 }
 
-// Options configure a store: Retention, Lease and the clock. Zero values
-// take DefaultRetention, DefaultLease and time.Now.
+// Options configure a store: Retention and the clock. Zero values take
+// DefaultRetention and time.Now; Lease is not used.
 type Options = lease.Options

@@ -5,14 +5,17 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookpack/hookpack/pkg/local/provision"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/idempotency/idempotencytest"
@@ -21,7 +24,7 @@ import (
 )
 
 var opts = func(c *idempotencytest.Clock) idempotency.Options {
-	return idempotency.Options{Lease: idempotencytest.Lease, Retention: idempotencytest.Retention, Now: c.Now}
+	return idempotency.Options{Retention: idempotencytest.Retention, Now: c.Now}
 }
 
 func TestMemoryContract(t *testing.T) {
@@ -72,57 +75,89 @@ func (c *losingClient) Do(req *http.Request) (*http.Response, error) {
 	return nil, errors.New("read tcp: connection reset by peer")
 }
 
-// A claim or completion whose response is lost is retried by the SDK, and
-// the retry fails the condition the first attempt satisfied: the call must
-// still succeed, from the record the failed condition returns (no extra
-// read). A claim that answered "in flight" here would leave its own lease
-// in the way of the sender's retries until it ran out.
+// A completion whose response is lost is retried by the SDK, and the retry
+// fails the condition the first attempt satisfied: the call must still
+// succeed, from the record the failed condition returns (no extra read).
 func TestDynamoDBSurvivesALostResponse(t *testing.T) {
-	backends := []struct {
-		name     string
-		endpoint func(t testing.TB) string
-	}{
-		{"DynamoDB Local", awstest.DynamoDBLocal},
-		{"moto", awstest.Moto},
-	}
-	tests := []struct {
-		lost string // the operation whose first response is lost
-		want map[string]int
-	}{
-		{"PutItem", map[string]int{"DynamoDB.PutItem": 2, "DynamoDB.UpdateItem": 1}},
-		{"UpdateItem", map[string]int{"DynamoDB.PutItem": 1, "DynamoDB.UpdateItem": 2}},
-	}
 	for _, b := range backends {
-		for _, tt := range tests {
-			t.Run(b.name+"/"+tt.lost, func(t *testing.T) {
-				ctx := context.Background()
-				cfg := awstest.Config(t, b.endpoint(t))
-				table := awstest.Name(t)
-				if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
-					t.Fatalf("CreateTable: %v", err)
-				}
-				client := &losingClient{HTTPClient: cfg.HTTPClient, lose: map[string]bool{tt.lost: true}}
-				cfg.HTTPClient = client
-				counter := awscount.New()
-				s := idempotency.NewDynamoDB(dynamodb.NewFromConfig(counter.Install(cfg)), table, idempotency.Options{})
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := awstest.Config(t, b.endpoint(t))
+			table := awstest.Name(t)
+			if err := provision.Idempotency(ctx, dynamodb.NewFromConfig(cfg), table); err != nil {
+				t.Fatalf("CreateTable: %v", err)
+			}
+			client := &losingClient{HTTPClient: cfg.HTTPClient, lose: map[string]bool{"PutItem": true}}
+			cfg.HTTPClient = client
+			counter := awscount.New()
+			s := idempotency.NewDynamoDB(dynamodb.NewFromConfig(counter.Install(cfg)), table, idempotency.Options{})
 
-				c, err := s.Claim(ctx, "tenant#provider#lost-response", "digest")
-				if err != nil {
-					t.Fatalf("Claim() with its %s response lost = %v, want success", tt.lost, err)
-				}
-				if err := s.Complete(ctx, c); err != nil {
-					t.Fatalf("Complete() with its %s response lost = %v, want success", tt.lost, err)
-				}
-				if len(client.lose) != 0 {
-					t.Fatalf("no %s response was lost: the test tested nothing", tt.lost)
-				}
-				if got := counter.Take(); !maps.Equal(got, tt.want) {
-					t.Errorf("requests = %v, want %v (the lost one and the SDK's retry, no read)", got, tt.want)
-				}
-				if _, err := s.Claim(ctx, c.Key, "digest"); !errors.Is(err, idempotency.ErrDuplicate) {
-					t.Errorf("Claim() after Complete() = %v, want ErrDuplicate", err)
-				}
-			})
-		}
+			const key = "tenant#provider#lost-response"
+			if err := s.Check(ctx, key, "digest"); err != nil {
+				t.Fatalf("Check() = %v", err)
+			}
+			if err := s.Complete(ctx, key, "digest"); err != nil {
+				t.Fatalf("Complete() with its response lost = %v, want success", err)
+			}
+			if len(client.lose) != 0 {
+				t.Fatal("no PutItem response was lost: the test tested nothing")
+			}
+			want := map[string]int{"DynamoDB.GetItem": 1, "DynamoDB.PutItem": 2}
+			if got := counter.Take(); !maps.Equal(got, want) {
+				t.Errorf("requests = %v, want %v (the lost one and the SDK's retry, no read)", got, want)
+			}
+			if err := s.Check(ctx, key, "digest"); !errors.Is(err, idempotency.ErrDuplicate) {
+				t.Errorf("Check() after Complete() = %v, want ErrDuplicate", err)
+			}
+		})
+	}
+}
+
+var backends = []struct {
+	name     string
+	endpoint func(t testing.TB) string
+}{
+	{"DynamoDB Local", awstest.DynamoDBLocal},
+	{"moto", awstest.Moto},
+}
+
+// An INPROGRESS record of an earlier version (its claim, with a lease,
+// written before the send) never answered 2xx on its own: the key is free,
+// and the completion writes over it, live lease or not.
+func TestDynamoDBLegacyClaimIsFree(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			client := dynamodb.NewFromConfig(awstest.Config(t, b.endpoint(t)))
+			table := awstest.Name(t)
+			if err := provision.Idempotency(ctx, client, table); err != nil {
+				t.Fatalf("CreateTable: %v", err)
+			}
+			now := time.Now()
+			const key = "tenant#provider#legacy"
+			n := func(v int64) types.AttributeValue {
+				return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+			}
+			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: map[string]types.AttributeValue{
+				"id": &types.AttributeValueMemberS{Value: key}, "status": &types.AttributeValueMemberS{Value: "INPROGRESS"},
+				"expiration": n(now.Add(time.Hour).Unix()), "in_progress_expiration": n(now.Add(30 * time.Second).UnixMilli()),
+				"validation": &types.AttributeValueMemberS{Value: "digest"}, "lease_token": &types.AttributeValueMemberS{Value: "t"},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+			s := idempotency.NewDynamoDB(client, table, idempotency.Options{})
+			if r, err := s.Record(ctx, key); err != nil || r.Status != idempotency.StatusInProgress || r.LeaseExpires.IsZero() {
+				t.Fatalf("Record() = %+v, %v; want the legacy INPROGRESS record with its lease", r, err)
+			}
+			if err := s.Check(ctx, key, "digest"); err != nil {
+				t.Fatalf("Check() of a legacy claim = %v, want free", err)
+			}
+			if err := s.Complete(ctx, key, "digest"); err != nil {
+				t.Fatalf("Complete() over a legacy claim = %v, want success", err)
+			}
+			if err := s.Check(ctx, key, "digest"); !errors.Is(err, idempotency.ErrDuplicate) {
+				t.Errorf("Check() after Complete() = %v, want ErrDuplicate", err)
+			}
+		})
 	}
 }

@@ -25,8 +25,8 @@ type Settings struct {
 	// PayloadBucket, when set, takes event bodies too large for SQS
 	// (queue.Payloads); without it they are refused with 413.
 	PayloadBucket string
-	// Retention is the dedup window; Lease the in-flight claim lease.
-	Retention, Lease time.Duration
+	// Retention is the dedup window.
+	Retention time.Duration
 	// TenantCacheTTL is how long a warm instance trusts fetched credentials.
 	TenantCacheTTL time.Duration
 	// TenantListRefresh is how often a warm instance reloads the list of
@@ -58,7 +58,7 @@ func NewAWS(cfg aws.Config, s Settings, logger *slog.Logger) *Handler {
 	return New(Config{
 		Providers:        providers,
 		Tenants:          tenant.NewDirectory(creds.IDs, tenant.NewCache(inbound, s.TenantCacheTTL, 0, nil), s.TenantListRefresh, nil),
-		Claims:           idempotency.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.IdempotencyTable, idempotency.Options{Retention: s.Retention, Lease: s.Lease}),
+		Claims:           idempotency.NewDynamoDB(dynamodb.NewFromConfig(cfg), s.IdempotencyTable, idempotency.Options{Retention: s.Retention}),
 		Queue:            q,
 		MaxBodyBytes:     maxBody,
 		MaxEventBytes:    maxEvent,

@@ -16,7 +16,7 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// pending is one event ready to be claimed and sent: msg on its
+// pending is one event ready to be checked and sent: msg on its
 // conversation's group, and the messages of its destinations' own streams.
 type pending struct {
 	id, key, validation string
@@ -24,7 +24,7 @@ type pending struct {
 	streams             []queue.Message
 }
 
-// messages builds every envelope before anything is claimed, so an
+// messages builds every envelope before any key is read, so an
 // oversized or unencodable event rejects the delivery without side effects.
 // Each event gets its messages for the tenant's routes (streamed).
 func (h *Handler) messages(tenantID, providerName string, routes tenant.Routes, evs []webhook.Event, now time.Time) ([]pending, error) {
@@ -73,101 +73,37 @@ func streamed(p pending, routes tenant.Routes, ev *route.Event) pending {
 	return p
 }
 
-// claimState is what claiming did for one event of a delivery.
+// claimState is what checking, sending and completing did for one event of
+// a delivery.
 type claimState struct {
-	claim   idempotency.Claim
-	claimed bool    // this delivery holds claim
-	out     outcome // "" until the event is reused, duplicate, in flight, held back or accepted
-	stored  string  // the payload digest a reused id was claimed with
-	err     error
+	free   bool    // the key was free: this delivery sends the event
+	out    outcome // "" until the event is reused, duplicate, held back or accepted
+	stored string  // the payload digest a reused id was completed with
+	err    error
 }
 
-// enqueue claims every event (claim), sends the claimed ones with
-// SendMessageBatch in delivery order (sending again only the entries SQS
-// failed), then completes the claims of those queued and releases the
-// others (settle). A conversation's events after one not claimed are held
-// back (holdBack). Events queued stay queued whatever happens to the rest:
-// when some event is not queued, the sender gets a retryable 503 (or 409),
-// and its retry finds the queued ones duplicates and claims only the others.
+// enqueue checks every event's key (check), sends those whose key is free
+// with SendMessageBatch in delivery order (sending again only the entries
+// SQS failed), then completes the keys of those queued (complete). A
+// conversation's events after one whose check failed are held back
+// (holdBack). Events queued stay queued whatever happens to the rest: when
+// some event is not queued, the sender gets a retryable 503, and its retry
+// finds the queued ones duplicates and sends only the others.
+//
+// Nothing is written before the send: a delivery that fails leaves no
+// record in the way of the sender's retry, and concurrent deliveries of
+// one event each send it under the same MessageDeduplicationId, which SQS
+// drops for 5 minutes (a copy sent later, after a completion that failed,
+// is absorbed by the worker's effect ledger, which runs an event's effects
+// once whatever its copies).
 func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
-	st := h.claim(ctx, res, msgs)
+	st := h.check(ctx, msgs)
 	send := holdBack(msgs, st)
 	sendErrs := h.send(ctx, queue.URL(h.cfg.QueueURLTemplate, res.tenant), msgs, send)
 	for _, i := range send {
 		st[i].err = sendErrs[i]
 	}
-	h.settle(ctx, res, msgs, st)
-}
-
-// claim claims every event's key, concurrently, and returns what each claim
-// did: claimed by this delivery, a duplicate, a reused id, in flight in
-// another delivery (raising res.retryAfter to when its lease ends), or an
-// error wrapping errUnavailable.
-func (h *Handler) claim(ctx context.Context, res *result, msgs []pending) []claimState {
-	st := make([]claimState, len(msgs))
-	h.each(len(msgs), func(i int) {
-		cctx, cancel := deadline.HalfLeft(ctx)
-		defer cancel()
-		st[i].claim, st[i].err = h.cfg.Claims.Claim(cctx, msgs[i].key, msgs[i].validation)
-	})
-
-	for i := range msgs {
-		var ce *idempotency.ConflictError
-		switch err := st[i].err; {
-		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrPayloadMismatch):
-			st[i].out, st[i].err, st[i].stored = outReused, nil, ce.Record.Validation
-		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrDuplicate):
-			st[i].out, st[i].err = outDuplicate, nil
-		case errors.As(err, &ce):
-			if ra := idempotency.RetryAfter(ce.Record, h.cfg.Now()); ra > res.retryAfter {
-				res.retryAfter = ra
-			}
-			st[i].out, st[i].err = outInFlight, nil
-		case err != nil:
-			st[i].err = fmt.Errorf("%w: %w", errUnavailable, err)
-		default:
-			st[i].claimed = true
-		}
-	}
-	return st
-}
-
-// settle completes the claims of the events queued and releases the other
-// claims this delivery holds, then records each event's outcome in res, and
-// the first error as res.err.
-//
-// The claims of events not queued are released with a context that
-// survives the work deadline (a claim left behind would answer the
-// sender's retries 409 until its lease runs out); completions use what
-// is left of the work time: a failed completion only means a later
-// duplicate may be enqueued again after the lease, which SQS
-// deduplication (5 minutes) and the worker's effect ledger absorb, so
-// the sender still gets its 2xx for a queued event.
-func (h *Handler) settle(ctx context.Context, res *result, msgs []pending, st []claimState) {
-	var claimed []int
-	for i := range st {
-		if st[i].claimed {
-			claimed = append(claimed, i)
-		}
-	}
-	h.each(len(claimed), func(j int) {
-		i := claimed[j]
-		if st[i].err == nil && st[i].out == "" {
-			cctx, cancel := deadline.HalfLeft(ctx)
-			defer cancel()
-			if err := h.cfg.Claims.Complete(cctx, st[i].claim); err != nil {
-				h.cfg.Logger.WarnContext(ctx, "claim completion failed after enqueue",
-					slog.String("tenantId", res.tenant), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
-			}
-			st[i].out = outAccepted
-			return
-		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.SafetyMargin*3/4)
-		defer cancel()
-		if err := h.cfg.Claims.Release(rctx, st[i].claim); err != nil {
-			st[i].err = errors.Join(st[i].err, err)
-		}
-	})
+	h.complete(ctx, res, msgs, st, send)
 	for i, m := range msgs {
 		if st[i].out == outReused {
 			res.events = append(res.events, eventResult{ID: m.id, Key: m.key, Outcome: outReused, digest: m.validation, stored: st[i].stored})
@@ -181,6 +117,80 @@ func (h *Handler) settle(ctx context.Context, res *result, msgs []pending, st []
 			res.err = err
 		}
 	}
+}
+
+// check reads every event's key, concurrently, and returns what each read
+// found: free (this delivery sends the event), a duplicate, a reused id, or
+// an error wrapping errUnavailable. A key repeated within the delivery is
+// read once: its later events are duplicates of the first (reused, with
+// another payload).
+func (h *Handler) check(ctx context.Context, msgs []pending) []claimState {
+	st := make([]claimState, len(msgs))
+	first := map[string]int{} // key → its first event
+	var read []int
+	for i, m := range msgs {
+		j, seen := first[m.key]
+		switch {
+		case !seen:
+			first[m.key] = i
+			read = append(read, i)
+		case msgs[j].validation != m.validation && msgs[j].validation != "" && m.validation != "":
+			st[i].out, st[i].stored = outReused, msgs[j].validation
+		default:
+			st[i].out = outDuplicate
+		}
+	}
+	h.each(len(read), func(j int) {
+		i := read[j]
+		cctx, cancel := deadline.HalfLeft(ctx)
+		defer cancel()
+		st[i].err = h.cfg.Claims.Check(cctx, msgs[i].key, msgs[i].validation)
+	})
+	for _, i := range read {
+		var ce *idempotency.ConflictError
+		switch err := st[i].err; {
+		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrPayloadMismatch):
+			st[i].out, st[i].err, st[i].stored = outReused, nil, ce.Record.Validation
+		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrDuplicate):
+			st[i].out, st[i].err = outDuplicate, nil
+		case err != nil:
+			st[i].err = fmt.Errorf("%w: %w", errUnavailable, err)
+		default:
+			st[i].free = true
+		}
+	}
+	return st
+}
+
+// complete records the keys of the events of sent that are queued, with
+// what is left of the work time, and sets their outcome: accepted, or
+// reused when another delivery completed the key first with another
+// payload. That delivery sent its message under the same deduplication id
+// within the same few seconds, so SQS queued one of the two bodies, the
+// first to arrive; both are signed, and the record keeps the other
+// delivery's digest. A failed completion only means a later duplicate is
+// sent again, which SQS deduplication (5 minutes) and the worker's effect
+// ledger absorb, so the sender still gets its 2xx for a queued event.
+func (h *Handler) complete(ctx context.Context, res *result, msgs []pending, st []claimState, sent []int) {
+	h.each(len(sent), func(j int) {
+		i := sent[j]
+		if st[i].err != nil {
+			return
+		}
+		cctx, cancel := deadline.HalfLeft(ctx)
+		defer cancel()
+		err := h.cfg.Claims.Complete(cctx, msgs[i].key, msgs[i].validation)
+		var ce *idempotency.ConflictError
+		switch {
+		case errors.As(err, &ce) && errors.Is(err, idempotency.ErrPayloadMismatch):
+			st[i].out, st[i].stored = outReused, ce.Record.Validation
+			return
+		case err != nil:
+			h.cfg.Logger.WarnContext(ctx, "key completion failed after enqueue",
+				slog.String("tenantId", res.tenant), slog.String("idempotencyKey", msgs[i].key), slog.String("error", err.Error()))
+		}
+		st[i].out = outAccepted
+	})
 }
 
 // each calls f(0), …, f(n-1), at most parallel at a time, and waits.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/internal/deadline"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/tenant"
@@ -24,12 +23,12 @@ type inboundSource interface {
 	Get(ctx context.Context, id string) (tenant.Inbound, error)
 }
 
-// claimStore is the idempotency store (see package idempotency for the
-// semantics of each call).
+// claimStore is the idempotency store: Check reads a key before the send,
+// Complete records it once queued (see package idempotency for the
+// semantics and errors of each call).
 type claimStore interface {
-	Claim(ctx context.Context, key, validation string) (idempotency.Claim, error)
-	Complete(ctx context.Context, c idempotency.Claim) error
-	Release(ctx context.Context, c idempotency.Claim) error
+	Check(ctx context.Context, key, validation string) error
+	Complete(ctx context.Context, key, validation string) error
 }
 
 // sender puts messages on a FIFO queue in order, reporting each one's
@@ -41,16 +40,14 @@ type sender interface {
 // Defaults of Config.
 const (
 	// DefaultMaxDuration is API Gateway HTTP API's 30-second integration
-	// timeout less a second: past it the sender gets API Gateway's own 503
-	// with no claim released.
+	// timeout less a second: past it the sender gets API Gateway's own 503.
 	DefaultMaxDuration = 29 * time.Second
-	// DefaultSafetyMargin is kept free before the deadline to release the
-	// claims of events not queued and answer.
+	// DefaultSafetyMargin is kept free before the deadline to answer.
 	DefaultSafetyMargin = 2 * time.Second
 	// sendRounds is how often entries SQS failed are sent again within a
 	// request.
 	sendRounds = 3
-	// parallel bounds the concurrent claims and completions of a batched
+	// parallel bounds the concurrent checks and completions of a batched
 	// delivery.
 	parallel = 10
 )
@@ -116,9 +113,8 @@ type result struct {
 	reply            *webhook.Reply
 	// answer is a Responder's synchronous answer, sent instead of the JSON
 	// one when the events were queued (accepted or duplicate).
-	answer     *webhook.Reply
-	retryAfter time.Duration
-	err        error
+	answer *webhook.Reply
+	err    error
 }
 
 type eventResult struct {
@@ -126,7 +122,7 @@ type eventResult struct {
 	Key     string  `json:"-"`
 	Outcome outcome `json:"status"`
 	// digest and stored are the payload digests of a reused id: this
-	// delivery's and the one its key was claimed with.
+	// delivery's and the one its key was completed with.
 	digest, stored string
 }
 
@@ -135,7 +131,7 @@ type eventResult struct {
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := h.cfg.Now()
 	// The work deadline: the earlier of the Lambda deadline and API
-	// Gateway's, less the margin kept to release claims and answer.
+	// Gateway's, less the margin kept to answer.
 	deadline := time.Now().Add(h.cfg.MaxDuration)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -67,7 +67,9 @@ func (f fakeTenants) Get(_ context.Context, id string) (tenant.Inbound, error) {
 // fakeQueue records sends, entry by entry, like queue.SQS.SendBatch: it
 // fails the next fails entries, and every entry failEntry returns an error
 // for; after a failure, the later entries of its conversation are not sent
-// (queue.ErrNotSent).
+// (queue.ErrNotSent). Like a FIFO queue, it accepts an entry whose
+// deduplication id it accepted within the last 5 minutes (on now, time.Now
+// when nil) without queueing it again.
 // With hang, a call waits for its context to end and fails.
 type fakeQueue struct {
 	mu        sync.Mutex
@@ -77,7 +79,12 @@ type fakeQueue struct {
 	fails     int
 	failEntry func(m queue.Message) error
 	hang      bool
+	now       func() time.Time
+	accepted  map[string]time.Time // deduplication id → when first accepted
 }
+
+// fifoDedup is SQS FIFO's deduplication interval.
+const fifoDedup = 5 * time.Minute
 
 func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Message) []error {
 	if q.hang {
@@ -98,12 +105,21 @@ func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Mess
 		if q.failEntry != nil {
 			errs[i] = q.failEntry(m)
 		}
-		switch {
+		now := time.Now()
+		if q.now != nil {
+			now = q.now()
+		}
+		switch at, seen := q.accepted[m.DeduplicationID]; {
 		case q.fails > 0:
 			q.fails--
 			errs[i] = errors.New("sqs: service unavailable")
 		case errs[i] != nil:
+		case seen && now.Sub(at) < fifoDedup: // accepted, not queued again
 		default:
+			if q.accepted == nil {
+				q.accepted = map[string]time.Time{}
+			}
+			q.accepted[m.DeduplicationID] = now
 			q.sent = append(q.sent, m)
 			q.urls = append(q.urls, url)
 		}
@@ -115,37 +131,36 @@ func (q *fakeQueue) SendBatch(ctx context.Context, url string, msgs []queue.Mess
 
 func (q *fakeQueue) count() int { q.mu.Lock(); defer q.mu.Unlock(); return len(q.sent) }
 
-// countingClaims wraps a store and counts writes.
+// countingClaims wraps the in-memory store and counts reads and writes;
+// beforeComplete, when set, runs before each completion (a concurrent
+// delivery's, landing first).
 type countingClaims struct {
-	claimStore
-	mu                         sync.Mutex
-	claims, completes, release int
-	failComplete               bool
+	*idempotency.Memory
+	mu                sync.Mutex
+	checks, completes int
+	failComplete      bool
+	beforeComplete    func(key string)
 }
 
-func (c *countingClaims) Claim(ctx context.Context, key, v string) (idempotency.Claim, error) {
+func (c *countingClaims) Check(ctx context.Context, key, v string) error {
 	c.mu.Lock()
-	c.claims++
+	c.checks++
 	c.mu.Unlock()
-	return c.claimStore.Claim(ctx, key, v)
+	return c.Memory.Check(ctx, key, v)
 }
 
-func (c *countingClaims) Complete(ctx context.Context, cl idempotency.Claim) error {
+func (c *countingClaims) Complete(ctx context.Context, key, v string) error {
 	c.mu.Lock()
 	c.completes++
-	fail := c.failComplete
+	fail, before := c.failComplete, c.beforeComplete
 	c.mu.Unlock()
 	if fail {
 		return errors.New("dynamodb: throttled")
 	}
-	return c.claimStore.Complete(ctx, cl)
-}
-
-func (c *countingClaims) Release(ctx context.Context, cl idempotency.Claim) error {
-	c.mu.Lock()
-	c.release++
-	c.mu.Unlock()
-	return c.claimStore.Release(ctx, cl)
+	if before != nil {
+		before(key)
+	}
+	return c.Memory.Complete(ctx, key, v)
 }
 
 type fixture struct {
@@ -159,9 +174,10 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	now := fixedNow
-	f := &fixture{q: &fakeQueue{}, logs: &bytes.Buffer{}, now: &now}
+	f := &fixture{logs: &bytes.Buffer{}, now: &now}
 	clock := func() time.Time { return *f.now }
-	f.claims = &countingClaims{claimStore: idempotency.NewMemory(idempotency.Options{Now: clock})}
+	f.q = &fakeQueue{now: clock}
+	f.claims = &countingClaims{Memory: idempotency.NewMemory(idempotency.Options{Now: clock})}
 	f.h = New(Config{
 		Providers: provider.Registry(),
 		Tenants: fakeTenants{m: map[string]tenant.Inbound{
@@ -273,8 +289,8 @@ func TestRejections(t *testing.T) {
 			if resp.StatusCode != tt.status || !strings.Contains(resp.Body, tt.contains) {
 				t.Errorf("Handle(%s) = %d %s, want %d containing %q", tt.name, resp.StatusCode, resp.Body, tt.status, tt.contains)
 			}
-			if f.q.count() != 0 || f.claims.claims != 0 {
-				t.Errorf("rejected request wrote %d claims and %d messages, want none", f.claims.claims, f.q.count())
+			if f.q.count() != 0 || f.claims.checks != 0 || f.claims.completes != 0 {
+				t.Errorf("rejected request read %d keys, wrote %d and queued %d messages, want none", f.claims.checks, f.claims.completes, f.q.count())
 			}
 		})
 	}
@@ -363,7 +379,9 @@ func TestHeadersAreCaseInsensitiveAndBase64Decoded(t *testing.T) {
 	}
 }
 
-func TestSendFailureReleasesClaimSoRetrySucceeds(t *testing.T) {
+// A delivery whose send fails writes nothing: the sender's retry finds the
+// key free and queues the event.
+func TestSendFailureLeavesTheKeyFreeSoRetrySucceeds(t *testing.T) {
 	f := newFixture(t)
 	f.q.fails = sendRounds // every send of this request fails
 	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-retry")
@@ -371,8 +389,8 @@ func TestSendFailureReleasesClaimSoRetrySucceeds(t *testing.T) {
 	if resp.StatusCode != 503 || resp.Headers["retry-after"] == "" {
 		t.Fatalf("delivery with SQS down = %d %v, want 503 with Retry-After", resp.StatusCode, resp.Headers)
 	}
-	if f.claims.release != 1 {
-		t.Fatalf("releases = %d, want 1", f.claims.release)
+	if _, err := f.claims.Record(context.Background(), "acme#github#sha256:"+fieldsHash(githubBody)); f.claims.completes != 0 || !errors.Is(err, idempotency.ErrNotFound) {
+		t.Fatalf("completions = %d, record: %v; want none", f.claims.completes, err)
 	}
 	resp = f.do(t, req)
 	if resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
@@ -384,34 +402,109 @@ func TestSendFailureReleasesClaimSoRetrySucceeds(t *testing.T) {
 	}
 }
 
-func TestInFlightIsRetryable(t *testing.T) {
+// barrierClaims holds every check until n checks have been made, so that
+// n concurrent deliveries all read the key before any of them sends.
+type barrierClaims struct {
+	claimStore
+	wg *sync.WaitGroup
+}
+
+func (c barrierClaims) Check(ctx context.Context, key, v string) error {
+	err := c.claimStore.Check(ctx, key, v)
+	c.wg.Done()
+	c.wg.Wait()
+	return err
+}
+
+// Concurrent deliveries of one event all find the key free (none has
+// recorded it yet) and each sends it; the queue's deduplication id keeps
+// one message, one completion wins, the others find it done with the same
+// digest, and every sender gets 200 accepted, only after its own send
+// succeeded.
+func TestConcurrentDeliveriesQueueOnce(t *testing.T) {
 	f := newFixture(t)
-	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-inflight")
-	// A first attempt claimed the key and is still running.
-	if _, err := f.claims.claimStore.Claim(context.Background(), "acme#github#sha256:"+fieldsHash(githubBody), ""); err != nil {
-		t.Fatal(err)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-burst")
+	const n = 50
+	var checked sync.WaitGroup
+	checked.Add(n)
+	f.h.cfg.Claims = barrierClaims{f.claims, &checked}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	start, answers := make(chan struct{}), map[string]int{}
+	for range n {
+		wg.Go(func() {
+			<-start
+			resp, _ := f.h.Handle(context.Background(), req)
+			mu.Lock()
+			defer mu.Unlock()
+			var body struct{ Status string }
+			_ = json.Unmarshal([]byte(resp.Body), &body)
+			answers[fmt.Sprint(resp.StatusCode, " ", body.Status)]++
+		})
 	}
-	*f.now = f.now.Add(10 * time.Second)
-	resp := f.do(t, req)
-	if resp.StatusCode != 409 || resp.Headers["retry-after"] != "20" {
-		t.Fatalf("in-flight duplicate = %d retry-after %q, want 409 and 20", resp.StatusCode, resp.Headers["retry-after"])
-	}
-	// The first attempt died; after its lease the retry takes over.
-	*f.now = f.now.Add(21 * time.Second)
-	if resp := f.do(t, req); resp.StatusCode != 200 {
-		t.Fatalf("retry after lease = %d %s, want 200", resp.StatusCode, resp.Body)
+	close(start)
+	wg.Wait()
+	if answers["200 accepted"] != n {
+		t.Errorf("answers = %v, want %d 200 accepted", answers, n)
 	}
 	if f.q.count() != 1 {
-		t.Errorf("queued %d, want 1", f.q.count())
+		t.Errorf("queued %d messages, want 1", f.q.count())
+	}
+	if r, err := f.claims.Record(context.Background(), "acme#github#sha256:"+fieldsHash(githubBody)); err != nil || r.Status != idempotency.StatusCompleted {
+		t.Errorf("Record() = %+v, %v; want COMPLETED", r, err)
 	}
 }
 
+// A delivery whose completion finds the id completed by another delivery
+// with another payload (both read the key free and sent) answers 409
+// reused, with both digests in its log line: SQS kept the body that reached
+// it first under the event's deduplication id (here this delivery's, the
+// other never sent in this test), never both.
+func TestReusedIDRaceAnswersReused(t *testing.T) {
+	f := newFixture(t)
+	key := "acme#github#sha256:" + fieldsHash(githubBody)
+	f.claims.beforeComplete = func(k string) {
+		f.claims.beforeComplete = nil
+		if err := f.claims.Memory.Complete(context.Background(), k, "another-digest"); err != nil {
+			t.Error(err)
+		}
+	}
+	resp := f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, "d-race"))
+	if resp.StatusCode != 409 || !strings.Contains(resp.Body, "id reused with a different payload") {
+		t.Fatalf("Handle() = %d %s, want 409 id reused", resp.StatusCode, resp.Body)
+	}
+	if f.q.count() != 1 {
+		t.Errorf("queued %d messages, want this delivery's 1 (sent before the completion)", f.q.count())
+	}
+	if r, _ := f.claims.Record(context.Background(), key); r.Validation != "another-digest" {
+		t.Errorf("record digest = %q, want the first completion's", r.Validation)
+	}
+	if logs := f.logs.String(); !strings.Contains(logs, `"storedDigest":"another-digest"`) || !strings.Contains(logs, `"level":"WARN"`) {
+		t.Errorf("log = %s, want a WARN line with both digests", logs)
+	}
+}
+
+// A completion that fails after the send still answers 200: the event is
+// queued. Its key stays free, so the sender's next delivery sends it
+// again: within SQS's 5-minute deduplication interval the queue drops the
+// copy; later it is queued a second time, for the worker's effect ledger
+// to absorb (a later copy of the same event runs no effect twice).
 func TestCompletionFailureStillAcknowledges(t *testing.T) {
 	f := newFixture(t)
 	f.claims.failComplete = true
-	resp := f.do(t, githubRequest("acme", acmeGitHubSecret, githubBody, "d-complete"))
-	if resp.StatusCode != 200 {
-		t.Fatalf("Handle() = %d, want 200: the event is durably queued", resp.StatusCode)
+	req := githubRequest("acme", acmeGitHubSecret, githubBody, "d-complete")
+	steps := []struct {
+		after  time.Duration
+		queued int
+	}{{0, 1}, {4 * time.Minute, 1}, {2 * time.Minute, 2}}
+	for _, st := range steps {
+		*f.now = f.now.Add(st.after)
+		if resp := f.do(t, req); resp.StatusCode != 200 || !strings.Contains(resp.Body, "accepted") {
+			t.Fatalf("Handle() = %d %s, want 200 accepted: the event is durably queued", resp.StatusCode, resp.Body)
+		}
+		if f.q.count() != st.queued {
+			t.Errorf("after %s more: queued %d, want %d", st.after, f.q.count(), st.queued)
+		}
 	}
 }
 

@@ -1,39 +1,30 @@
 package ingest
 
-// holdBack keeps each conversation in delivery order at the claim stage,
+// holdBack keeps each conversation in delivery order at the check stage,
 // as queue.SQS.SendBatch does at the send stage, and returns the indexes of
 // the events to send, in delivery order. After the first event of a
-// conversation that is not claimed by this delivery but will be queued
-// later (its claim failed, or another delivery holds its lease), the later
-// events of that conversation that this delivery
-// claimed are marked outHeldBack: they are not sent and their claims are
-// released, so the sender's retry, which the first event's answer (503 or
-// 409) asks for, claims and queues the conversation in order. Sent, they
-// would overtake that event. A reused id (another payload under a signed
-// id) is no stop: it is never queued in this form, so holding its
-// conversation behind it would block the conversation for as long as the
-// sender retries.
+// conversation that this delivery cannot send but that must be queued
+// (its key could not be read), the later events of that conversation whose
+// keys are free are marked outHeldBack and not sent, so the sender's
+// retry, which the first event's 503 asks for, queues the conversation in
+// order. Sent, they would overtake that event. A duplicate is no stop (it
+// is queued already), nor is a reused id (another payload under a signed
+// id, never queued in this form: holding its conversation behind it would
+// block the conversation for as long as the sender retries).
 //
-// Claims run concurrently (one round trip for the whole delivery on the
-// happy path), so a held-back event was claimed and costs a release; an
-// event whose key another event of this delivery claimed is not a stop.
+// Keys are read concurrently (one round trip for the whole delivery on the
+// happy path), and nothing was written for a held-back event.
 func holdBack(msgs []pending, st []claimState) []int {
-	ours := map[string]bool{} // keys this delivery claimed
-	for i, s := range st {
-		if s.claimed {
-			ours[msgs[i].key] = true
-		}
-	}
-	stopped := map[string]bool{} // conversations with an event not claimed
+	stopped := map[string]bool{} // conversations with an event not sent
 	var send []int
 	for i, s := range st {
 		g := msgs[i].msg.GroupID
 		switch {
-		case stopped[g] && s.claimed:
+		case stopped[g] && s.free:
 			st[i].out = outHeldBack
-		case s.claimed:
+		case s.free:
 			send = append(send, i)
-		case s.out == outDuplicate, s.out == outReused, s.out == outInFlight && ours[msgs[i].key]:
+		case s.out == outDuplicate, s.out == outReused:
 		default:
 			stopped[g] = true
 		}

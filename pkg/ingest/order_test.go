@@ -5,16 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/queue"
 )
 
-// flakyClaims fails the first claim of each key in fail, as a throttled
+// flakyClaims fails the first check of each key in fail, as a throttled
 // DynamoDB would.
 type flakyClaims struct {
 	claimStore
@@ -22,65 +19,66 @@ type flakyClaims struct {
 	fail map[string]bool
 }
 
-func (c *flakyClaims) Claim(ctx context.Context, key, v string) (idempotency.Claim, error) {
+func (c *flakyClaims) Check(ctx context.Context, key, v string) error {
 	c.mu.Lock()
 	fail := c.fail[key]
 	delete(c.fail, key)
 	c.mu.Unlock()
 	if fail {
-		return idempotency.Claim{}, errors.New("dynamodb: ProvisionedThroughputExceededException")
+		return errors.New("dynamodb: ProvisionedThroughputExceededException")
 	}
-	return c.claimStore.Claim(ctx, key, v)
+	return c.claimStore.Check(ctx, key, v)
 }
 
 // A WhatsApp delivery of conversation 1 (events 1, 2, 3) interleaved with
 // conversation 2 (events 1, 2): whatever stops an event of conversation 1
-// from being claimed holds its later events back, unqueued and unclaimed,
+// from being sent holds its later events back, unqueued and unrecorded,
 // conversation 2 goes on, and the sender's retry queues 1, 2, 3 in order.
-func TestBatchKeepsConversationOrderAtClaim(t *testing.T) {
+func TestBatchKeepsConversationOrderAtCheck(t *testing.T) {
 	req := whatsappDelivery(acmeWhatsAppSecret, [][2]int{{1, 1}, {2, 1}, {1, 2}, {1, 3}, {2, 2}})
 	key := func(conv, n int) string { return fmt.Sprintf("acme#whatsapp#wamid.%d.%d", conv, n) }
 	c1, c2 := dedupIDs(1, 1, 2, 3), dedupIDs(2, 1, 2)
 	tests := []struct {
 		name       string
-		failClaim  string                                     // a key whose first claim fails
-		held       func(t *testing.T, s claimStore, k string) // another delivery's claim on key(1, 1)
+		failCheck  string                         // a key whose first check fails
+		before     func(t *testing.T, f *fixture) // what another delivery did first
 		wantCode   int
 		wantQueued []string // after the first request, in order
-		wantHeld   int      // events reported held_back (409 answers list them)
-		retryAfter time.Duration
-		noRetry    bool // the retry gets the same answer
+		noRetry    bool     // the retry gets the same answer
 	}{
 		{
-			name:       "claim of event 1 fails: 503, nothing of conversation 1 queued",
-			failClaim:  key(1, 1),
+			name:       "check of event 1 fails: 503, nothing of conversation 1 queued",
+			failCheck:  key(1, 1),
 			wantCode:   503,
 			wantQueued: c2,
 		},
 		{
-			name:       "claim of event 2 fails: 503, event 1 queued, event 3 held back",
-			failClaim:  key(1, 2),
+			name:       "check of event 2 fails: 503, event 1 queued, event 3 held back",
+			failCheck:  key(1, 2),
 			wantCode:   503,
 			wantQueued: []string{c1[0], c2[0], c2[1]},
 		},
 		{
-			name: "event 1 in flight under another live lease: 409, events 2 and 3 held back",
-			held: func(t *testing.T, s claimStore, k string) {
-				if _, err := s.Claim(context.Background(), k, ""); err != nil {
-					t.Fatal(err)
+			// Another delivery of event 1 sent it and has not completed
+			// its key (it is still running, or its completion failed):
+			// this one sends it again, and SQS keeps the first copy.
+			name: "event 1 sent by another delivery, its key not completed: 200, queued once, in order",
+			before: func(t *testing.T, f *fixture) {
+				f.claims.failComplete = true
+				if resp := f.do(t, whatsappDelivery(acmeWhatsAppSecret, [][2]int{{1, 1}})); resp.StatusCode != 200 {
+					t.Fatalf("the other delivery = %d %s", resp.StatusCode, resp.Body)
 				}
+				f.claims.failComplete = false
 			},
-			wantCode:   409,
-			wantQueued: c2,
-			wantHeld:   2,
-			retryAfter: idempotency.DefaultLease + time.Second,
+			wantCode:   200,
+			wantQueued: []string{c1[0], c2[0], c1[1], c1[2], c2[1]},
 		},
 		{
 			// A reused id never queues: holding its conversation behind it
 			// would block the conversation for good.
 			name: "event 1's id reused with another payload: 409, events 2 and 3 queued",
-			held: func(t *testing.T, s claimStore, k string) {
-				if _, err := s.Claim(context.Background(), k, "another-digest"); err != nil {
+			before: func(t *testing.T, f *fixture) {
+				if err := f.claims.Memory.Complete(context.Background(), key(1, 1), "another-digest"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -92,39 +90,30 @@ func TestBatchKeepsConversationOrderAtClaim(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t)
-			f.h.cfg.Claims = &flakyClaims{claimStore: f.claims, fail: map[string]bool{tt.failClaim: true}}
-			if tt.held != nil {
-				tt.held(t, f.claims.claimStore, key(1, 1))
+			if tt.before != nil {
+				tt.before(t, f)
 			}
+			f.h.cfg.Claims = &flakyClaims{claimStore: f.claims, fail: map[string]bool{tt.failCheck: true}}
 			resp := f.do(t, req)
-			if resp.StatusCode != tt.wantCode || resp.Headers["retry-after"] == "" && !tt.noRetry {
-				t.Fatalf("Handle() = %d %v %s, want %d with Retry-After", resp.StatusCode, resp.Headers, resp.Body, tt.wantCode)
+			if resp.StatusCode != tt.wantCode || tt.wantCode == 503 && resp.Headers["retry-after"] == "" {
+				t.Fatalf("Handle() = %d %v %s, want %d (503s with Retry-After)", resp.StatusCode, resp.Headers, resp.Body, tt.wantCode)
 			}
 			if got := sentIDs(f.q); !slices.Equal(got, tt.wantQueued) {
 				t.Fatalf("queued %v, want %v: a later event of conversation 1 overtook one not queued", got, tt.wantQueued)
 			}
-			if got := strings.Count(resp.Body, `"status":"held_back"`); got != tt.wantHeld {
-				t.Errorf("Handle() reports %d events held back, want %d: %s", got, tt.wantHeld, resp.Body)
-			}
-			// Every event of conversation 1 not queued (but the one another
-			// delivery holds) is free to be claimed again.
+			// Every event of conversation 1 not queued is free.
 			for n, id := range c1 {
-				if slices.Contains(tt.wantQueued, id) || n == 0 && tt.held != nil {
+				if slices.Contains(tt.wantQueued, id) || n == 0 && tt.before != nil {
 					continue
 				}
-				c, err := f.claims.claimStore.Claim(context.Background(), key(1, n+1), "")
-				if err != nil {
-					t.Fatalf("event %d's claim was left behind: Claim() = %v", n+1, err)
-				}
-				if err := f.claims.claimStore.Release(context.Background(), c); err != nil {
-					t.Fatal(err)
+				if err := f.claims.Memory.Check(context.Background(), key(1, n+1), ""); err != nil {
+					t.Fatalf("event %d's key was recorded though it was not queued: Check() = %v", n+1, err)
 				}
 			}
 			if tt.noRetry {
 				return
 			}
 
-			*f.now = f.now.Add(tt.retryAfter)
 			if resp := f.do(t, req); resp.StatusCode != 200 {
 				t.Fatalf("retry = %d %s, want 200", resp.StatusCode, resp.Body)
 			}
@@ -144,6 +133,22 @@ func TestBatchKeepsConversationOrderAtClaim(t *testing.T) {
 	}
 }
 
+// A key that appears twice in one delivery is read once: its later event
+// is a duplicate of the first, or a reused id with another payload.
+func TestCheckReadsARepeatedKeyOnce(t *testing.T) {
+	f := newFixture(t)
+	msgs := []pending{{key: "k", validation: "a"}, {key: "k", validation: "a"}, {key: "k", validation: "b"}, {key: "j", validation: "a"}}
+	st := f.h.check(context.Background(), msgs)
+	got := make([]string, len(st))
+	for i, s := range st {
+		got[i] = fmt.Sprintf("%v %s %s", s.free, s.out, s.stored)
+	}
+	want := []string{"true  ", "false duplicate ", "false id_reused a", "true  "}
+	if !slices.Equal(got, want) || f.claims.checks != 2 {
+		t.Errorf("check() = %q after %d reads, want %q after 2", got, f.claims.checks, want)
+	}
+}
+
 func sentIDs(q *fakeQueue) []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -155,7 +160,7 @@ func sentIDs(q *fakeQueue) []string {
 }
 
 func TestHoldBack(t *testing.T) {
-	claimed := claimState{claimed: true}
+	claimed := claimState{free: true}
 	failed := claimState{err: errUnavailable}
 	tests := []struct {
 		name     string
@@ -165,14 +170,12 @@ func TestHoldBack(t *testing.T) {
 		wantSend []int
 		wantHeld []int
 	}{
-		{"all claimed", "aab", "xyz", []claimState{claimed, claimed, claimed}, []int{0, 1, 2}, nil},
-		{"a failed claim stops its conversation only", "abaa", "wxyz", []claimState{failed, claimed, claimed, claimed}, []int{1}, []int{2, 3}},
+		{"all free", "aab", "xyz", []claimState{claimed, claimed, claimed}, []int{0, 1, 2}, nil},
+		{"a failed check stops its conversation only", "abaa", "wxyz", []claimState{failed, claimed, claimed, claimed}, []int{1}, []int{2, 3}},
 		{"a later failure stops what comes after it", "aaa", "xyz", []claimState{claimed, failed, claimed}, []int{0}, []int{2}},
 		{"a duplicate is no stop", "aa", "xy", []claimState{{out: outDuplicate}, claimed}, []int{1}, nil},
-		{"in flight elsewhere is a stop", "aa", "xy", []claimState{{out: outInFlight}, claimed}, nil, []int{1}},
 		{"a reused id is no stop (it never queues)", "aa", "xy", []claimState{{out: outReused}, claimed}, []int{1}, nil},
-		{"an event not claimed keeps its outcome behind a stop", "aaa", "xyz", []claimState{failed, {out: outDuplicate}, claimed}, nil, []int{2}},
-		{"a repeat of a key this delivery claimed is no stop", "aaa", "xxy", []claimState{{out: outInFlight}, claimed, claimed}, []int{1, 2}, nil},
+		{"an event not free keeps its outcome behind a stop", "aaa", "xyz", []claimState{failed, {out: outDuplicate}, claimed}, nil, []int{2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,8 +22,9 @@ import (
 	"github.com/hookpack/hookpack/pkg/webhook"
 )
 
-// TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (claim,
-// send, complete), duplicate = 1, a batch of n events of distinct
+// TestAWSRequestsPerWebhook holds the request budget: accepted = 3 (a
+// strongly consistent GetItem, 1 RRU; the send; one PutItem, 1 WRU: the
+// only write), duplicate = 1 (the GetItem), a batch of n events of distinct
 // conversations = 2n + ⌈n/10⌉ (n events of one conversation: 3n, a send
 // each, so that a failed one is never overtaken),
 // credentials fetched 0 times per warm request (cold: the inbound and
@@ -59,13 +60,14 @@ func TestAWSRequestsPerWebhook(t *testing.T) {
 		req  events.APIGatewayV2HTTPRequest
 		want map[string]int
 	}{
-		{"cold accepted", github("1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 2, "DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
-		{"warm accepted", github("2"), map[string]int{"DynamoDB.PutItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.UpdateItem": 1}},
-		{"duplicate", github("2"), map[string]int{"DynamoDB.PutItem": 1}},
-		// A batched delivery: one claim and one completion per event, one
-		// send per 10 conversations, one per event of a conversation.
-		{"batch of 23 conversations accepted", whatsappDelivery(acmeWhatsAppSecret, distinct(23)), map[string]int{"DynamoDB.PutItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 23}},
-		{"batch of 3 events of one conversation accepted", whatsappBatch(acmeWhatsAppSecret, 9, 3), map[string]int{"DynamoDB.PutItem": 3, "SQS.SendMessageBatch": 3, "DynamoDB.UpdateItem": 3}},
+		{"cold accepted", github("1"), map[string]int{"SSM.GetParametersByPath": 1, "SSM.GetParameter": 2, "DynamoDB.GetItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.PutItem": 1}},
+		{"warm accepted", github("2"), map[string]int{"DynamoDB.GetItem": 1, "SQS.SendMessageBatch": 1, "DynamoDB.PutItem": 1}},
+		{"duplicate", github("2"), map[string]int{"DynamoDB.GetItem": 1}},
+		// A batched delivery: one read and one write per event, one send
+		// per 10 conversations, one per event of a conversation.
+		{"batch of 23 conversations accepted", whatsappDelivery(acmeWhatsAppSecret, distinct(23)), map[string]int{"DynamoDB.GetItem": 23, "SQS.SendMessageBatch": 3, "DynamoDB.PutItem": 23}},
+		{"batch of 3 events of one conversation accepted", whatsappBatch(acmeWhatsAppSecret, 9, 3), map[string]int{"DynamoDB.GetItem": 3, "SQS.SendMessageBatch": 3, "DynamoDB.PutItem": 3}},
+		{"batch of 3 duplicates", whatsappBatch(acmeWhatsAppSecret, 9, 3), map[string]int{"DynamoDB.GetItem": 3}},
 	}
 	for _, s := range steps {
 		resp, _ := h.Handle(ctx, s.req)

@@ -3,9 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -14,10 +12,10 @@ import (
 )
 
 // rank orders event outcomes by which one decides a delivery's answer: a
-// reused id outranks an in-flight one, which outranks a held-back one
-// (never the answer: the event that held it back is in the same delivery),
+// reused id outranks a held-back one (never the answer: the event that
+// held it back is in the same delivery and failed, so the answer is 503),
 // which outranks an accepted one.
-var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outHeldBack: 2, outInFlight: 3, outReused: 4}
+var rank = map[outcome]int{outDuplicate: 0, outAccepted: 1, outHeldBack: 2, outReused: 3}
 
 // respond turns a result into the HTTP response.
 func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome) {
@@ -58,14 +56,6 @@ func (h *Handler) respond(res *result) (events.APIGatewayV2HTTPResponse, outcome
 			"error":  idempotency.ErrPayloadMismatch.Error() + ": this event id was already received with another body",
 			"events": res.events,
 		}), out
-	}
-	if out == outInFlight {
-		resp := jsonResponse(http.StatusConflict, map[string]any{
-			"error":  "an earlier delivery of this event is still being processed, retry later",
-			"events": res.events,
-		})
-		resp.Headers["retry-after"] = strconv.Itoa(int(res.retryAfter / time.Second))
-		return resp, out
 	}
 	return jsonResponse(http.StatusOK, map[string]any{"status": out, "events": res.events}), out
 }

@@ -25,7 +25,6 @@ type outcome string
 const (
 	outAccepted    outcome = "accepted"
 	outDuplicate   outcome = "duplicate"
-	outInFlight    outcome = "in_flight"
 	outReused      outcome = "id_reused"
 	outHeldBack    outcome = "held_back"
 	outHandshake   outcome = "handshake"

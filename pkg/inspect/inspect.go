@@ -87,9 +87,9 @@ type State string
 // States.
 const (
 	StateUnknown State = "unknown"
-	// StateReceiving: ingest holds the claim and has not queued the event
-	// (or its invocation died; the sender's retry takes the claim over
-	// once its lease ends).
+	// StateReceiving: an INPROGRESS claim, which only earlier versions of
+	// the ingest wrote (today's writes a key once its event is queued):
+	// the event is not known to be queued.
 	StateReceiving State = "receiving"
 	// StateQueued: queued; no effect has started (it waits in the queue,
 	// or behind an earlier message of its conversation).

@@ -265,9 +265,9 @@ func decide(j Journey, now time.Time) (State, string) {
 		return StateInFlight, "a worker holds an effect's lease"
 	case len(j.Effects) == 0 && j.Claim.Status == idempotency.StatusInProgress:
 		if !j.Claim.LeaseExpires.After(now) {
-			return StateReceiving, "the ingest claimed the key but never completed it (its invocation failed); the sender's retry takes the claim over"
+			return StateReceiving, "an earlier version of the ingest claimed the key and never completed it (its invocation failed); the sender's retry sends it and records it"
 		}
-		return StateReceiving, "the ingest claimed the key and has not queued the event yet"
+		return StateReceiving, "an earlier version of the ingest claimed the key and has not queued the event yet"
 	case len(j.Effects) == 0 && slices.ContainsFunc(j.Runs, func(r Run) bool { return r.Outcome == "filtered" }):
 		// A tenant with streams: the message of its custom effects, which
 		// it has none of, is done without a record, and no destination's

@@ -127,9 +127,9 @@ func fenceOf(t testing.TB, e *envelope.Envelope, attempt int) ledger.Fence {
 	return f
 }
 
-// reenqueued is e as the ingest enqueues it again (a sender's retry that
-// took over a claim whose completion was lost): the same event, a new
-// envelope with its own receivedAt.
+// reenqueued is e as the ingest enqueues it again (a sender's retry after
+// a recording write that failed, past SQS's 5-minute deduplication): the
+// same event, a new envelope with its own receivedAt.
 func reenqueued(e *envelope.Envelope) *envelope.Envelope {
 	again := *e
 	again.ReceivedAt = e.ReceivedAt.Add(time.Minute)

@@ -119,11 +119,10 @@ type simEvent struct {
 	// copy of it was queued.
 	queued bool
 	order  int
-	claim  string // ingest claim: "", "inprogress", "done"
+	claim  string // ingest record of its key: "" or "done"
 	// first is the provider's first attempt; it retries for 3 days at most
 	// (Stripe's horizon, the longest of the senders simulated here).
-	first   time.Time
-	leaseTo time.Time
+	first time.Time
 	// runs of each effect downstream; durable: its completion is recorded
 	// (ledger COMPLETED, or for the forward the deletion of the message
 	// that ran it), so it must never run again.
@@ -734,25 +733,21 @@ func (w *world) fail(format string, args ...any) {
 // --- actions ---
 
 // deliver is one delivery of an event by the provider (its first send or
-// a retry) through the ingest: claim, send, mark done; fault "before"
-// crashes after the claim, "after" after the send (the completion is lost
-// and the provider, answered 5xx, retries).
+// a retry) through the ingest: read the key, send, record it; fault
+// "before" crashes before the send, "after" after it (the record is lost
+// and the provider, answered 5xx, retries). Nothing marks a delivery in
+// flight: every one that reads the key unrecorded sends.
 func (w *world) deliver(e *simEvent, fault string) {
 	if e.first.IsZero() {
 		e.first = w.now
 	}
 	w.logf("provider delivers %s (%s, %s) ingest fault=%q", e.id, e.conv, strings.Join(e.effects, "+"), fault)
-	switch {
-	case e.claim == "done":
+	if e.claim == "done" {
 		w.logf("    ingest: 200 duplicate")
 		return
-	case e.claim == "inprogress" && w.now.Before(e.leaseTo):
-		w.logf("    ingest: 409 in progress")
-		return
 	}
-	e.claim, e.leaseTo = "inprogress", w.now.Add(30*time.Second)
 	if fault == "before" {
-		w.logf("    ingest crashed after its claim")
+		w.logf("    ingest crashed before its send")
 		return
 	}
 	env := &envelope.Envelope{Version: 1, Key: e.key, Tenant: simTenant, Provider: simProvider, EventID: e.id, Type: e.typ, Conversation: e.conv, ReceivedAt: w.now}
@@ -1673,7 +1668,7 @@ func TestSimulationRegressions(t *testing.T) {
 		{"model: a replay after a queue re-creation takes its place in the send order", func(w *world, e func(string) *simEvent) {
 			a0 := e("cus_A")
 			w.mode["cus_A/forward"] = "permanent"
-			w.deliver(a0, "after")     // its claim stays in progress: the provider retries
+			w.deliver(a0, "after")     // its key stays unrecorded: the provider retries
 			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
 			w.recreate()               // the stray copy is lost with the queue
 			w.mode["cus_A/forward"] = ""

@@ -37,6 +37,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/hookpack/hookpack/pkg/idempotency"
 	"github.com/hookpack/hookpack/pkg/ingest"
 	"github.com/hookpack/hookpack/pkg/local/apigw"
 	"github.com/hookpack/hookpack/pkg/local/awscount"
@@ -179,9 +180,15 @@ func run(outFile string, ingestOverride, workerOverride float64) error {
 		}
 
 		// Worker: drain the queue the way the event source mapping does.
+		// With two or more destinations an event is queued as one message
+		// for its custom effects and one per destination that selects it.
+		messages := m.accepted
+		if mix.Destinations != "" {
+			messages = m.accepted * (1 + mix.PerEvent)
+		}
 		var workerDur []time.Duration
 		processed := 0
-		for empty := 0; processed < m.accepted && empty < 20; {
+		for empty := 0; processed < messages && empty < 20; {
 			ev, err := esm.Receive(ctx, sq, s.Queues[tenantID].URL, esm.ReceiveOptions{})
 			if err != nil {
 				return err
@@ -345,10 +352,27 @@ func report(runs []measured) []byte {
 		before.logBytes, u.LogBytes, cost.Total(cost.PerMillion(cost.USEast1, logs)), total)
 	ledger := u
 	ledger.DynamoWrites += before.workerWrites - worker
-	fmt.Fprintf(&b, "| worker fence from the SQS FIFO SequenceNumber (no counter UpdateItem) and completion by the message's deletion (no Complete UpdateItem): one PutItem per message | %.0f worker writes (Take, Claim, Complete) | %.2f (Claim) | %.2f | %.2f |\n",
+	fmt.Fprintf(&b, "| worker fence from the SQS FIFO SequenceNumber (no counter UpdateItem) and completion by the message's deletion (no Complete UpdateItem): one Claim UpdateItem per message | %.0f worker writes (Take, Claim, Complete) | %.2f (Claim) | %.2f | %.2f |\n",
 		before.workerWrites, worker, cost.Total(cost.PerMillion(cost.USEast1, ledger)), total)
-	fmt.Fprintf(&b, "| ingest claim and completion (unchanged: the completion is what answers a later duplicate `duplicate` instead of taking an unfinished claim over) | %.0f writes | %.2f | | |\n",
-		before.ingestWrites, ingestW)
+	ingestR := float64(sum(first.ingest, "DynamoDB", "GetItem")) / float64(first.mix.Webhooks)
+	claim := u
+	claim.DynamoWrites += before.ingestWrites - ingestW
+	claim.DynamoReads -= ingestR
+	fmt.Fprintf(&b, "| ingest reads the key first (strongly consistent GetItem, 1 RRU) and writes it once, after the send (a conditional PutItem COMPLETED), instead of an INPROGRESS claim with a lease before the send and its completion after: overlapping deliveries each send under one deduplication id, SQS keeps one copy | %.0f writes | %.2f writes + %.2f reads | %.2f | %.2f |\n",
+		before.ingestWrites, ingestW, ingestR, cost.Total(cost.PerMillion(cost.USEast1, claim)), total)
+	if len(runs) > 1 && runs[1].mix.DuplicateShare > 0 {
+		// The claim cost every delivery a write, duplicates included (a
+		// failed conditional PutItem), and each accepted event a
+		// completion; the read costs every delivery a read.
+		d := runs[1]
+		n := float64(d.mix.Webhooks)
+		old := d.usage
+		old.DynamoWrites += (float64(d.mix.Webhooks+d.accepted) - float64(sum(d.ingest, "DynamoDB", writes...))) / n
+		old.DynamoReads -= float64(sum(d.ingest, "DynamoDB", "GetItem")) / n
+		fmt.Fprintf(&b, "\nThe same change on the duplicates workload: $%.2f without it, $%.2f with it (each duplicate costs a read instead of a failed conditional write).\n",
+			cost.Total(cost.PerMillion(cost.USEast1, old)), cost.Total(cost.PerMillion(cost.USEast1, d.usage)))
+	}
+	writesKept(&b, first)
 
 	fmt.Fprintf(&b, "\nWhat would cut it further (recomputed with the same model):\n\n| change | USD per million | saving |\n|---|---:|---:|\n")
 	lever := func(name string, v cost.Usage, p cost.Prices) {
@@ -387,6 +411,21 @@ func report(runs []measured) []byte {
 	return b.Bytes()
 }
 
+// writesKept lists every DynamoDB write the pack makes, measured per
+// delivery on m, the first workload, with the promise each keeps.
+func writesKept(b *bytes.Buffer, m measured) {
+	n := float64(m.mix.Webhooks)
+	fmt.Fprintf(b, "\n## The writes that stay, and the promise each keeps\n\n")
+	fmt.Fprintf(b, "| write | per delivery (first workload) | the promise it keeps (README) |\n|---|---:|---|\n")
+	fmt.Fprintf(b, "| ingest: the key recorded once its event is queued (PutItem COMPLETED, conditional; its only write) | %.2f | **Verified, deduplicated for %d days**: a provider's retry or a captured delivery re-sent after SQS's 5-minute deduplication is answered `200 duplicate` without a send, and an id reused with another payload `409`, for the whole window; before the send nothing is written, so **queued before 2xx** needs no write |\n",
+		float64(sum(m.ingest, "DynamoDB", writes...))/n, int(idempotency.DefaultRetention/(24*time.Hour)))
+	fmt.Fprintf(b, "| worker: each message's claim of its event's ledger record (UpdateItem, fenced by the message's SequenceNumber; a message done is completed by its deletion, no write) | %.2f | **Effects once** and **one outcome per event**: every copy of an event (a lost deletion, a duplicate invocation, a redrive, a re-send after 5 minutes) reads its event's record before it runs anything, a stale worker's write is fenced off, and the dead mark lives there |\n",
+		float64(sum(m.worker, "DynamoDB", writes...))/n)
+	fmt.Fprintf(b, "| worker, with two or more destinations: each destination's stream message claims its own record (UpdateItem) | 1 per selecting destination | **In order per conversation and destination** and **effects once** per destination: a destination's failure or dead letter never touches another's delivery of the same event |\n")
+	fmt.Fprintf(b, "| worker, a rated destination: its slots reserved once per invocation it reaches (UpdateItem) | 1 per invocation and rated destination | the destination's `rate` across every concurrent invocation |\n")
+	fmt.Fprintf(b, "| worker, only on failures and operators' actions: an attempt count and a completion for a message reported failed, a dead mark, a custom effect's completion (or every forward's with `WorkerCompleteEffects=true`), a destination's failure streak, auto-pause, pause and resume | 0 on these workloads | **waiting is not failing** (attempts counted, never waits), **one outcome per event** (the dead mark), **effects once** for custom effects (`ev.Repeat` only after an interrupted run), paused destinations |\n")
+}
+
 // destinations prices cost.DestinationMixes on m, the first workload (one
 // targetUrl): computed from its measured counts, not run through the
 // pipeline.
@@ -404,11 +443,22 @@ func destinations(b *bytes.Buffer, m measured) {
 		"reservation from one invocation at a time). A 429 costs at most one more UpdateItem ($%.3f per million 429s); worker durations are the single target's.\n\n",
 		invocations, accepted, cost.USEast1.DynamoWritePerMillion)
 	fmt.Fprintf(b, "| destinations | messages per event | DynamoDB writes per webhook | USD per million | against one targetUrl |\n|---|---:|---:|---:|---:|\n")
+	price := map[string]float64{}
 	for _, d := range cost.DestinationMixes {
 		u := d.Apply(m.usage, accepted, invocations)
 		t := cost.Total(cost.PerMillion(cost.USEast1, u))
+		price[d.Name] = t
 		fmt.Fprintf(b, "| %s | %.0f | %.2f | **%.2f** | +%.2f |\n", d.Name, d.Messages(), u.DynamoWrites, t, t-base)
 	}
+	// What one more destination selecting every event adds, from the rows
+	// of two and three such destinations.
+	further := price["three destinations, every event"] - price["two destinations, every event"]
+	receives := (m.usage.SQSRequests - accepted) * cost.USEast1.SQSFIFOPerMillion
+	fmt.Fprintf(b, "\nEach further destination that selects every event adds $%.2f per million: its ledger write ($%.3f), its receive and delete ($%.2f: FIFO event "+
+		"source mappings take at most 10 messages a batch), and its share of worker invocations and queue reads ($%.2f). The second destination adds the "+
+		"custom effects' message too ($%.2f).\n",
+		further, cost.USEast1.DynamoWritePerMillion, receives, further-cost.USEast1.DynamoWritePerMillion-receives,
+		price["two destinations, every event"]-base-further)
 }
 
 // counts formats request counts in a stable order.

@@ -19,33 +19,28 @@ import (
 
 // Store is the behaviour under test.
 type Store interface {
-	Claim(ctx context.Context, key, validation string) (idempotency.Claim, error)
-	Complete(ctx context.Context, c idempotency.Claim) error
-	Release(ctx context.Context, c idempotency.Claim) error
+	Check(ctx context.Context, key, validation string) error
+	Complete(ctx context.Context, key, validation string) error
 	Record(ctx context.Context, key string) (idempotency.Record, error)
 }
 
 // Clock is the settable clock the test shares with the store.
 type Clock = lease.Clock
 
-// Lease and Retention are the options every store under test must be built
-// with.
-const (
-	Lease     = 30 * time.Second
-	Retention = time.Hour
-)
+// Retention is the option every store under test must be built with.
+const Retention = time.Hour
 
 // Quirks are known defects of a backend that the suite must not report as
 // store bugs.
 type Quirks struct {
 	// NonAtomicConditionalWrites: the backend checks a conditional write's
-	// condition and then writes without a lock, so concurrent claims can
-	// both win. moto does this; DynamoDB (and DynamoDB Local) do not, which
-	// is why the concurrency case always runs against DynamoDB Local.
+	// condition and then writes without a lock, so concurrent completions
+	// can both win. moto does this; DynamoDB (and DynamoDB Local) do not,
+	// which is why the concurrency case always runs against DynamoDB Local.
 	NonAtomicConditionalWrites bool
 }
 
-// Run runs the contract. newStore returns a store using clock.Now, Lease and
+// Run runs the contract. newStore returns a store using clock.Now and
 // Retention, on storage not shared with other calls.
 func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks) {
 	ctx := context.Background()
@@ -55,236 +50,134 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		return clock, newStore(t, clock), fmt.Sprintf("tenant#provider#%s-%d", t.Name(), time.Now().UnixNano())
 	}
 
-	t.Run("FirstClaimWins", func(t *testing.T) {
-		clock, s, k := setup(t)
-		c, err := s.Claim(ctx, k, "v1")
-		if err != nil {
-			t.Fatalf("Claim() = %v", err)
+	t.Run("NewKeyIsFreeUntilCompleted", func(t *testing.T) {
+		_, s, k := setup(t)
+		for range 2 { // a check writes nothing: the key stays free
+			if err := s.Check(ctx, k, "v1"); err != nil {
+				t.Fatalf("Check() of a new key = %v, want nil", err)
+			}
 		}
-		if c.Token == "" || !c.LeaseExpires.Equal(clock.Now().Add(Lease)) {
-			t.Errorf("Claim() = %+v, want a token and lease until now+%s", c, Lease)
+		if _, err := s.Record(ctx, k); !errors.Is(err, idempotency.ErrNotFound) {
+			t.Fatalf("Record() after Check() = %v, want ErrNotFound", err)
 		}
-		_, err = s.Claim(ctx, k, "v1")
+		if err := s.Complete(ctx, k, "v1"); err != nil {
+			t.Fatalf("Complete() = %v", err)
+		}
+		err := s.Check(ctx, k, "v1")
 		var ce *idempotency.ConflictError
-		if !errors.Is(err, idempotency.ErrInFlight) || !errors.As(err, &ce) {
-			t.Fatalf("second Claim() = %v, want ErrInFlight conflict", err)
-		}
-		if ce.Record.Status != idempotency.StatusInProgress || ce.Record.Validation != "v1" {
-			t.Errorf("conflict record = %+v", ce.Record)
-		}
-		if got := idempotency.RetryAfter(ce.Record, clock.Now()); got != Lease {
-			t.Errorf("RetryAfter = %s, want %s", got, Lease)
+		if !errors.Is(err, idempotency.ErrDuplicate) || !errors.As(err, &ce) || ce.Record.Validation != "v1" {
+			t.Fatalf("Check() after Complete() = %v, want an ErrDuplicate conflict holding v1", err)
 		}
 	})
 
 	t.Run("CompletedIsDuplicateUntilRetentionEnds", func(t *testing.T) {
 		clock, s, k := setup(t)
-		c := mustClaim(t, s, k)
-		if err := s.Complete(ctx, c); err != nil {
+		if err := s.Complete(ctx, k, ""); err != nil {
 			t.Fatalf("Complete() = %v", err)
 		}
 		clock.Advance(Retention - time.Second)
-		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
-			t.Fatalf("Claim() within retention = %v, want ErrDuplicate", err)
+		if err := s.Check(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
+			t.Fatalf("Check() within retention = %v, want ErrDuplicate", err)
 		}
 		clock.Advance(2 * time.Second)
-		if _, err := s.Claim(ctx, k, ""); err != nil {
-			t.Fatalf("Claim() after retention = %v, want success", err)
+		if err := s.Check(ctx, k, "other"); err != nil {
+			t.Fatalf("Check() after retention = %v, want free", err)
+		}
+		// An expired record the TTL has not deleted yet is written over.
+		if err := s.Complete(ctx, k, "other"); err != nil {
+			t.Fatalf("Complete() after retention = %v, want success", err)
+		}
+		if r, err := s.Record(ctx, k); err != nil || r.Validation != "other" || epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
+			t.Fatalf("Record() = %+v, %v; want the new digest, expiring a retention from now", r, err)
 		}
 	})
 
-	t.Run("RecordShowsEachState", func(t *testing.T) {
+	t.Run("RecordShowsTheCompletion", func(t *testing.T) {
 		clock, s, k := setup(t)
-		if _, err := s.Record(ctx, k); !errors.Is(err, idempotency.ErrNotFound) {
-			t.Fatalf("Record() of a new key = %v, want ErrNotFound", err)
-		}
-		c, err := s.Claim(ctx, k, "digest-a")
-		if err != nil {
+		clock.Advance(time.Minute)
+		if err := s.Complete(ctx, k, "digest-a"); err != nil {
 			t.Fatal(err)
 		}
 		r, err := s.Record(ctx, k)
-		if err != nil || r.Key != k || r.Status != idempotency.StatusInProgress || r.Validation != "digest-a" ||
-			epoch.Millis(r.LeaseExpires) != epoch.Millis(c.LeaseExpires) || epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
-			t.Fatalf("Record() after Claim = %+v, %v; want INPROGRESS, digest-a, lease until %s", r, err, c.LeaseExpires)
-		}
-		clock.Advance(time.Minute)
-		if err := s.Complete(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		r, err = s.Record(ctx, k)
-		if err != nil || r.Status != idempotency.StatusCompleted || !r.LeaseExpires.IsZero() || epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
-			t.Fatalf("Record() after Complete = %+v, %v; want COMPLETED, no lease, expiring a retention from now", r, err)
-		}
-	})
-
-	t.Run("CompleteRestartsRetention", func(t *testing.T) {
-		clock, s, k := setup(t)
-		c := mustClaim(t, s, k)
-		clock.Advance(Lease / 2)
-		if err := s.Complete(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		clock.Advance(Retention - Lease/4)
-		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
-			t.Fatalf("Claim() = %v, want ErrDuplicate (retention counts from completion)", err)
+		if err != nil || r.Key != k || r.Status != idempotency.StatusCompleted || r.Validation != "digest-a" || !r.LeaseExpires.IsZero() ||
+			epoch.Seconds(r.Expires) != epoch.Seconds(clock.Now().Add(Retention)) {
+			t.Fatalf("Record() after Complete = %+v, %v; want COMPLETED, digest-a, no lease, expiring a retention from now", r, err)
 		}
 	})
 
 	t.Run("ReusedIDWithAnotherPayloadIsAMismatch", func(t *testing.T) {
 		_, s, k := setup(t)
-		c, err := s.Claim(ctx, k, "digest-a")
-		if err != nil {
+		if err := s.Complete(ctx, k, "digest-a"); err != nil {
 			t.Fatal(err)
 		}
 		steps := []struct {
 			name       string
+			call       func(validation string) error
 			validation string
 			want       error
 		}{
-			{"in flight, other payload", "digest-b", idempotency.ErrPayloadMismatch},
-			{"in flight, same payload", "digest-a", idempotency.ErrInFlight},
-			{"in flight, no digest", "", idempotency.ErrInFlight},
-			{"complete", "", nil},
-			{"completed, other payload", "digest-b", idempotency.ErrPayloadMismatch},
-			{"completed, same payload", "digest-a", idempotency.ErrDuplicate},
+			{"check, other payload", func(v string) error { return s.Check(ctx, k, v) }, "digest-b", idempotency.ErrPayloadMismatch},
+			{"check, same payload", func(v string) error { return s.Check(ctx, k, v) }, "digest-a", idempotency.ErrDuplicate},
+			{"check, no digest", func(v string) error { return s.Check(ctx, k, v) }, "", idempotency.ErrDuplicate},
+			{"complete, other payload", func(v string) error { return s.Complete(ctx, k, v) }, "digest-b", idempotency.ErrPayloadMismatch},
 		}
 		for _, st := range steps {
-			if st.name == "complete" {
-				if err := s.Complete(ctx, c); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			_, err := s.Claim(ctx, k, st.validation)
+			err := st.call(st.validation)
 			var ce *idempotency.ConflictError
 			if !errors.Is(err, st.want) || !errors.As(err, &ce) {
-				t.Fatalf("%s: Claim(%q) = %v, want %v", st.name, st.validation, err, st.want)
+				t.Fatalf("%s: %q = %v, want %v", st.name, st.validation, err, st.want)
 			}
 			if ce.Record.Validation != "digest-a" {
 				t.Errorf("%s: conflict record validation = %q, want the stored digest-a", st.name, ce.Record.Validation)
 			}
-			if errors.Is(err, idempotency.ErrPayloadMismatch) && (errors.Is(err, idempotency.ErrDuplicate) || errors.Is(err, idempotency.ErrInFlight)) {
+			if errors.Is(err, idempotency.ErrPayloadMismatch) && errors.Is(err, idempotency.ErrDuplicate) {
 				t.Errorf("%s: a mismatch must not also read as a duplicate: %v", st.name, err)
 			}
 		}
-	})
-
-	t.Run("ExpiredLeaseIsTakenOver", func(t *testing.T) {
-		clock, s, k := setup(t)
-		dead := mustClaim(t, s, k) // its Lambda died mid-flight
-		clock.Advance(Lease - time.Second)
-		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrInFlight) {
-			t.Fatalf("Claim() inside lease = %v, want ErrInFlight", err)
-		}
-		clock.Advance(2 * time.Second)
-		next, err := s.Claim(ctx, k, "")
-		if err != nil {
-			t.Fatalf("Claim() after lease = %v, want takeover", err)
-		}
-		if next.Token == dead.Token {
-			t.Fatal("takeover reused the dead claim's token")
-		}
-		if err := s.Complete(ctx, dead); !errors.Is(err, idempotency.ErrLeaseLost) {
-			t.Errorf("stale Complete() = %v, want ErrLeaseLost", err)
-		}
-		if err := s.Release(ctx, dead); !errors.Is(err, idempotency.ErrLeaseLost) {
-			t.Errorf("stale Release() = %v, want ErrLeaseLost", err)
-		}
-		if err := s.Complete(ctx, next); err != nil {
-			t.Errorf("Complete() by the new owner = %v", err)
-		}
-	})
-
-	t.Run("ReleaseLetsTheRetryIn", func(t *testing.T) {
-		_, s, k := setup(t)
-		c := mustClaim(t, s, k)
-		if err := s.Release(ctx, idempotency.Claim{Key: k, Token: "not-mine"}); !errors.Is(err, idempotency.ErrLeaseLost) {
-			t.Errorf("Release(wrong token) = %v, want ErrLeaseLost", err)
-		}
-		if err := s.Release(ctx, c); err != nil {
-			t.Fatalf("Release() = %v", err)
-		}
-		if _, err := s.Claim(ctx, k, ""); err != nil {
-			t.Fatalf("Claim() after release = %v", err)
-		}
-	})
-
-	t.Run("CompletedCannotBeReleased", func(t *testing.T) {
-		clock, s, k := setup(t)
-		c := mustClaim(t, s, k)
-		if err := s.Complete(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Release(ctx, c); !errors.Is(err, idempotency.ErrLeaseLost) {
-			t.Errorf("Release(completed) = %v, want ErrLeaseLost", err)
-		}
-		clock.Advance(Lease * 10) // a completed record has no lease to take over
-		if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
-			t.Errorf("Claim() = %v, want ErrDuplicate", err)
+		if r, err := s.Record(ctx, k); err != nil || r.Validation != "digest-a" {
+			t.Errorf("Record() = %+v, %v; the mismatching completion must leave digest-a", r, err)
 		}
 	})
 
 	// A completion whose response was lost is sent again by the SDK's
-	// retry: it fails the condition, yet the record is done by this lease.
-	// Only that lease's token may complete a done record again.
-	t.Run("CompleteAgainByItsLeaseSucceeds", func(t *testing.T) {
-		tests := []struct {
-			name string
-			// complete returns the claim that completes the record and the
-			// one that completes it again.
-			complete func(t *testing.T, clock *Clock, s Store, k string) (first, again idempotency.Claim)
-			want     error
-		}{
-			{"same lease", func(t *testing.T, _ *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
-				c := mustClaim(t, s, k)
-				return c, c
-			}, nil},
-			{"another token", func(t *testing.T, _ *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
-				c := mustClaim(t, s, k)
-				return c, idempotency.Claim{Key: k, Token: "not-mine", LeaseExpires: c.LeaseExpires}
-			}, idempotency.ErrLeaseLost},
-			{"a stale lease, taken over by the one that completed", func(t *testing.T, clock *Clock, s Store, k string) (idempotency.Claim, idempotency.Claim) {
-				stale := mustClaim(t, s, k)
-				clock.Advance(Lease + time.Second)
-				return mustClaim(t, s, k), stale
-			}, idempotency.ErrLeaseLost},
+	// retry, and a concurrent delivery of the same event completes it too:
+	// both find the record done with their digest, which is success.
+	t.Run("CompleteAgainWithTheSamePayloadSucceeds", func(t *testing.T) {
+		clock, s, k := setup(t)
+		if err := s.Complete(ctx, k, "digest-a"); err != nil {
+			t.Fatal(err)
 		}
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				clock, s, k := setup(t)
-				first, again := tt.complete(t, clock, s, k)
-				if err := s.Complete(ctx, first); err != nil {
-					t.Fatalf("Complete() = %v", err)
-				}
-				if err := s.Complete(ctx, again); !errors.Is(err, tt.want) {
-					t.Errorf("Complete() again = %v, want %v", err, tt.want)
-				}
-				if _, err := s.Claim(ctx, k, ""); !errors.Is(err, idempotency.ErrDuplicate) {
-					t.Errorf("Claim() after the second Complete() = %v, want ErrDuplicate", err)
-				}
-			})
+		first, _ := s.Record(ctx, k)
+		clock.Advance(time.Minute)
+		for _, v := range []string{"digest-a", ""} {
+			if err := s.Complete(ctx, k, v); err != nil {
+				t.Errorf("Complete(%q) again = %v, want nil", v, err)
+			}
+		}
+		if r, _ := s.Record(ctx, k); !r.Expires.Equal(first.Expires) {
+			t.Errorf("a second Complete() moved the expiry from %s to %s: the window counts from the first", first.Expires, r.Expires)
 		}
 	})
 
-	t.Run("ConcurrentClaimsHaveOneWinner", func(t *testing.T) {
+	t.Run("ConcurrentCompletionsHaveOneWinner", func(t *testing.T) {
 		if q.NonAtomicConditionalWrites {
 			t.Skip("backend quirk: conditional writes are not atomic under concurrency (see Quirks); Memory and DynamoDB Local run this case")
 		}
 		_, s, k := setup(t)
 		const n = 50
-		var wins, inflight atomic.Int32
+		var ok, mismatch atomic.Int32
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		errs := make(chan error, n)
-		for range n {
+		for i := range n {
 			wg.Go(func() {
 				<-start
-				_, err := s.Claim(ctx, k, "")
+				err := s.Complete(ctx, k, fmt.Sprint("digest-", i%2)) // two payloads under one id
 				switch {
 				case err == nil:
-					wins.Add(1)
-				case errors.Is(err, idempotency.ErrInFlight):
-					inflight.Add(1)
+					ok.Add(1)
+				case errors.Is(err, idempotency.ErrPayloadMismatch):
+					mismatch.Add(1)
 				default:
 					errs <- err
 				}
@@ -294,19 +187,10 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			t.Errorf("Claim() = %v", err)
+			t.Errorf("Complete() = %v", err)
 		}
-		if wins.Load() != 1 || inflight.Load() != n-1 {
-			t.Errorf("wins = %d, in-flight = %d; want 1 and %d", wins.Load(), inflight.Load(), n-1)
+		if ok.Load() != n/2 || mismatch.Load() != n/2 {
+			t.Errorf("succeeded %d, mismatched %d; want %d each: one payload wins, every completion of it succeeds", ok.Load(), mismatch.Load(), n/2)
 		}
 	})
-}
-
-func mustClaim(t *testing.T, s Store, key string) idempotency.Claim {
-	t.Helper()
-	c, err := s.Claim(context.Background(), key, "")
-	if err != nil {
-		t.Fatalf("Claim(%q) = %v", key, err)
-	}
-	return c
 }

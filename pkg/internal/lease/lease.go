@@ -1,6 +1,6 @@
-// Package lease holds the skeleton the idempotency claim and the effect
-// ledger share: store options with their defaults, random lease tokens,
-// and the settable clock their contract suites drive.
+// Package lease holds the skeleton the idempotency store and the effect
+// ledger share: store options with their defaults, the ledger's random
+// lease tokens, and the settable clock their contract suites drive.
 package lease
 
 import (

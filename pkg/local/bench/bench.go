@@ -165,7 +165,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (Result, error) {
 			for i := range work {
 				d := ds[i]
 				sent[i] = time.Now()
-				// Like a provider, retry a 409 (in flight), 429 or 5xx after
+				// Like a provider, retry a 409, 429 or 5xx after
 				// a pause; the latency counts from the first POST.
 				for attempt := 1; ; attempt++ {
 					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/webhooks/"+d.tenant+"/stripe", bytes.NewReader(d.body))

@@ -32,8 +32,8 @@ const (
 	AWSLostResponse Kind = "AWS lost response (applied, answer dropped)"
 	AWSLateTimeout  Kind = "AWS timeout after the request was applied"
 
-	IngestDiesBeforeSend Kind = "ingest dies between claim and send"
-	IngestDiesAfterSend  Kind = "ingest dies between send and completion"
+	IngestDiesBeforeSend Kind = "ingest dies between read and send"
+	IngestDiesAfterSend  Kind = "ingest dies between send and record"
 	WorkerDiesMidEffect  Kind = "worker dies holding the effect's lease"
 	WorkerDiesBeforeAck  Kind = "worker dies after the effect, before the ack"
 	VisibilityExpires    Kind = "visibility expires while an effect runs"
@@ -238,8 +238,8 @@ func (f *Faults) recordDone(k ledger.Key) {
 // every AWS call it still makes fails without reaching the emulators, and
 // its result is discarded (API Gateway answers 500; the event source
 // mapping deletes nothing, so the batch returns after its visibility
-// timeout). What it wrote before stays: a claim it held stays INPROGRESS
-// until its lease expires.
+// timeout). What it wrote before stays: an event it sent is queued, its
+// key unrecorded unless the completion landed.
 type invocation struct {
 	cancel context.CancelFunc
 	dead   atomic.Bool

@@ -84,7 +84,6 @@ type Options struct {
 // scale where leases and visibility timeouts expire within the run.
 const (
 	ingestTimeout     = 10 * time.Second
-	ingestLease       = 5 * time.Second
 	workerTimeout     = 6 * time.Second
 	workerMargin      = 1500 * time.Millisecond
 	visibilityTimeout = 12 // seconds
@@ -230,9 +229,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return c
 	}
 
-	settings := dep.Settings
-	settings.Lease = ingestLease
-	ih := ingest.NewAWS(withFaults(roleIngest), settings, o.Logger)
+	ih := ingest.NewAWS(withFaults(roleIngest), dep.Settings, o.Logger)
 	api := &http.Server{Handler: apigw.Server(devstack.Route, dying(ih.Handle), ingestTimeout, o.Logger), ReadHeaderTimeout: 5 * time.Second}
 	target := &http.Server{Handler: tgt, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = api.Serve(apiL) }()

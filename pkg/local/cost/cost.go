@@ -95,8 +95,8 @@ func PerMillion(p Prices, u Usage) []Line {
 	// webhooks' items cost RetentionDays/30 month of storage.
 	storage := u.StoredBytes * m / 1e9 * p.DynamoStorageGBMonth * u.RetentionDays / 30
 	lines = append(lines,
-		Line{"DynamoDB writes", fmt.Sprintf("%.1f WRU (claim + ledger)", u.DynamoWrites), u.DynamoWrites * p.DynamoWritePerMillion},
-		Line{"DynamoDB reads", fmt.Sprintf("%.1f RRU", u.DynamoReads), u.DynamoReads * p.DynamoReadPerMillion},
+		Line{"DynamoDB writes", fmt.Sprintf("%.1f WRU (ingest record + ledger)", u.DynamoWrites), u.DynamoWrites * p.DynamoWritePerMillion},
+		Line{"DynamoDB reads", fmt.Sprintf("%.1f RRU (ingest key reads)", u.DynamoReads), u.DynamoReads * p.DynamoReadPerMillion},
 		Line{"DynamoDB storage + PITR", fmt.Sprintf("%.0f B for %.0f days", u.StoredBytes, u.RetentionDays), storage},
 		Line{"SQS FIFO", fmt.Sprintf("%.2f requests", u.SQSRequests), u.SQSRequests * p.SQSFIFOPerMillion},
 		Line{"SQS queue reads", fmt.Sprintf("%.2f GetQueueAttributes", u.SQSQueueReads), u.SQSQueueReads * p.SQSStandardPerMillion},

@@ -41,7 +41,7 @@ type Delivery struct {
 type Answer struct {
 	Delivery
 	Status  int
-	Outcome string // accepted | duplicate | in_flight | rejected | error
+	Outcome string // accepted | duplicate | rejected | error
 }
 
 // Sender signs and posts deliveries for one tenant.
@@ -88,8 +88,6 @@ func (s *Sender) Send(ctx context.Context, d Delivery) (Answer, error) {
 	switch {
 	case resp.StatusCode == http.StatusOK && parsed.Status != "":
 		a.Outcome = parsed.Status
-	case resp.StatusCode == http.StatusConflict:
-		a.Outcome = "in_flight"
 	case resp.StatusCode >= 500:
 		a.Outcome = "error"
 	default:
@@ -219,7 +217,7 @@ type DeadLetter struct {
 
 // Print writes the summary tables.
 func (r Report) Print(w io.Writer) {
-	type row struct{ sent, accepted, duplicate, inflight, rejected int }
+	type row struct{ sent, accepted, duplicate, rejected int }
 	byScenario := map[string]*row{}
 	var order []string
 	for _, a := range r.Answers {
@@ -235,25 +233,22 @@ func (r Report) Print(w io.Writer) {
 			rw.accepted++
 		case "duplicate":
 			rw.duplicate++
-		case "in_flight":
-			rw.inflight++
 		default:
 			rw.rejected++
 		}
 	}
 	fmt.Fprintf(w, "\nWhat the senders were answered\n")
-	fmt.Fprintf(w, "  %-58s %5s %9s %10s %10s %9s\n", "scenario", "sent", "accepted", "duplicate", "in-flight", "rejected")
+	fmt.Fprintf(w, "  %-58s %5s %9s %10s %9s\n", "scenario", "sent", "accepted", "duplicate", "rejected")
 	var tot row
 	for _, s := range order {
 		rw := byScenario[s]
-		fmt.Fprintf(w, "  %-58s %5d %9d %10d %10d %9d\n", s, rw.sent, rw.accepted, rw.duplicate, rw.inflight, rw.rejected)
+		fmt.Fprintf(w, "  %-58s %5d %9d %10d %9d\n", s, rw.sent, rw.accepted, rw.duplicate, rw.rejected)
 		tot.sent += rw.sent
 		tot.accepted += rw.accepted
 		tot.duplicate += rw.duplicate
-		tot.inflight += rw.inflight
 		tot.rejected += rw.rejected
 	}
-	fmt.Fprintf(w, "  %-58s %5d %9d %10d %10d %9d\n", "total", tot.sent, tot.accepted, tot.duplicate, tot.inflight, tot.rejected)
+	fmt.Fprintf(w, "  %-58s %5d %9d %10d %9d\n", "total", tot.sent, tot.accepted, tot.duplicate, tot.rejected)
 
 	fmt.Fprintf(w, "\nEffects the target applied, per conversation, in order (from the target service)\n")
 	byConv := map[string][]devstack.Applied{}

@@ -57,9 +57,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	seq, burst := Plan(run)
 	fmt.Fprintf(o.Out, "Sending %d deliveries, then %d identical ones at once (run %s)\n  ", len(seq), o.Burst, run)
 	answers, err := s.SendAll(ctx, seq, burst, o.Burst, func(a Answer) {
-		fmt.Fprint(o.Out, map[string]string{"accepted": "+", "duplicate": "=", "in_flight": "~"}[a.Outcome]+mark(a.Outcome))
+		fmt.Fprint(o.Out, map[string]string{"accepted": "+", "duplicate": "="}[a.Outcome]+mark(a.Outcome))
 	})
-	fmt.Fprintln(o.Out, "   (+ accepted, = duplicate, ~ in flight, ! rejected)")
+	fmt.Fprintln(o.Out, "   (+ accepted, = duplicate, ! rejected)")
 	if err != nil {
 		return Report{Answers: answers}, err
 	}
@@ -98,7 +98,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 
 func mark(outcome string) string {
 	switch outcome {
-	case "accepted", "duplicate", "in_flight":
+	case "accepted", "duplicate":
 		return ""
 	}
 	return "!"

@@ -13,7 +13,7 @@ import (
 // event per stage, derived from the functions' own structured lines (the
 // same lines CloudWatch receives), e.g.
 //
-//	17:40:01.123 ingest  demo/stripe   evt_1  received → verified → claimed → queued  200  12.3ms
+//	17:40:01.123 ingest  demo/stripe   evt_1  received → verified → queued → recorded  200  12.3ms
 //	17:40:01.456 worker  demo/stripe   evt_1  effect applied (attempt 1)  45.0ms
 //	17:40:01.457 target  demo/stripe   evt_1  applied
 //
@@ -41,15 +41,15 @@ func (p *Pretty) WithGroup(string) slog.Handler { return p }
 
 // ingestStages spells out what an ingest outcome means stage by stage.
 var ingestStages = map[string]string{
-	"accepted":           "received → verified → claimed → queued",
+	"accepted":           "received → verified → queued → recorded",
 	"duplicate":          "received → verified → duplicate (already queued)",
-	"in_flight":          "received → verified → in flight elsewhere (409, sender retries)",
+	"id_reused":          "received → verified → REFUSED: id reused with another payload (409)",
 	"handshake":          "received → handshake answered",
 	"rejected_signature": "received → REJECTED: signature",
 	"rejected_stale":     "received → REJECTED: stale timestamp",
 	"rejected_malformed": "received → REJECTED: malformed",
 	"not_found":          "received → unknown tenant or provider",
-	"error":              "received → ERROR (claim released, sender retries)",
+	"error":              "received → ERROR (nothing recorded, sender retries)",
 }
 
 var workerStages = map[string]string{

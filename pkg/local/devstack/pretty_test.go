@@ -17,7 +17,7 @@ func TestPretty(t *testing.T) {
 	}{
 		{"ingest accepted", func() {
 			log.Info("webhook", "tenantId", "demo", "provider", "stripe", "eventId", "evt_1", "outcome", "accepted", "status", 200, "durationMs", 12.5, "_aws", map[string]any{"x": 1}, "Webhooks", 1)
-		}, []string{"ingest", "demo/stripe", "evt_1", "received → verified → claimed → queued", "200", "12.5ms"}},
+		}, []string{"ingest", "demo/stripe", "evt_1", "received → verified → queued → recorded", "200", "12.5ms"}},
 		{"worker dead-lettered", func() {
 			log.Error("message", "tenantId", "demo", "provider", "hmac", "eventId", "evt_p", "outcome", "dead_lettered", "attempt", 1, "groupId", "g", "durationMs", 3.0, "error", "answered 422")
 		}, []string{"worker", "DEAD-LETTERED", "attempt 1", "error: answered 422"}},

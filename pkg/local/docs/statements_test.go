@@ -56,7 +56,6 @@ func statements(t *testing.T, root string) []statement {
 	equal(t, mk["CONSOLE_ADDR"], console.DefaultAddr, "Makefile CONSOLE_ADDR ?= and console.DefaultAddr")
 	dedupHours := strconv.Itoa(int(idempotency.DefaultRetention / time.Hour))
 	equal(t, core("Parameters", "DedupRetentionHours", "Default"), dedupHours, "template.yaml DedupRetentionHours default and idempotency.DefaultRetention in hours")
-	equal(t, core("Parameters", "LeaseSeconds", "Default"), seconds(idempotency.DefaultLease), "template.yaml LeaseSeconds default and idempotency.DefaultLease")
 	retention := time.Duration(number(t, tenantTpl("Resources", "Queue", "Properties", "MessageRetentionPeriod"), "tenant queue retention")) * time.Second
 	equal(t, retention.String(), worker.DefaultQueueRetention.String(), "template-tenant.yaml Queue MessageRetentionPeriod and worker.DefaultQueueRetention")
 	equal(t, tenantTpl("Resources", "DeadLetterQueue", "Properties", "MessageRetentionPeriod"), tenantTpl("Resources", "Queue", "Properties", "MessageRetentionPeriod"), "template-tenant.yaml DLQ and queue retention")
@@ -131,6 +130,7 @@ func statements(t *testing.T, root string) []statement {
 		{"docs/reliability.md", `^\| (\d+) days \| the ingest's dedup window`, dedup, dedupSrc},
 		{"docs/security.md", `dedup window \((\d+) days\)`, dedup, dedupSrc},
 		{"docs/cost.md", `B for (\d+) days`, dedup, dedupSrc},
+		{"docs/cost.md", `deduplicated for (\d+) days`, dedup, dedupSrc},
 		{"docs/ledger.md", `the ingest's (\d+)-day dedup`, dedup, dedupSrc},
 		{"docs/providers/github.md", `for the (\d+)-day$`, dedup, dedupSrc},
 		{"docs/providers/*.md", `(\d+)-day (?:dedup|window)`, dedup, dedupSrc},
@@ -212,8 +212,6 @@ func statements(t *testing.T, root string) []statement {
 		// Timeouts, attempts and receives.
 		{"docs/receiving.md", "the tenant's `timeout`, (\\d+) s by default", seconds(forward.DefaultTimeout), "forward.DefaultTimeout"},
 		{"README.md", `"timeout": "(\d+)s"`, seconds(forward.DefaultTimeout), "forward.DefaultTimeout (the example states the default)"},
-		{"docs/operations.md", `the ingest timeout (\d+) s`, core("Resources", "IngestFunction", "Properties", "Timeout"), "template.yaml IngestFunction Timeout"},
-		{"docs/operations.md", `^\+ (\d+) s, so a live claim`, strconv.Itoa(number(t, core("Parameters", "LeaseSeconds", "MinValue"), "LeaseSeconds MinValue") - number(t, core("Resources", "IngestFunction", "Properties", "Timeout"), "ingest Timeout")), "template.yaml LeaseSeconds MinValue less the ingest's Timeout"},
 		{"docs/receiving.md", `from (\d+) s, at most \d+ h`, seconds(worker.DefaultRetryBase), "worker.DefaultRetryBase"},
 		{"docs/receiving.md", `from \d+ s, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
 		{"docs/reliability.md docs/architecture.md", `^\| (\d+) h \| SQS's visibility limit|Retry-After, at most (\d+) h`, strconv.Itoa(int(worker.MaxDelay / time.Hour)), "worker.MaxDelay"},
@@ -259,7 +257,6 @@ func statements(t *testing.T, root string) []statement {
 	// The chaos run's shortened settings.
 	chaos := chaosConsts(t, root)
 	out = append(out,
-		statement{"docs/reliability.md", `^Lease \((\d+) s\)`, chaos["ingestLease"], "pkg/local/chaos ingestLease"},
 		statement{"docs/reliability.md", `function timeouts \((\d+) s ingest`, chaos["ingestTimeout"], "pkg/local/chaos ingestTimeout"},
 		statement{"docs/reliability.md", `s ingest, (\d+) s worker\)|the worker's timeout is (\d+) s`, chaos["workerTimeout"], "pkg/local/chaos workerTimeout"},
 		statement{"docs/reliability.md", `effect timeouts \((\d+) s\)`, chaos["effectTimeout"], "pkg/local/chaos effectTimeout"},
@@ -270,7 +267,7 @@ func statements(t *testing.T, root string) []statement {
 	// The parameters operations.md lists with their defaults: every
 	// parameter of the core template that has one, and the tenant
 	// parameters tenant.sh sets, under their variable names.
-	for _, p := range []string{"DedupRetentionHours", "LeaseSeconds", "IngestMemorySize", "WorkerMemorySize", "WorkerMaxAttempts", "WorkerCompleteEffects", "PayloadRetentionDays", "LogRetentionDays"} {
+	for _, p := range []string{"DedupRetentionHours", "IngestMemorySize", "WorkerMemorySize", "WorkerMaxAttempts", "WorkerCompleteEffects", "PayloadRetentionDays", "LogRetentionDays"} {
 		out = append(out, statement{"docs/operations.md", "`" + p + "`(?:/`\\w+`)? \\(`?(\\w+)`?", core("Parameters", p, "Default"), "template.yaml " + p})
 	}
 	for v, p := range map[string]string{"TENANT_MAX_CONCURRENCY": "TenantMaxConcurrency", "MAX_RECEIVE_COUNT": "MaxReceiveCount", "OLDEST_MESSAGE_ALARM_SECONDS": "OldestMessageAlarmSeconds"} {
@@ -326,7 +323,7 @@ func chaosConsts(t *testing.T, root string) map[string]string {
 		}
 	}
 	out := map[string]string{}
-	for _, name := range []string{"ingestLease", "ingestTimeout", "workerTimeout", "effectTimeout", "visibilityTimeout", "effectHang"} {
+	for _, name := range []string{"ingestTimeout", "workerTimeout", "effectTimeout", "visibilityTimeout", "effectHang"} {
 		n, ok := secs[name]
 		if !ok {
 			t.Fatalf("pkg/local/chaos/run.go: read no %s in seconds", name)
