@@ -24,38 +24,37 @@ import (
 //     each refuse a type the other admits (downFilter): its events (sender
 //     and type) admit the invoices and ticket.opened, its where condition
 //     (the body's event_type) the invoices and ticket.closed. Its target
-//     answers 503 to every request from destFaultFrom to destFaultUntil,
-//     an outage shorter than its retry schedule: a backlog builds, then
-//     drains, without a dead letter;
+//     answers 503 to every request of the faulty phase, an outage
+//     shorter than its retry schedule: a backlog builds, then drains,
+//     without a dead letter;
 //   - all (rated) takes every event at most destRate a second (burst
 //     destBurst); its target enforces that rate itself (a token bucket
 //     answering 429 above it, every other refusal with Retry-After),
-//     throttles from destFaultFrom to destFaultUntil (an eighth of its
-//     rate, every 429 with Retry-After), then takes half its rate during
-//     the squeeze.
+//     throttles in the faulty phase (an eighth of its rate, every 429
+//     with Retry-After), then takes half its rate during the squeeze.
 //
-// An operator pauses down from destPauseFrom, within its outage, to
-// destFaultUntil, its end (pkg/destination, as `make pause` does): its
-// messages wait, no attempt; on resume its backlog drains in order.
+// An operator pauses down from 5 s into the faulty phase to its end
+// (pkg/destination, as `make pause` does): its messages wait, no attempt;
+// on resume its backlog drains in order.
 //
-// Before destFaultFrom every destination is well: the fault-free phase
-// whose healthy latency the faulty phase is measured against.
+// Before the faulty phase every destination is well: the fault-free phase
+// whose healthy latency the faulty phase is measured against (phases).
 const (
 	destTenant = "zeta"
 	// destRate and destBurst are all's rate ("20/s") and burst.
 	destRate  = 20
 	destBurst = 5
-	// The phases of down's and all's targets, from the start of the run.
-	destFaultFrom   = 25 * time.Second
-	destFaultUntil  = 55 * time.Second
-	destPauseFrom   = 30 * time.Second
-	destSqueezeFrom = 55 * time.Second
-	destSqueezeTo   = 75 * time.Second
-	// destSendSpan spreads each of destTenant's conversations over the
-	// first 60 s at least (an event no sooner than its share of it after
-	// the previous one's accept): both phases then hold deliveries to
-	// measure, at a load its queue's pollers keep up with.
-	destSendSpan = 60 * time.Second
+	// destSendRate paces destTenant's events while its phases last: all
+	// its conversations together send at most that many events a second
+	// (each conversation spreads its events over phases.sendSpan at
+	// least), the same offered load in both phases, whatever the other
+	// tenants' backlog — its sender is not gated then (see gate). About 9
+	// messages a second in its queue (each event one per destination that
+	// takes it and one for its custom effect): at 2 events a second its
+	// queue's visible backlog stayed under 60 messages; at 5 it grew from
+	// 16 to over 700 in 4 minutes (make chaos, 2 cores shared with other
+	// work), every latency with it.
+	destSendRate = 2.5
 	// destHorizon is every destination's retry horizon: a message waiting
 	// longer than its first ten receives waits at least the time left to
 	// its horizon over the receives it has left (72 h by default: half an
@@ -170,11 +169,51 @@ type destStats struct {
 	events     map[string]bool
 }
 
+// phases are destTenant's phases, from the start of the run: fault-free
+// before faultFrom; faulty (down down and, from pauseFrom, paused; all
+// throttled) from faultFrom to faultUntil; all squeezed (half its rate)
+// from faultUntil to squeezeTo. sendSpan is the least time each of its
+// conversations spreads its events over, so that both phases hold some
+// at any number of deliveries.
+type phases struct {
+	faultFrom, pauseFrom, faultUntil, squeezeTo, sendSpan time.Duration
+}
+
+// newPhases returns phases whose fault-free phase lasts length and whose
+// faulty phase 5 s more (down is paused in the last length of it).
+// make chaos's (DefaultPhase) hold about 175 of healthy's deliveries each
+// at destSendRate, over p99Sample once those an injected fault delayed
+// are left out (a fifth), and end before the other tenants' sends do
+// (about 3 minutes in, on 2 shared cores; see Report.judged); make
+// test's short run (25 s) holds a few dozen.
+func newPhases(length time.Duration) phases {
+	return phases{
+		faultFrom: length, pauseFrom: length + 5*time.Second, faultUntil: 2*length + 5*time.Second,
+		squeezeTo: 2*length + 25*time.Second, sendSpan: 2*length + 10*time.Second,
+	}
+}
+
+// DefaultPhase is the length of make chaos's fault-free phase (Options.Phase).
+const DefaultPhase = 70 * time.Second
+
+// quiet is when, after pauseFrom, down's target must hear nothing more
+// until its resume: the workers' destination caches have read the pause
+// (destination.DefaultCacheTTL) and an invocation that read it before has
+// ended (workerTimeout), plus a second.
+func (p phases) quiet() time.Duration {
+	return p.pauseFrom + destination.DefaultCacheTTL + workerTimeout + time.Second
+}
+
+// faulty reports whether since (from the start of the run) is in the
+// faulty phase.
+func (p phases) faulty(since time.Duration) bool {
+	return since >= p.faultFrom && since < p.faultUntil
+}
+
 // faulty reports whether now is in the faulty phase of down's and all's
 // targets.
 func (t *target) faulty(now time.Time) bool {
-	since := now.Sub(t.start)
-	return since >= destFaultFrom && since < destFaultUntil
+	return t.phases.faulty(now.Sub(t.start))
 }
 
 // downRefusal answers a request to destTenant's down destination with 503
@@ -200,7 +239,7 @@ func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	switch {
 	case throttling:
 		rate /= throttleFactor
-	case since >= destSqueezeFrom && since < destSqueezeTo:
+	case since >= t.phases.faultUntil && since < t.phases.squeezeTo:
 		rate /= 2
 	}
 	ok, wait := t.bucket.take(now, rate, destBurst)
@@ -222,22 +261,16 @@ func (t *target) ratedRefusal(w http.ResponseWriter, now time.Time) bool {
 	return true
 }
 
-// pausedQuiet is when, after destPauseFrom, down's target must hear
-// nothing more until its resume: the workers' destination caches have
-// read the pause (destination.DefaultCacheTTL) and an invocation that
-// read it before has ended (workerTimeout), plus a second.
-const pausedQuiet = destPauseFrom + destination.DefaultCacheTTL + workerTimeout + time.Second
-
-// pause pauses down at start+destPauseFrom and resumes it at
-// start+destFaultUntil, as an operator would; a failed call is a problem
+// pause pauses down at start+p.pauseFrom and resumes it at
+// start+p.faultUntil, as an operator would; a failed call is a problem
 // of the run.
-func pause(ctx context.Context, states *destination.DynamoDB, start time.Time, problem func(string)) {
-	sleep(ctx, time.Until(start.Add(destPauseFrom)))
+func pause(ctx context.Context, states *destination.DynamoDB, start time.Time, p phases, problem func(string)) {
+	sleep(ctx, time.Until(start.Add(p.pauseFrom)))
 	if _, err := states.Pause(ctx, destTenant, down, "chaos: down for maintenance", time.Now()); err != nil {
 		problem(err.Error())
 		return
 	}
-	sleep(ctx, time.Until(start.Add(destFaultUntil)))
+	sleep(ctx, time.Until(start.Add(p.faultUntil)))
 	if _, err := states.Resume(context.WithoutCancel(ctx), destTenant, down); err != nil {
 		problem(err.Error())
 	}
@@ -289,7 +322,7 @@ type DestinationReport struct {
 	// target would have accepted (not poison: each fails the run).
 	Dead, Deliverable int
 	// WhilePaused counts the requests down's target received between
-	// pausedQuiet and its resume (each fails the run).
+	// phases.quiet and its resume (each fails the run).
 	WhilePaused int
 }
 

@@ -22,6 +22,10 @@ type Report struct {
 	MaxReceiveCount, MaxAttempts int
 	// Pollers is the pollers of each tenant queue (Options.Pollers).
 	Pollers int
+	// BacklogBound is the sender's gate (see gate); Backlog the highest
+	// visible backlog it read of each tenant's queue.
+	BacklogBound int
+	Backlog      map[string]int
 
 	Deliveries    int            // deliveries the providers sent (not counting retries)
 	Requests      int            // HTTP requests, retries included
@@ -64,9 +68,14 @@ type Report struct {
 	// latencies (see computeLatency); Slow holds its breach, if any.
 	FaultFree, Faulty Latency
 	Slow              []string
+	// OthersUntil is when, from the start of the run, the other tenants'
+	// last event was accepted: their load lasted that long.
+	OthersUntil time.Duration
 	// Paused lists requests down's target received while it was paused
-	// (after pausedQuiet), and a pause or resume that failed.
+	// (after phases.quiet), and a pause or resume that failed.
 	Paused []string
+	// phases are destTenant's.
+	phases phases
 }
 
 // compute fills the report from what the run recorded.
@@ -278,6 +287,7 @@ func (r *Report) Write(out io.Writer) {
 	row("AWS requests", r.IAM.Calls, fmt.Sprintf("checked against template.yaml's roles (moto.iam.access_control): %d not allowed", len(r.IAM.Denied)))
 	row("settings", "", fmt.Sprintf("maxReceiveCount %d, WorkerMaxAttempts %d, %d pollers a queue (template defaults); %s: maxReceiveCount %d; %s: retention %v, expiry margin %v, target down %v",
 		r.MaxReceiveCount, r.MaxAttempts, r.Pollers, redriveTenant, redriveReceives, outageTenant, outageRetention, outageMargin, outagePeriod))
+	row("sender", "", r.senderSettings())
 	w.Flush()
 	r.writeDestinations(out)
 	for _, l := range []struct {
@@ -301,6 +311,18 @@ func (r *Report) Write(out io.Writer) {
 	} else {
 		fmt.Fprintf(out, "\nOK (seed %d)\n", r.Seed)
 	}
+}
+
+// senderSettings describes the sender's gate and the backlogs it read.
+func (r *Report) senderSettings() string {
+	var most []string
+	for _, id := range slices.Sorted(maps.Keys(r.Backlog)) {
+		if id != destTenant {
+			most = append(most, fmt.Sprintf("%s %d", id, r.Backlog[id]))
+		}
+	}
+	return fmt.Sprintf("closed loop: a tenant's next event waits while its queue holds over %d visible messages (%d a poller; most read: %s); %s paced at %g events a second until %v, then gated (most read: %d)",
+		r.BacklogBound, backlogBatches*batchSize, strings.Join(most, ", "), destTenant, destSendRate, r.phases.squeezeTo, r.Backlog[destTenant])
 }
 
 func answers(m map[string]int) string {
@@ -392,11 +414,12 @@ func (r *Report) computeDestinations(w *workload, t *target, c *customEffects, d
 		dr.Events, dr.Requests, dr.TooMany, dr.RetryAfter, dr.Down = len(st.events), st.requests, len(st.tooMany), st.retryAfter, st.down
 		dr.Dead, dr.Deliverable = deadAt[d.Name], deliverable[d.Name]
 		if d.Name == down {
-			for sec := int((pausedQuiet + time.Second - 1) / time.Second); sec < int(destFaultUntil/time.Second); sec++ {
+			p := r.phases
+			for sec := int((p.quiet() + time.Second - 1) / time.Second); sec < int(p.faultUntil/time.Second); sec++ {
 				dr.WhilePaused += st.perSecond[sec]
 			}
 			if dr.WhilePaused > 0 {
-				r.Paused = append(r.Paused, fmt.Sprintf("%s: %d requests from the %vth second, %v after its pause, to its resume at %v", down, dr.WhilePaused, pausedQuiet.Seconds(), pausedQuiet-destPauseFrom, destFaultUntil))
+				r.Paused = append(r.Paused, fmt.Sprintf("%s: %d requests from the %vth second, %v after its pause, to its resume at %v", down, dr.WhilePaused, p.quiet().Seconds(), p.quiet()-p.pauseFrom, p.faultUntil))
 			}
 		}
 		for id := range want[d.Name] {
@@ -504,7 +527,16 @@ type Latency struct {
 // two and a p50 moves by tenths of a second with whichever fault struck
 // last: the figures are printed, not judged (the simulation holds the
 // streams apart in make test; TestLatency the bound's arithmetic).
+//
+// Nor is a run in which the other tenants' sends ended before the faulty
+// phase did (OthersUntil): its end would then be measured on a lighter
+// machine than the fault-free phase.
 func (r *Report) judged() bool {
+	return r.enough() && r.OthersUntil >= r.phases.faultUntil
+}
+
+// enough reports whether both phases hold p99Sample deliveries.
+func (r *Report) enough() bool {
 	return r.FaultFree.N >= p99Sample && r.Faulty.N >= p99Sample
 }
 
@@ -515,7 +547,7 @@ const p99Sample = 100
 // computeLatency measures the healthy destination's delivery latency —
 // from the ingest's accept (the first 2xx the sender got) to the target's
 // first receipt — of the events accepted in the fault-free phase (before
-// destFaultFrom) and in the faulty one (destFaultFrom to destFaultUntil,
+// r.phases.faultFrom) and in the faulty one (to r.phases.faultUntil,
 // while down is down and all throttles), and fails the run when the
 // faulty phase's p99 exceeds latencyBound times the fault-free one's: a
 // destination unwell must not slow the others. Deliveries an injected
@@ -526,19 +558,22 @@ const p99Sample = 100
 func (r *Report) computeLatency(w *workload, t *target) {
 	var free, faulty []time.Duration
 	for id, ev := range w.all {
+		_, at := ev.acceptance()
 		if ev.tenant != destTenant {
+			if !at.IsZero() {
+				r.OthersUntil = max(r.OthersUntil, at.Sub(t.start))
+			}
 			continue
 		}
-		_, at := ev.acceptance()
 		got, ok := t.firstAt[id+"@"+healthy]
 		if at.IsZero() || !ok {
 			continue
 		}
 		phase := &free
 		switch since := at.Sub(t.start); {
-		case since >= destFaultUntil:
+		case since >= r.phases.faultUntil:
 			continue
-		case since >= destFaultFrom:
+		case since >= r.phases.faultFrom:
 			phase = &faulty
 		}
 		if t.disturbed[id+"@"+healthy] {
@@ -612,13 +647,17 @@ func (r *Report) writeDestinations(out io.Writer) {
 	}
 	w.Flush()
 	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
-	fmt.Fprintf(out, "%s paused from %v to %v (during its outage), %d requests from %v to the resume\n", down, destPauseFrom, destFaultUntil, r.pausedRequests(), pausedQuiet)
+	p := r.phases
+	fmt.Fprintf(out, "%s paused from %v to %v (during its outage), %d requests from %v to the resume\n", down, p.pauseFrom, p.faultUntil, r.pausedRequests(), p.quiet())
 	bound := fmt.Sprintf("bound on the p99: %.1f× %s = %s", latencyBound, ms(r.FaultFree.P99), ms(time.Duration(latencyBound*float64(r.FaultFree.P99))))
-	if !r.judged() {
+	switch {
+	case !r.enough():
 		bound = fmt.Sprintf("not judged: fewer than %d deliveries a phase", p99Sample)
+	case !r.judged():
+		bound = fmt.Sprintf("not judged: the other tenants' last event was accepted at %v, before the faulty phase ended", r.OthersUntil.Round(time.Second))
 	}
 	fmt.Fprintf(out, "%s latency, accept to receipt: fault-free (before %v) p50 %s p99 %s over %d; faulty (%v to %v) p50 %s p99 %s over %d (%s); %d and %d delayed by an injected process fault left out\n",
-		healthy, destFaultFrom, ms(r.FaultFree.P50), ms(r.FaultFree.P99), r.FaultFree.N, destFaultFrom, destFaultUntil, ms(r.Faulty.P50), ms(r.Faulty.P99), r.Faulty.N,
+		healthy, p.faultFrom, ms(r.FaultFree.P50), ms(r.FaultFree.P99), r.FaultFree.N, p.faultFrom, p.faultUntil, ms(r.Faulty.P50), ms(r.Faulty.P99), r.Faulty.N,
 		bound, r.FaultFree.Left, r.Faulty.Left)
 	top := 0
 	for _, d := range r.Destinations {

@@ -205,6 +205,7 @@ func TestDestinations(t *testing.T) {
 		second   int
 	}
 	all := []arrival{{healthy, "i", 0}, {down, "i", 0}, {rated, "i", 0}, {healthy, "t", 1}, {rated, "t", 1}, {healthy, "c", 1}, {rated, "c", 1}}
+	p := newPhases(DefaultPhase)
 	tests := []struct {
 		name     string
 		arrivals []arrival
@@ -218,8 +219,8 @@ func TestDestinations(t *testing.T) {
 		{name: "a ticket its where condition admits at down: misrouted", arrivals: append(slices.Clone(all), arrival{down, "c", 1}), want: [5]int{0, 1, 0, 0, 0}},
 		{name: "rate plus burst in a second: within", arrivals: all, extra: destRate + destBurst},
 		{name: "one more: over the rate", arrivals: all, extra: destRate + destBurst + 1, want: [5]int{0, 0, 1, 0, 0}},
-		{name: "down's target hears nothing while paused", arrivals: append(slices.Clone(all), arrival{down, "i", int(destPauseFrom / time.Second)}, arrival{down, "i", int(destFaultUntil / time.Second)})},
-		{name: "a request to down after its pause took hold: failed", arrivals: append(slices.Clone(all), arrival{down, "i", int(destFaultUntil/time.Second) - 1}), want: [5]int{0, 0, 0, 0, 1}},
+		{name: "down's target hears nothing while paused", arrivals: append(slices.Clone(all), arrival{down, "i", int(p.pauseFrom / time.Second)}, arrival{down, "i", int(p.faultUntil / time.Second)})},
+		{name: "a request to down after its pause took hold: failed", arrivals: append(slices.Clone(all), arrival{down, "i", int(p.faultUntil/time.Second) - 1}), want: [5]int{0, 0, 0, 0, 1}},
 		{name: "60 429s a second apart: paced, no storm", arrivals: all, tooMany: time.Second},
 		{name: "60 429s in a row: storm", arrivals: all, tooMany: 10 * time.Millisecond, want: [5]int{0, 0, 0, 1, 0}},
 	}
@@ -242,7 +243,7 @@ func TestDestinations(t *testing.T) {
 				st := tgt.dest(rated)
 				st.tooMany = append(st.tooMany, tgt.start.Add(time.Duration(i)*tt.tooMany))
 			}
-			r := &Report{Drained: true}
+			r := &Report{Drained: true, phases: p}
 			r.computeDestinations(w, tgt, newCustomEffects(nil, nil, nil, 0), ds, nil)
 			r.Lost = slices.DeleteFunc(r.Lost, func(s string) bool { return strings.HasSuffix(s, "(custom effects)") })
 			r.Slow = nil // TestLatency's
@@ -296,12 +297,14 @@ func TestDownFilter(t *testing.T) {
 // left out; too few deliveries in a phase fail it too.
 func TestLatency(t *testing.T) {
 	start := time.Unix(1000, 0)
+	p := newPhases(DefaultPhase)
 	tests := []struct {
 		name          string
 		free, faulty  time.Duration // every delivery's latency in each phase
 		n             int           // deliveries per phase
 		disturbedSlow bool          // one faulty-phase delivery 12 s, touched by a fault
 		tail          int           // faulty-phase deliveries (of n) at 5 s instead
+		othersEnd     time.Duration // the other tenants' last accept before the faulty phase's end
 		wantFail      bool
 	}{
 		{name: "same latency", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 120},
@@ -310,6 +313,7 @@ func TestLatency(t *testing.T) {
 		{name: "a slow tail: its p99 is judged", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 120, tail: 3, wantFail: true},
 		{name: "over 1.5×, too few deliveries for a p99: not judged", free: 200 * time.Millisecond, faulty: 301 * time.Millisecond, n: 30},
 		{name: "a slow delivery a process fault touched: left out", free: 200 * time.Millisecond, faulty: 200 * time.Millisecond, n: 120, disturbedSlow: true},
+		{name: "over 1.5×, the others' load ended in the faulty phase: not judged", free: 200 * time.Millisecond, faulty: 301 * time.Millisecond, n: 120, othersEnd: time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -321,19 +325,21 @@ func TestLatency(t *testing.T) {
 				tgt.firstAt[destTenant+"/"+id+"@"+healthy] = at.Add(lat)
 			}
 			for i := range tt.n {
-				add(fmt.Sprintf("free-%d", i), start.Add(time.Duration(i)*destFaultFrom/time.Duration(tt.n)), tt.free)
+				add(fmt.Sprintf("free-%d", i), start.Add(time.Duration(i)*p.faultFrom/time.Duration(tt.n)), tt.free)
 				lat := tt.faulty
 				if i < tt.tail {
 					lat = 5 * time.Second
 				}
-				add(fmt.Sprintf("faulty-%d", i), start.Add(destFaultFrom+time.Duration(i)*(destFaultUntil-destFaultFrom)/time.Duration(tt.n)), lat)
-				add(fmt.Sprintf("after-%d", i), start.Add(destFaultUntil+time.Duration(i)*time.Second), time.Minute) // recovery: not measured
+				add(fmt.Sprintf("faulty-%d", i), start.Add(p.faultFrom+time.Duration(i)*(p.faultUntil-p.faultFrom)/time.Duration(tt.n)), lat)
+				add(fmt.Sprintf("after-%d", i), start.Add(p.faultUntil+time.Duration(i)*time.Second), time.Minute) // recovery: not measured
 			}
+			// The other tenants' last event, accepted as the faulty phase ends.
+			w.all["alpha/last"] = &event{tenant: "alpha", id: "last", accepted: true, acceptedAt: start.Add(p.faultUntil - tt.othersEnd)}
 			if tt.disturbedSlow {
-				add("slow", start.Add(destFaultFrom), 12*time.Second)
+				add("slow", start.Add(p.faultFrom), 12*time.Second)
 				tgt.disturbed[destTenant+"/slow@"+healthy] = true
 			}
-			r := &Report{Drained: true}
+			r := &Report{Drained: true, phases: p}
 			r.computeLatency(w, tgt)
 			if r.Failed() != tt.wantFail {
 				t.Errorf("Failed() = %v, want %v (fault-free %+v, faulty %+v, %v)", r.Failed(), tt.wantFail, r.FaultFree, r.Faulty, r.Slow)

@@ -74,6 +74,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Progress receives a line every few seconds (none when nil).
 	Progress io.Writer
+	// Phase is the length of destTenant's fault-free phase (DefaultPhase;
+	// see newPhases): long enough for each phase to hold p99Sample of
+	// healthy's deliveries at destSendRate.
+	Phase time.Duration
 	// Unpaced configures destTenant's rated destination without its rate
 	// (its target still enforces it): a broken pack, to see the report
 	// catch it.
@@ -130,6 +134,9 @@ func (o *Options) defaults() {
 	}
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 5 * time.Minute
+	}
+	if o.Phase <= 0 {
+		o.Phase = DefaultPhase
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -299,17 +306,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts, Pollers: o.Pollers}
+	queueURLs := map[string]string{}
+	for id, q := range dep.Queues {
+		queueURLs[id] = q.URL
+	}
+	// The gate reads with plain: the harness's client, not the pack's.
+	s.gate = newGate(plain, backlogBatches*batchSize*o.Pollers, queueURLs)
+	gctx, stopGate := context.WithCancel(ctx)
+	var gating sync.WaitGroup
+	gating.Go(func() { s.gate.run(gctx) })
+	r := &Report{Seed: o.Seed, MaxReceiveCount: maxReceive, MaxAttempts: maxAttempts, Pollers: o.Pollers, BacklogBound: s.gate.bound}
+	r.phases = newPhases(o.Phase)
 	start := time.Now()
-	tgt.outageUntil, tgt.start = start.Add(outagePeriod), start
+	tgt.outageUntil, tgt.start, tgt.phases = start.Add(outagePeriod), start, r.phases
+	s.start, s.phases = start, r.phases
 	progress := startProgress(o.Progress, tgt, s, start)
 	var problems eventSet
 	problems.ids = map[string]bool{}
 	pollers.Go(func() {
-		pause(pctx, destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), dep.Worker.LedgerTable), start, problems.add)
+		pause(pctx, destination.NewDynamoDB(dynamodb.NewFromConfig(cfg), dep.Worker.LedgerTable), start, r.phases, problems.add)
 	})
 	s.run(ctx, w)
 	r.SendTime = time.Since(start)
+	stopGate()
+	gating.Wait()
+	r.Backlog, _ = s.gate.readings()
 	// The redrive tenant's DLQ is drained too: its dead letters go back.
 	urls := []string{dep.Queues[redriveTenant].DLQURL}
 	for _, q := range dep.Queues {
@@ -705,7 +726,14 @@ func startProgress(w io.Writer, t *target, s *sender, start time.Time) (stop fun
 				s.mu.Lock()
 				attempts := s.attempts
 				s.mu.Unlock()
-				fmt.Fprintf(w, "%6.0fs  %d HTTP requests sent, %d effects applied\n", time.Since(start).Seconds(), attempts, applied)
+				_, last := s.gate.readings()
+				others := 0
+				for id, n := range last {
+					if id != destTenant {
+						others += n
+					}
+				}
+				fmt.Fprintf(w, "%6.0fs  %d HTTP requests sent, %d effects applied; visible messages: %s %d, the others %d\n", time.Since(start).Seconds(), attempts, applied, destTenant, last[destTenant], others)
 			}
 		}
 	})

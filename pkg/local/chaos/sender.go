@@ -181,7 +181,7 @@ func (w *workload) isPoison(tenantID, eventID string) bool {
 }
 
 // sender plays the providers: per conversation, each event is sent once it
-// can be (the previous one accepted), re-sent on any non-2xx answer or
+// can be (the previous one accepted, and the gate admits it), re-sent on any non-2xx answer or
 // connection error the way providers retry, honouring Retry-After.
 type sender struct {
 	url      string
@@ -192,6 +192,12 @@ type sender struct {
 	deadline time.Duration
 	// slots bounds the requests in flight (the providers' concurrency).
 	slots chan struct{}
+	// gate, when set, holds each conversation's next event while its
+	// tenant's queue is backlogged (see gate), but destTenant's while its
+	// phases last (from start): those are paced by destSendRate.
+	gate   *gate
+	start  time.Time
+	phases phases
 
 	mu       sync.Mutex
 	attempts int
@@ -220,15 +226,27 @@ func newSender(url string, file *tenant.File, d *dice, deadline time.Duration, c
 // up at the deadline.
 func (s *sender) run(ctx context.Context, w *workload) {
 	var wg sync.WaitGroup
+	paced := 0 // destTenant's conversations
+	for _, conv := range w.convs {
+		if len(conv) > 0 && conv[0].tenant == destTenant {
+			paced++
+		}
+	}
 	for _, conv := range w.convs {
 		wg.Go(func() {
 			var gap time.Duration
 			if len(conv) > 0 && conv[0].tenant == destTenant {
-				gap = destSendSpan / time.Duration(len(conv))
+				gap = max(s.phases.sendSpan/time.Duration(len(conv)), time.Duration(float64(paced)/destSendRate*float64(time.Second)))
 			}
 			for i, ev := range conv {
-				if i > 0 {
-					sleep(ctx, gap)
+				switch {
+				case gap > 0 && time.Since(s.start) < s.phases.squeezeTo:
+					// destTenant's phases: paced, not gated.
+					if i > 0 {
+						sleep(ctx, gap)
+					}
+				case s.gate != nil:
+					s.gate.wait(ev.tenant)
 				}
 				for _, d := range w.dups[ev] {
 					if d.concurrent {

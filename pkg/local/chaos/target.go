@@ -31,6 +31,8 @@ type target struct {
 	// outageUntil ends the outage tenant's outage, start is the run's
 	// (set before the run).
 	outageUntil, start time.Time
+	// phases are destTenant's (set before the run).
+	phases phases
 	// bucket is destTenant's rated destination's own rate.
 	bucket bucket
 
