@@ -18,12 +18,15 @@ import (
 // retrying) is in flight, not counted. An open-loop sender outran the
 // pipeline: at 10,000 deliveries it sent 60 requests a second while the
 // workers applied 10–20 effects, every latency grew with the backlog, and
-// a latency measured there measured the machine. destTenant is not gated
-// while its phases last: its events then go out at destSendRate, the same
-// offered load in both phases; gated, the followers its unwell
-// destinations hold behind a waiting head (visible, though no poller can
-// take them: their group is locked) would slow its sender in the faulty
-// phase only.
+// a latency measured there measured the machine. destTenant is not gated:
+// its events go out at destSendRate, the same offered load in both
+// phases. Gated, the followers its unwell destinations hold behind a
+// waiting head (visible, though no poller can take them: their group is
+// locked) would slow its sender in the faulty phase only, and after it
+// they held its gate shut: 50 visible, 30 in flight, nothing applied for
+// over 3 minutes (make chaos, seed 952337). A delivery waits at most
+// gateMaxWait, so that no tenant's sender stops for good on followers
+// held that way.
 const (
 	// backlogBatches is the bound in batches per poller: every poller's
 	// receive finds a full batch (10 messages), and a message waits about
@@ -31,7 +34,9 @@ const (
 	backlogBatches = 1
 	// backlogEvery is how often the gate reads the queues.
 	backlogEvery = 250 * time.Millisecond
-	batchSize    = 10
+	// gateMaxWait is the longest a delivery waits at the gate.
+	gateMaxWait = 30 * time.Second
+	batchSize   = 10
 )
 
 // gate admits each tenant's next delivery while its queue's visible
@@ -45,6 +50,9 @@ const (
 type gate struct {
 	client attributesAPI
 	bound  int
+	// maxWait bounds a wait (0: none); now is the clock it is read on.
+	maxWait time.Duration
+	now     func() time.Time
 	// queues are the queues read, by tenant.
 	queues map[string]string
 
@@ -57,7 +65,7 @@ type gate struct {
 }
 
 func newGate(client attributesAPI, bound int, queues map[string]string) *gate {
-	g := &gate{client: client, bound: bound, queues: queues, budget: map[string]int{}, most: map[string]int{}, last: map[string]int{}}
+	g := &gate{client: client, bound: bound, maxWait: gateMaxWait, now: time.Now, queues: queues, budget: map[string]int{}, most: map[string]int{}, last: map[string]int{}}
 	g.cond = sync.NewCond(&g.mu)
 	return g
 }
@@ -116,12 +124,16 @@ func (g *gate) admitLocked(tenant string) bool {
 	return false
 }
 
-// wait returns once tenant's next delivery is admitted, or the gate
-// closed (its run ended).
+// wait returns once tenant's next delivery is admitted, the gate closed
+// (its run ended), or maxWait passed (looked at on each reading).
 func (g *gate) wait(tenant string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	start := g.now()
 	for !g.admitLocked(tenant) {
+		if g.maxWait > 0 && g.now().Sub(start) >= g.maxWait {
+			return
+		}
 		g.cond.Wait()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -126,4 +127,50 @@ func TestGateWaitsUntilTheBacklogFalls(t *testing.T) {
 	cancel()
 	g.run(ctx) // ends at once: closes the gate
 	<-held
+}
+
+// TestGateWaitsAtMostMaxWait: a delivery held by a backlog that never
+// falls (followers a waiting head holds are visible) goes after maxWait.
+func TestGateWaitsAtMostMaxWait(t *testing.T) {
+	fake := &fakeBacklog{visible: map[string]int{"q-alpha": 60}}
+	g := newGate(fake, 50, map[string]string{"alpha": "q-alpha"})
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	started := make(chan struct{})
+	var once sync.Once
+	g.now = func() time.Time {
+		once.Do(func() { close(started) }) // the wait read its start
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	}
+	done := make(chan struct{})
+	go func() {
+		g.wait("alpha")
+		close(done)
+	}()
+	<-started
+	ctx := context.Background()
+	for range 3 {
+		mu.Lock()
+		now = now.Add(g.maxWait / 4)
+		mu.Unlock()
+		g.read(ctx)
+		select {
+		case <-done:
+			t.Fatalf("wait returned before maxWait (%v) passed", g.maxWait)
+		default:
+		}
+	}
+	mu.Lock()
+	now = now.Add(g.maxWait)
+	mu.Unlock()
+	for {
+		g.read(ctx) // the waiter looks at the clock on each reading
+		select {
+		case <-done:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }

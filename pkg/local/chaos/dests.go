@@ -44,11 +44,11 @@ const (
 	// destRate and destBurst are all's rate ("20/s") and burst.
 	destRate  = 20
 	destBurst = 5
-	// destSendRate paces destTenant's events while its phases last: all
-	// its conversations together send at most that many events a second
-	// (each conversation spreads its events over phases.sendSpan at
-	// least), the same offered load in both phases, whatever the other
-	// tenants' backlog — its sender is not gated then (see gate). About 9
+	// destSendRate paces destTenant's events: all its conversations
+	// together send at most that many events a second (each conversation
+	// spreads its events over phases.sendSpan at least), the same offered
+	// load in both phases, whatever the other tenants' backlog — its
+	// sender is not gated (see gate). About 9
 	// messages a second in its queue (each event one per destination that
 	// takes it and one for its custom effect): at 2 events a second its
 	// queue's visible backlog stayed under 60 messages; at 5 it grew from

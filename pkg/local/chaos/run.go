@@ -319,7 +319,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.phases = newPhases(o.Phase)
 	start := time.Now()
 	tgt.outageUntil, tgt.start, tgt.phases = start.Add(outagePeriod), start, r.phases
-	s.start, s.phases = start, r.phases
+	s.phases = r.phases
 	progress := startProgress(o.Progress, tgt, s, start)
 	var problems eventSet
 	problems.ids = map[string]bool{}

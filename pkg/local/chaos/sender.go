@@ -193,10 +193,9 @@ type sender struct {
 	// slots bounds the requests in flight (the providers' concurrency).
 	slots chan struct{}
 	// gate, when set, holds each conversation's next event while its
-	// tenant's queue is backlogged (see gate), but destTenant's while its
-	// phases last (from start): those are paced by destSendRate.
+	// tenant's queue is backlogged (see gate), but destTenant's: those are
+	// paced by destSendRate and phases.sendSpan.
 	gate   *gate
-	start  time.Time
 	phases phases
 
 	mu       sync.Mutex
@@ -240,8 +239,7 @@ func (s *sender) run(ctx context.Context, w *workload) {
 			}
 			for i, ev := range conv {
 				switch {
-				case gap > 0 && time.Since(s.start) < s.phases.squeezeTo:
-					// destTenant's phases: paced, not gated.
+				case gap > 0: // destTenant: paced, not gated
 					if i > 0 {
 						sleep(ctx, gap)
 					}
