@@ -181,9 +181,9 @@ type phases struct {
 
 // newPhases returns phases whose fault-free phase lasts length and whose
 // faulty phase 5 s more (down is paused in the last length of it).
-// make chaos's (DefaultPhase) hold about 175 of healthy's deliveries each
+// make chaos's (DefaultPhase) hold 150–180 of healthy's deliveries each
 // at destSendRate, over p99Sample once those an injected fault delayed
-// are left out (a fifth), and end before the other tenants' sends do
+// are left out (about a third), and end before the other tenants' sends do
 // (about 3 minutes in, on 2 shared cores; see Report.judged); make
 // test's short run (25 s) holds a few dozen.
 func newPhases(length time.Duration) phases {
