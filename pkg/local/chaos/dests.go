@@ -181,7 +181,7 @@ type phases struct {
 
 // newPhases returns phases whose fault-free phase lasts length and whose
 // faulty phase 5 s more (down is paused in the last length of it).
-// make chaos's (DefaultPhase) hold 150–180 of healthy's deliveries each
+// make chaos's (DefaultPhase) hold 190–230 of healthy's deliveries each
 // at destSendRate, over p99Sample once those an injected fault delayed
 // are left out (about a third), and end before the other tenants' sends do
 // (about 3 minutes in, on 2 shared cores; see Report.judged); make
@@ -194,7 +194,7 @@ func newPhases(length time.Duration) phases {
 }
 
 // DefaultPhase is the length of make chaos's fault-free phase (Options.Phase).
-const DefaultPhase = 70 * time.Second
+const DefaultPhase = 90 * time.Second
 
 // quiet is when, after pauseFrom, down's target must hear nothing more
 // until its resume: the workers' destination caches have read the pause
