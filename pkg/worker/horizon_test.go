@@ -431,6 +431,40 @@ func TestCutOffAnswersBeforeTheDeadline(t *testing.T) {
 	}
 }
 
+// The batch stops waiting for a stuck effect when the invocation's
+// context ends, even before the cut-off its deadline sets (the simulation
+// ends an invocation's time this way, on its own clock): the stuck message
+// is reported failed, the others done.
+func TestCutOffWhenTheContextEnds(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	release := make(chan struct{})
+	defer close(release)
+	f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+		return ev.Once(ctx, "email", func(context.Context, string) error {
+			if ev.Conversation == "hung" {
+				cancel()
+				<-release // ignores its context
+			}
+			return nil
+		})
+	})
+	answered := make(chan events.SQSEventResponse)
+	go func() {
+		resp, _ := f.h.Handle(ctx, batch(t, env("ok", "A"), env("h", "hung")))
+		answered <- resp
+	}()
+	select {
+	case resp := <-answered:
+		if got := failed(resp); len(got) != 1 {
+			t.Errorf("failures = %v, want the stuck message alone", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Handle still waits for the stuck effect after its context ended")
+	}
+}
+
 // An effect taken over from an interrupted run of its own message knows it
 // may be repeating (Event.Repeat), and that run counts as a failed attempt:
 // at MaxAttempts the message is dead-lettered with the reason, never left

@@ -270,7 +270,7 @@ func (w *world) ranHandler(e *simEvent, m *simMsg, err error, answers []string) 
 	if errPausedWait(err) {
 		return // a paused destination's wait: no attempt (checkPausedDeadLetter)
 	}
-	clean := !w.sess.crashed && w.sess.loseAt == 0 && w.mode["ledger/Complete"] == "" && w.mode["ledger/FailedAttempt"] == ""
+	clean := !w.sess.crashed && w.sess.loseAt == 0 && !w.sess.failedCall && w.mode["ledger/Complete"] == "" && w.mode["ledger/FailedAttempt"] == ""
 	for _, a := range answers {
 		clean = clean && a != "failed"
 	}
@@ -292,9 +292,10 @@ func (w *world) checkPaced() {
 		if w.attempted[id] {
 			w.violate("message %s only waited for a rate (ErrPaced) and its attempt was counted", id)
 		}
-		// (A crashed invocation's answer, and its lines, count for nothing.)
-		if o := w.outcomes[id]; o == "retried" && !w.sess.crashed && w.sess.loseAt == 0 {
-			w.violate("message %s only waited for a rate (ErrPaced) and its outcome is %q", id, o)
+		// (A crashed invocation's answer, and its lines, count for nothing;
+		// nor does a call that failed at the invocation's time's end.)
+		if o := w.outcomes[id]; o == "retried" && !w.sess.crashed && w.sess.loseAt == 0 && !w.sess.failedCall {
+			w.violate("message %s only waited for a rate (ErrPaced) and its outcome is %q (%s)", id, o, w.errs[id])
 		}
 	}
 }

@@ -150,6 +150,11 @@ func (w *world) checkPausedDeadLetter(src *simMsg, e *simEvent, reason string) {
 	if !ok || w.attempted[src.id] {
 		return
 	}
+	if strings.HasPrefix(reason, worker.ErrDeadLettered.Error()+" (as message "+src.id+")") {
+		// Its own dead letter again, decided (and checked) before: its
+		// invocation ended before the message's deletion.
+		return
+	}
 	for _, blame := range []string{"attempts:", worker.ErrHorizon.Error(), "target: "} {
 		if strings.Contains(reason, blame) && !strings.Contains(reason, worker.ErrExpiring.Error()) {
 			w.violate("message %s of %s (stream %s) is dead-lettered while %s is paused (%s), for its own failures: %s", src.id, e.id, streamName(src), d.Name, s.Describe(w.now), reason)

@@ -36,6 +36,19 @@ type session struct {
 	// loseAt, when > 0, is the call whose answer is lost: it lands, and
 	// its caller gets an error (a timeout on the response).
 	loseAt int
+	// deadline is the invocation's (zero: none, a local poller), and
+	// cancel ends its context (the cut-off of a straggler).
+	deadline time.Time
+	cancel   context.CancelFunc
+	// timeUpAt, when > 0, is the call at which the invocation's time runs
+	// out (world.timeUp); recreateAt the call before which the operator
+	// deletes the source queue and creates it again (world.recreateUnder).
+	timeUpAt, recreateAt int
+	// failedCall: a call failed at timeUpAt.
+	failedCall bool
+	// before runs what the world does before call n lands, and reports
+	// whether the call fails (its context ended).
+	before func(n int) bool
 }
 
 // errLost is the answer of a call whose response was lost.
@@ -54,7 +67,7 @@ func (s *session) call() bool {
 		return false
 	}
 	s.calls++
-	return true
+	return s.before == nil || !s.before(s.calls)
 }
 
 // provenance says who put a message on the source queue.
@@ -360,6 +373,9 @@ func (l simLedger) throttled(name string) bool {
 func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
 	if !l.w.sess.call() {
 		return ledger.Lease{}, errCrashed
+	}
+	if l.w.mode["ledger/Claim"] == "lost answers" {
+		l.w.ledger.LoseAnswers(1)
 	}
 	ls, err := l.w.ledger.Claim(ctx, f, k, d)
 	l.w.claimed(f, k, err)

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -40,12 +42,16 @@ import (
 // handlers in handlerKinds, and some an offloaded body. A run draws its
 // horizons (AWS's retentions, or compressed ones), then sequences of
 // deliveries, provider retries, faults (crashes between any two AWS calls,
-// lost answers, lost deletions, duplicate invocations, hung and refusing
-// targets, handlers failing between two effects, attempt counts and
-// completions the ledger cannot write, offloaded bodies S3 refuses, loses
-// or serves again, queue re-creation, a worker down until a backlog nears
-// its retention's end), operator replays by every tool (by hand with or
-// without the dead letter's attributes), destinations paused and resumed
+// lost answers, claims whose first answer is lost and retried, invocations
+// with a deadline whose time runs out at any call or at a custom effect
+// that ignores its context (the worker's cut-off), lost deletions,
+// duplicate invocations, hung and refusing targets, handlers failing
+// between two effects, attempt counts and completions the ledger cannot
+// write, offloaded bodies S3 refuses, loses or serves again, queue
+// re-creation, also under a running invocation, a worker down until a
+// backlog nears its retention's end), operator replays by every tool (by
+// hand with or without the dead letter's attributes, twice, or leaving the
+// dead letters to be sent again), destinations paused and resumed
 // (simstream_test.go: each destination its own stream) and clock jumps of
 // up to days, checks the invariants after every step, and shrinks a
 // failure to its shortest history.
@@ -258,13 +264,39 @@ type world struct {
 	// margin, after an outage, runs its forward again, and may be if that
 	// run is interrupted: docs/ledger.md).
 	answeredDone map[string]bool
+	// release is closed when the run ends: the stragglers (world.straggle)
+	// then end too.
+	release chan struct{}
+	// lostUnder are the messages of a source queue deleted under the
+	// running invocation (world.recreateUnder): their events' places are
+	// forgotten once it ended.
+	lostUnder []*simMsg
 }
+
+// simEpoch is when a run's clock starts: far in the real future, so that
+// the real timers of the worker's contexts (context.WithDeadline on an
+// invocation's deadline, which the simulation sets on its own clock) never
+// fire during a run; the simulation decides when an invocation's time is up.
+var simEpoch = time.Date(2126, 11, 1, 0, 0, 0, 0, time.UTC)
+
+const (
+	// simSafetyMargin and simFinishTimeout are the worker's SafetyMargin
+	// and FinishTimeout: its work deadline is simSafetyMargin before the
+	// invocation's, its cut-off 2 × simFinishTimeout before it.
+	simSafetyMargin  = 10 * time.Millisecond
+	simFinishTimeout = time.Millisecond
+	// simLambdaTimeout is the time a "deadline" invocation has, and
+	// simLate what a "late" one has left when it starts (less than the
+	// safety margin: it is past its work deadline at once).
+	simLambdaTimeout = time.Minute
+	simLate          = 5 * time.Millisecond
+)
 
 func newWorld(t fataler) *world { return newWorldOf(t, awsHorizons) }
 
 // newWorldOf is a world whose queues, worker and ledger keep things for hz.
 func newWorldOf(t fataler, hz horizons) *world {
-	w := &world{t: t, hz: hz, now: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), mode: map[string]string{},
+	w := &world{t: t, hz: hz, now: simEpoch, mode: map[string]string{}, release: make(chan struct{}),
 		byKey: map[string]*simEvent{}, perConv: map[string][]*simEvent{}, payloads: map[string][]byte{}, s3: map[string]string{}, ranForward: map[*simMsg][]string{}, limiter: newLimiter(), learned: map[string]int{}, answeredDone: map[string]bool{}}
 	w.newQueues()
 	w.ledger = ledger.NewMemory(ledger.Options{Now: w.clock, Retention: hz.ledgerKeep})
@@ -341,7 +373,7 @@ func (w *world) newHandler() *worker.Handler {
 		Lease: 5 * time.Minute,
 		// Clean-up calls that fail (a crashed invocation) are retried for
 		// FinishTimeout of real time: keep it short.
-		SafetyMargin: 10 * time.Millisecond, FinishTimeout: time.Millisecond,
+		SafetyMargin: simSafetyMargin, FinishTimeout: simFinishTimeout,
 		Retry: worker.Retry{Jitter: func() float64 { return 0.5 }},
 	})
 }
@@ -425,10 +457,18 @@ func (w *world) readable(body string) string {
 // target is the tenant's system: it applies an effect, refuses it, or
 // hangs (the invocation is killed by its timeout while it waits).
 func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID string) error {
+	e := w.byKey[eventKey]
+	if webhookID == "" && w.ignoresContext(e.conv+"/"+effect) {
+		w.straggle(e, effect)
+	}
 	if !w.sess.call() {
+		if w.sess.failedCall && w.sess.calls == w.sess.timeUpAt {
+			// The request left; its answer did not come in time.
+			w.saw("failed")
+			return fmt.Errorf("target: %w", context.DeadlineExceeded)
+		}
 		return errCrashed
 	}
-	e := w.byKey[eventKey]
 	if want := (ledger.Key{Tenant: simTenant, Event: eventKey, Effect: effect}).IdempotencyKey(); idemKey != want {
 		w.violate("%s of %s carries Idempotency-Key %s, want %s", effect, e.id, idemKey, want)
 	}
@@ -454,6 +494,12 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 		// The call never answers: the effect's context ends at its budget.
 		return fmt.Errorf("target: %w", context.DeadlineExceeded)
 	case "timeout":
+		if !w.sess.deadline.IsZero() {
+			// A forward's request ends with its context: at the work
+			// deadline.
+			w.timeUp("a forward that never answers")
+			return fmt.Errorf("target: %w", context.DeadlineExceeded)
+		}
 		// The call never answers and Lambda ends the invocation at its
 		// timeout: nothing of the batch's answer survives.
 		w.sess.crashed = true
@@ -466,6 +512,73 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 		return errLost // applied, but the worker hears a timeout
 	}
 	return nil
+}
+
+// ignoresContext reports whether the target call about to be made under
+// the running invocation ignores its context past the cut-off: the call of
+// a custom effect (a forward's request ends with its context) whose
+// target never answers, or at which the invocation's time runs out,
+// under an invocation with a deadline, unless the invocation crashes
+// first.
+func (w *world) ignoresContext(modeKey string) bool {
+	s := w.sess
+	if s == nil || s.cancel == nil || s.crashed || s.crashAfter >= 0 && s.calls >= s.crashAfter {
+		return false
+	}
+	return w.mode[modeKey] == "timeout" || s.timeUpAt == s.calls+1
+}
+
+// straggle is a custom effect's target call that ignores its context
+// under an invocation with a deadline: the clock reaches the cut-off,
+// where the worker stops waiting (the invocation's context ends, as it
+// would at the deadline) and answers for the batch without it; the call
+// never returns (the execution environment is reclaimed): its goroutine
+// ends with the run, running only its deferred calls.
+func (w *world) straggle(e *simEvent, effect string) {
+	if cut := w.sess.deadline.Add(-2 * simFinishTimeout); w.now.Before(cut) {
+		w.now = cut
+	}
+	w.logf("    %s of %s never answers and ignores its context: the worker's cut-off answers without it", effect, e.id)
+	w.sess.timeUpAt = 0
+	w.sess.cancel()
+	<-w.release
+	runtime.Goexit()
+}
+
+// timeUp moves the clock to the running invocation's work deadline: its
+// time ran out at what.
+func (w *world) timeUp(what string) {
+	if work := w.sess.deadline.Add(-simSafetyMargin); w.now.Before(work) {
+		w.now = work
+	}
+	w.logf("    the invocation's time runs out at %s: the clock reaches its work deadline", what)
+}
+
+// atCall is the invocation's session's hook before its call n lands: the
+// operator deletes the source queue and creates it again while the
+// invocation runs, or its time runs out there (the call fails, as an AWS
+// call whose context ended).
+func (w *world) atCall(n int) bool {
+	switch n {
+	case w.sess.recreateAt:
+		w.recreateUnder()
+	case w.sess.timeUpAt:
+		w.timeUp(fmt.Sprintf("its AWS call %d", n))
+		w.sess.failedCall = true
+		return true
+	}
+	return false
+}
+
+// recreateUnder is the operator's tenant.sh remove --force and add while
+// an invocation runs: the source queue is deleted (its messages lost) and
+// created again 61 s later; the invocation goes on with its messages of
+// the old queue.
+func (w *world) recreateUnder() {
+	w.logf("    operator deletes the source queue under the invocation (%d messages lost) and creates it again", len(w.src.msgs))
+	deletedAt := w.now
+	w.lostUnder = append(w.lostUnder, w.dropSource()...)
+	w.createSource(deletedAt)
 }
 
 // between is what a handler of two effects does after the first one
@@ -841,12 +954,21 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 	}
 	for r := 0; r < runs; r++ {
-		w.sess = &session{crashAfter: -1}
+		w.sess = &session{crashAfter: -1, before: w.atCall}
 		switch fault {
 		case "crash":
 			w.sess.crashAfter = crashAfter
 		case "lose":
 			w.sess.loseAt = crashAfter + 1
+		case "deadline":
+			// Its time runs out at call crashAfter+1 (if it makes that
+			// many), or at a target that never answers.
+			w.sess.deadline, w.sess.timeUpAt = w.now.Add(simLambdaTimeout), crashAfter+1
+		case "late":
+			// Started with less time left than its safety margin.
+			w.sess.deadline = w.now.Add(simLate)
+		case "recreated":
+			w.sess.recreateAt = crashAfter + 1
 		}
 		ev := events.SQSEvent{}
 		for _, m := range msgs {
@@ -908,6 +1030,8 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 	}
 	w.sess = nil
+	w.forgetPlaces(w.lostUnder)
+	w.lostUnder = nil
 	if fault == "deleted" {
 		w.srcGone = false
 		w.forgetPlaces(lost)
@@ -979,6 +1103,10 @@ func crashSuffix(fault string, k int) string {
 		return fmt.Sprintf(" after %d calls", k)
 	case "lose":
 		return fmt.Sprintf(": the answer to call %d is lost", k+1)
+	case "deadline":
+		return fmt.Sprintf(": its time runs out at call %d", k+1)
+	case "recreated":
+		return fmt.Sprintf(": the queue is deleted and created again before call %d", k+1)
 	}
 	return ""
 }
@@ -996,7 +1124,14 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 		w.batch[m.id] = m
 	}
 	w.logs.Reset()
-	resp, err := w.handler.Handle(context.Background(), ev)
+	ctx := context.Background()
+	if !w.sess.deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, w.sess.deadline)
+		defer cancel()
+		w.sess.cancel = cancel
+	}
+	resp, err := w.handler.Handle(ctx, ev)
 	if err != nil {
 		w.t.Fatalf("Handle returned %v", err)
 	}
@@ -1005,7 +1140,7 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 		w.fail("%s", w.broken)
 	}
 	// (A failed S3 read leaves the event unknown to the log line.)
-	w.readLogs(!w.sess.crashed && w.sess.loseAt == 0)
+	w.readLogs(!w.sess.crashed && w.sess.loseAt == 0 && !w.sess.failedCall)
 	w.checkPaced()
 	if w.broken != "" {
 		w.fail("%s", w.broken)
@@ -1120,8 +1255,10 @@ func (w *world) noteExpired() {
 // every dead letter's body alone, with the pointer's size, or with the
 // event's attributes (the size, when a pointer, and its identity). copies
 // is how many times each dead letter is sent (a hand re-send made twice:
-// two messages of one body, neither marked).
-func (w *world) replay(tool provenance, copies int) {
+// two messages of one body, neither marked); leave keeps the dead letters
+// in the DLQ (a hand re-send that deletes nothing: a later replay sends
+// their bodies again).
+func (w *world) replay(tool provenance, copies int, leave bool) {
 	if tool == byReplay {
 		w.redrive("none", -1, true, nil)
 		return
@@ -1131,7 +1268,11 @@ func (w *world) replay(tool provenance, copies int) {
 	if len(dlq.msgs) == 0 {
 		return
 	}
-	w.logf("operator replays %d dead letters with %s, %d times each", len(dlq.msgs), tool, copies)
+	kept := ""
+	if leave {
+		kept = ", and leaves them in the DLQ"
+	}
+	w.logf("operator replays %d dead letters with %s, %d times each%s", len(dlq.msgs), tool, copies, kept)
 	for _, m := range slices.Clone(dlq.msgs) {
 		attrs := map[string]string{}
 		switch tool {
@@ -1154,7 +1295,9 @@ func (w *world) replay(tool provenance, copies int) {
 		}
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
-		dlq.remove(m)
+		if !leave {
+			dlq.remove(m)
+		}
 	}
 }
 
@@ -1392,6 +1535,12 @@ var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
 // legacy targetUrl's draws.
 const simDestinationsFile = "destinations"
 
+// simDeadlinesFile is in the name of each stored failure whose run draws
+// invocations with a deadline, a queue re-created under an invocation and
+// claims whose answers are lost: the failures stored before replay the
+// draws without them.
+const simDeadlinesFile = "deadlines"
+
 // simChecks is the search's number of runs: -rapid.checks when given (make
 // simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
 var simChecks = sync.OnceValue(func() string {
@@ -1426,7 +1575,8 @@ func TestSimulation(t *testing.T) {
 		setFlag(t, "rapid.checks", "0") // no new runs
 		for _, f := range files {
 			setFlag(t, "rapid.failfile", f)
-			rapid.Check(t, simulate(tally, strings.HasPrefix(filepath.Base(f), simDestinationsFile)))
+			name := filepath.Base(f)
+			rapid.Check(t, simulate(tally, strings.HasPrefix(name, simDestinationsFile), strings.Contains(name, simDeadlinesFile)))
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
@@ -1437,17 +1587,18 @@ func TestSimulation(t *testing.T) {
 	t.Run("search", func(t *testing.T) {
 		tally := &simTally{what: "explored"}
 		setFlag(t, "rapid.checks", simChecks())
-		rapid.Check(t, simulate(tally, true))
+		rapid.Check(t, simulate(tally, true, true))
 		t.Logf("search: %d runs, %d steps explored, 0 violations%s", tally.runs, tally.steps.Load(), tally.knownNote())
 	})
 }
 
 // simulate is the property rapid checks: one history of random actions
 // and faults, the invariants checked after every step.
-func simulate(tally *simTally, destinations bool) func(*rapid.T) {
+func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		tally.runs++
 		w := newWorldOf(rt, rapid.SampledFrom([]horizons{awsHorizons, shortHorizons}).Draw(rt, "horizons"))
+		defer close(w.release)
 		w.tally = tally
 		if destinations {
 			w.drawDestinations(rt)
@@ -1485,7 +1636,11 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			if rapid.IntRange(1, drainOdds).Draw(rt, "drain fault?") != 1 {
 				return "none", -1
 			}
-			return rapid.SampledFrom([]string{"crash", "lose", "lostdelete", "duplicate"}).Draw(rt, "drain fault"), rapid.IntRange(0, 12).Draw(rt, "drain crash after")
+			faults := []string{"crash", "lose", "lostdelete", "duplicate"}
+			if deadlines {
+				faults = append(faults, "deadline", "late")
+			}
+			return rapid.SampledFrom(faults).Draw(rt, "drain fault"), rapid.IntRange(0, 12).Draw(rt, "drain crash after")
 		}
 		rt.Repeat(map[string]func(*rapid.T){
 			"new event": func(rt *rapid.T) {
@@ -1511,7 +1666,11 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 				w.deliver(e, fault("ingest fault"))
 			},
 			"invoke": func(rt *rapid.T) {
-				f := rapid.SampledFrom([]string{"none", "crash", "crash", "lose", "lostdelete", "duplicate"}).Draw(rt, "fault")
+				faults := []string{"none", "crash", "crash", "lose", "lostdelete", "duplicate"}
+				if deadlines {
+					faults = append(faults, "deadline", "deadline", "late", "recreated")
+				}
+				f := rapid.SampledFrom(faults).Draw(rt, "fault")
 				k := rapid.IntRange(0, 12).Draw(rt, "crash after")
 				if !w.invoke(f, k) {
 					rt.Skip("nothing visible")
@@ -1531,8 +1690,18 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 				w.logf("handlers of %s between two effects now %q", conv, mode)
 			},
 			"ledger": func(rt *rapid.T) {
-				call := rapid.SampledFrom([]string{"FailedAttempt", "Complete"}).Draw(rt, "call")
-				mode := rapid.SampledFrom([]string{"", "throttled"}).Draw(rt, "mode")
+				calls := []string{"FailedAttempt", "Complete"}
+				if deadlines {
+					calls = append(calls, "Claim")
+				}
+				call := rapid.SampledFrom(calls).Draw(rt, "call")
+				modes := []string{"", "throttled"}
+				if call == "Claim" {
+					// Each claim's first answer lost: the SDK's retry
+					// finds the claim landed (ledger.Memory.LoseAnswers).
+					modes = []string{"", "lost answers"}
+				}
+				mode := rapid.SampledFrom(modes).Draw(rt, "mode")
 				w.mode["ledger/"+call] = mode
 				w.logf("ledger %s now %q", call, mode)
 			},
@@ -1562,11 +1731,12 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 			"replay": func(rt *rapid.T) {
 				tool := rapid.SampledFrom([]provenance{byReplay, byMove, byHand, byHandSize, byHandEvent}).Draw(rt, "tool")
 				if tool != byReplay {
-					copies := 1
+					copies, keep := 1, false
 					if tool != byMove {
 						copies = rapid.IntRange(1, 2).Draw(rt, "hand re-sends of each")
+						keep = deadlines && rapid.Bool().Draw(rt, "leaves the dead letters")
 					}
-					w.replay(tool, copies)
+					w.replay(tool, copies, keep)
 					return
 				}
 				f := rapid.SampledFrom([]string{"none", "none", "crash", "lose"}).Draw(rt, "redrive fault")
@@ -1623,6 +1793,12 @@ func simulate(tally *simTally, destinations bool) func(*rapid.T) {
 		w.check()
 		tally.steps.Add(int64(w.steps))
 		tally.ended++
+		if p := os.Getenv("SIMPROGRESS"); p != "" {
+			// The steps explored so far, after every run: a rule broken on
+			// purpose that panics a goroutine of the worker ends the test
+			// before it reports (scripts/mutate.sh reads it).
+			_ = os.WriteFile(p, []byte(fmt.Sprint(tally.steps.Load())), 0o600)
+		}
 	}
 }
 
@@ -1672,9 +1848,9 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("lostdelete", -1) // dead-lettered; a stray copy stays queued
 			w.recreate()               // the stray copy is lost with the queue
 			w.mode["cus_A/forward"] = ""
-			w.replay(byReplay, 1)     // evt_A_0 is sent again, first
-			w.deliver(e("cus_A"), "") // then evt_A_1
-			w.deliver(a0, "")         // and the provider's retry of evt_A_0
+			w.replay(byReplay, 1, false) // evt_A_0 is sent again, first
+			w.deliver(e("cus_A"), "")    // then evt_A_1
+			w.deliver(a0, "")            // and the provider's retry of evt_A_0
 			w.advance(time.Hour)
 		}},
 		// And a replay sent while an earlier copy of its event was still
@@ -1686,10 +1862,10 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("crash", 6)       // dead-lettered, and again when it comes back
 			w.advance(7 * time.Minute) // (its first dead letter's mark was lost)
 			w.mode["cus_A/forward"] = "transient"
-			w.replay(byMove, 1) // two copies of evt_A_0
+			w.replay(byMove, 1, false) // two copies of evt_A_0
 			w.deliver(e("cus_A"), "")
-			w.advance(13 * time.Second) // the first copy is dead-lettered; the second waits
-			w.replay(byReplay, 1)       // a third copy, behind evt_A_1
+			w.advance(13 * time.Second)  // the first copy is dead-lettered; the second waits
+			w.replay(byReplay, 1, false) // a third copy, behind evt_A_1
 			w.mode["cus_A/forward"] = ""
 			w.advance(time.Hour) // the second copy applies evt_A_0, then evt_A_1
 		}},
@@ -1731,7 +1907,7 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode["cus_A/forward"] = "transient"
 			w.advance(13 * day)
 			for range 3 {
-				w.replay(byReplay, 1)
+				w.replay(byReplay, 1, false)
 				w.advance(13 * day)
 			}
 		}},

@@ -292,7 +292,8 @@ func (h *Handler) Handle(ctx context.Context, ev events.SQSEvent) (events.SQSEve
 	}
 	go func() { wg.Wait(); close(done) }()
 	if b.limited() {
-		cctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), b.cutoff)
+		// The cut-off, or the invocation's end if it comes first.
+		cctx, cancel := context.WithDeadline(ctx, b.cutoff)
 		select {
 		case <-done:
 		case <-cctx.Done():
