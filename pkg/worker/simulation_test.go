@@ -202,7 +202,8 @@ type world struct {
 	// reads and writes.
 	pauses *destination.Memory
 	// mode holds the faults that last: per conversation and effect, the
-	// target's ("" ok, "transient", "permanent", "hang", "timeout"); per
+	// target's ("" ok, "transient", "transient retry-after", "permanent",
+	// "hang", "timeout"); per
 	// conversation, its handlers' between two effects (conv/between:
 	// "transient", "permanent", "lost"); and the ledger calls that fail
 	// without landing (ledger/FailedAttempt, ledger/Complete: "throttled").
@@ -488,6 +489,11 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	switch mode {
 	case "transient":
 		return errors.New("target: 503 service unavailable")
+	case "transient retry-after":
+		// A custom effect's failure that asks for a long wait: a counted
+		// attempt whose retry (three quarters of the expiry margin) can
+		// outlast the retention left to a message near its end.
+		return worker.RetryAfter(errors.New("target: 503 service unavailable, retry later"), 3*w.hz.margin/4)
 	case "permanent":
 		return worker.Permanent(errors.New("target: 422 unprocessable"))
 	case "hang":
@@ -1536,7 +1542,8 @@ var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
 const simDestinationsFile = "destinations"
 
 // simDeadlinesFile is in the name of each stored failure whose run draws
-// invocations with a deadline, a queue re-created under an invocation and
+// invocations with a deadline, a queue re-created under an invocation,
+// custom effects failing with a long Retry-After and
 // claims whose answers are lost: the failures stored before replay the
 // draws without them.
 const simDeadlinesFile = "deadlines"
@@ -1679,7 +1686,13 @@ func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
 			"target": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
 				effect := rapid.SampledFrom(w.targetEffects()).Draw(rt, "effect")
-				mode := rapid.SampledFrom(w.targetModes()).Draw(rt, "mode")
+				modes := w.targetModes()
+				if deadlines && !isForward(effect) {
+					// A forward's Retry-After is a wait (ErrPaced): only a
+					// custom effect's failure asks for a counted one.
+					modes = append(modes, "transient retry-after")
+				}
+				mode := rapid.SampledFrom(modes).Draw(rt, "mode")
 				w.mode[conv+"/"+effect] = mode
 				w.logf("target %s/%s now %q", conv, effect, mode)
 			},
