@@ -14,7 +14,7 @@ package ingest
 //
 // Keys are read concurrently (one round trip for the whole delivery on the
 // happy path), and nothing was written for a held-back event.
-func holdBack(msgs []pending, st []claimState) []int {
+func holdBack(msgs []pending, st []keyState) []int {
 	stopped := map[string]bool{} // conversations with an event not sent
 	var send []int
 	for i, s := range st {

@@ -160,22 +160,22 @@ func sentIDs(q *fakeQueue) []string {
 }
 
 func TestHoldBack(t *testing.T) {
-	claimed := claimState{free: true}
-	failed := claimState{err: errUnavailable}
+	claimed := keyState{free: true}
+	failed := keyState{err: errUnavailable}
 	tests := []struct {
 		name     string
 		groups   string // one conversation per event, a letter each
 		keys     string // one key per event, a letter each
-		st       []claimState
+		st       []keyState
 		wantSend []int
 		wantHeld []int
 	}{
-		{"all free", "aab", "xyz", []claimState{claimed, claimed, claimed}, []int{0, 1, 2}, nil},
-		{"a failed check stops its conversation only", "abaa", "wxyz", []claimState{failed, claimed, claimed, claimed}, []int{1}, []int{2, 3}},
-		{"a later failure stops what comes after it", "aaa", "xyz", []claimState{claimed, failed, claimed}, []int{0}, []int{2}},
-		{"a duplicate is no stop", "aa", "xy", []claimState{{out: outDuplicate}, claimed}, []int{1}, nil},
-		{"a reused id is no stop (it never queues)", "aa", "xy", []claimState{{out: outReused}, claimed}, []int{1}, nil},
-		{"an event not free keeps its outcome behind a stop", "aaa", "xyz", []claimState{failed, {out: outDuplicate}, claimed}, nil, []int{2}},
+		{"all free", "aab", "xyz", []keyState{claimed, claimed, claimed}, []int{0, 1, 2}, nil},
+		{"a failed check stops its conversation only", "abaa", "wxyz", []keyState{failed, claimed, claimed, claimed}, []int{1}, []int{2, 3}},
+		{"a later failure stops what comes after it", "aaa", "xyz", []keyState{claimed, failed, claimed}, []int{0}, []int{2}},
+		{"a duplicate is no stop", "aa", "xy", []keyState{{out: outDuplicate}, claimed}, []int{1}, nil},
+		{"a reused id is no stop (it never queues)", "aa", "xy", []keyState{{out: outReused}, claimed}, []int{1}, nil},
+		{"an event not free keeps its outcome behind a stop", "aaa", "xyz", []keyState{failed, {out: outDuplicate}, claimed}, nil, []int{2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

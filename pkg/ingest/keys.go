@@ -73,9 +73,9 @@ func streamed(p pending, routes tenant.Routes, ev *route.Event) pending {
 	return p
 }
 
-// claimState is what checking, sending and completing did for one event of
+// keyState is what checking, sending and completing did for one event of
 // a delivery.
-type claimState struct {
+type keyState struct {
 	free   bool    // the key was free: this delivery sends the event
 	out    outcome // "" until the event is reused, duplicate, held back or accepted
 	stored string  // the payload digest a reused id was completed with
@@ -124,8 +124,8 @@ func (h *Handler) enqueue(ctx context.Context, res *result, msgs []pending) {
 // an error wrapping errUnavailable. A key repeated within the delivery is
 // read once: its later events are duplicates of the first (reused, with
 // another payload).
-func (h *Handler) check(ctx context.Context, msgs []pending) []claimState {
-	st := make([]claimState, len(msgs))
+func (h *Handler) check(ctx context.Context, msgs []pending) []keyState {
+	st := make([]keyState, len(msgs))
 	first := map[string]int{} // key → its first event
 	var read []int
 	for i, m := range msgs {
@@ -171,7 +171,7 @@ func (h *Handler) check(ctx context.Context, msgs []pending) []claimState {
 // delivery's digest. A failed completion only means a later duplicate is
 // sent again, which SQS deduplication (5 minutes) and the worker's effect
 // ledger absorb, so the sender still gets its 2xx for a queued event.
-func (h *Handler) complete(ctx context.Context, res *result, msgs []pending, st []claimState, sent []int) {
+func (h *Handler) complete(ctx context.Context, res *result, msgs []pending, st []keyState, sent []int) {
 	h.each(len(sent), func(j int) {
 		i := sent[j]
 		if st[i].err != nil {
