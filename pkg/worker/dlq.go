@@ -153,7 +153,9 @@ func (h *Handler) deadLetter(ctx context.Context, m *message, cause error) resul
 			keys = append([]ledger.Key{event}, keys...)
 		}
 		if fence.Sequence == "" {
-			fence = h.fenceOf(ctx, rec, id, group, t.newest)
+			if fence, err = h.fenceOf(ctx, rec, id, group, t.newest); err != nil {
+				return h.retry(*r, errors.Join(cause, fmt.Errorf("dead-letter: %w", err)))
+			}
 		}
 		fence.HeldFrom = r.heldFrom
 	}

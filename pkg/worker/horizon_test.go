@@ -244,10 +244,15 @@ func TestLongRetryAfterStaysInsideSQSLimit(t *testing.T) {
 type fakeQueues struct {
 	created string
 	calls   int
+	// err, when set, is every read's answer (the read is counted).
+	err error
 }
 
 func (q *fakeQueues) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
 	q.calls++
+	if q.err != nil {
+		return nil, q.err
+	}
 	if aws.ToString(in.QueueUrl) != testURL {
 		return nil, errors.New("unexpected queue " + aws.ToString(in.QueueUrl))
 	}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/hookpack/hookpack/pkg/ledger"
 	"github.com/hookpack/hookpack/pkg/queue"
 	"github.com/hookpack/hookpack/pkg/worker"
 )
@@ -150,4 +152,57 @@ func TestUnreadableBodyIsBuriedByItsIdentity(t *testing.T) {
 	if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{byHand}}); len(resp.BatchItemFailures) != 0 || runs != 1 {
 		t.Errorf("the dead letter's body re-sent by hand: failures %v, handler ran %d; want it replayed once", failed(resp), runs)
 	}
+}
+
+// A later copy of a done event that is dead-lettered before it claims
+// anything (here its offloaded body is gone) is judged by the event's record
+// under its queue's incarnation: when the incarnation cannot be read, the
+// copy comes back instead of being dead-lettered under a fence of no series,
+// which the record of the done event would not recognise (make simulate
+// SEED=4 dead-lettered a done event at its 30th receive, its time running
+// out before the read). Once the queue can be read, the copy is deleted.
+func TestDeadLetterWaitsForItsQueueIncarnation(t *testing.T) {
+	const pointer = `["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"b","s3Key":"hp-acme.fifo/d3"}]`
+	q := &fakeQueues{created: "1700000000"}
+	payloads := &fakePayloads{}
+	onLedgers(t, func(c *worker.Config) { c.Queues, c.Payloads = q, payloads }, func(t *testing.T, f *fixture, store records) {
+		q.err = nil
+		_, runs := oneEffect(f, true)
+		e := env("incarnation-unread-"+t.Name()[len(t.Name())-6:], "IU")
+		handle := func(r events.SQSMessage) events.SQSEventResponse {
+			t.Helper()
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			return resp
+		}
+		if resp := handle(rec(t, e, 1)); len(resp.BatchItemFailures) != 0 || len(runs()) != 1 {
+			t.Fatalf("first delivery: failures %v, %d runs; want done once", failed(resp), len(runs()))
+		}
+		f.clock.Advance(time.Hour) // its claim's lease has ended
+		// The sender's retry, enqueued again, offloaded, its object gone.
+		again := reenqueued(e)
+		full, err := again.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy := recAs(t, "m-"+e.EventID+"-again", again, 1)
+		copy.Body = pointer
+		copy.MessageAttributes = sqsAttributes(queue.EnvelopeIdentity(again).Attributes())
+		copy.MessageAttributes[queue.SizeAttribute] = events.SQSMessageAttribute{DataType: "Number", StringValue: ptr(fmt.Sprint(len(full)))}
+		q.err = errors.New("simulated ThrottlingException")
+		if resp := handle(copy); len(resp.BatchItemFailures) != 1 || len(f.sqs.sent) != 0 {
+			t.Fatalf("copy without its queue's incarnation: failures %v, %d dead letters; want it retried, not dead-lettered", failed(resp), len(f.sqs.sent))
+		}
+		k := ledger.Key{Tenant: e.Tenant, Event: e.Key, Effect: ledger.EventEffect}
+		if r, err := store.Record(context.Background(), k); err != nil || r.Dead() {
+			t.Fatalf("event record after the retried copy: %+v, %v; want it not dead", r, err)
+		}
+		q.err = nil
+		copy.Attributes["ApproximateReceiveCount"] = "2"
+		if resp := handle(copy); len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 {
+			t.Fatalf("copy, queue readable again: failures %v, %d dead letters; want it deleted", failed(resp), len(f.sqs.sent))
+		}
+		if got := outcomes(t, f.logs)[copy.MessageId]; got != "skipped_duplicate" || len(runs()) != 1 {
+			t.Errorf("copy of the done event: outcome %q, %d runs; want skipped_duplicate, 1 run", got, len(runs()))
+		}
+	})
 }

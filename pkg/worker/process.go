@@ -290,9 +290,13 @@ const finishSlack = 100 * time.Millisecond
 // fenceOf is the fence of message rec of event id in its conversation
 // group, for a dead letter sent before the message claimed anything: its
 // place in the conversation and its queue's incarnation (so that the event's
-// record tells a done event from one to bury), or, when those cannot be
-// had, the fence of an unknown place, which buries without comparing.
-func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string, newest time.Time) ledger.Fence {
+// record tells a done event from one to bury), or, when it has no place (no
+// SequenceNumber), the fence of an unknown place, which buries without
+// comparing. It returns an error when its queue's incarnation cannot be
+// read: a fence without it belongs to no series, so the event's record of a
+// later copy that completed it would not show it done, and the dead letter
+// would give a done event a second outcome (the caller retries instead).
+func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.Identity, group string, newest time.Time) (ledger.Fence, error) {
 	f, err := ledger.NewFence(id.Tenant, group, rec.Attributes["SequenceNumber"], receivesOf(rec), redriven(rec))
 	if err != nil {
 		f = ledger.Fence{Tenant: id.Tenant, Conversation: group}
@@ -301,12 +305,13 @@ func (h *Handler) fenceOf(ctx context.Context, rec *events.SQSMessage, id queue.
 	if !id.ReceivedAt.IsZero() {
 		f.Origin = id.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
-	if f.Sequence != "" {
-		fctx, cancel := h.finish(ctx)
-		f.Queue, _ = h.incarnation(fctx, rec, newest)
-		cancel()
+	if f.Sequence == "" {
+		return f, nil
 	}
-	return f
+	fctx, cancel := h.finish(ctx)
+	defer cancel()
+	f.Queue, err = h.incarnation(fctx, rec, newest)
+	return f, err
 }
 
 // incarnation returns the label of rec's queue incarnation: its
