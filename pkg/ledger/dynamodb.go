@@ -196,6 +196,8 @@ func (d *DynamoDB) Claim(ctx context.Context, f Fence, k Key, dur time.Duration)
 		return Lease{}, &ConflictError{Record: record(k, old), err: ErrFenced}
 	case attr.ToString(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] != nil && revives(attr.ToString(old[attrDeadMsg]), setAttr(old[attrDeadFrom]), attr.ToString(old[attrOrigin]), f):
 		return Lease{}, d.revive(ctx, f, k, old)
+	case attr.ToString(old[attrStatus]) == string(StatusCompleted) && old[attrDeadMsg] == nil && adopts(attr.ToString(old[attrSeries]), f, k):
+		return Lease{}, d.adopt(ctx, f, k, old)
 	default:
 		return Lease{}, conflict(record(k, old), done(attr.ToString(old[attrSeries]), attr.ToString(old[attrFence]), attr.ToString(old[attrOrigin]), old[attrByReplay] != nil, f))
 	}
@@ -294,6 +296,33 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 	}
 	r := record(k, old)
 	r.DeadMessage, r.DeadSent, r.Fence = "", false, f.Token()
+	return conflict(r, true)
+}
+
+// adopt takes the COMPLETED event record k, written in another series,
+// into f's (see adopts): it stays completed and takes f's token. One
+// UpdateItem, on the path of a claim after the queue was created again
+// only. It returns the *ConflictError wrapping ErrCompleted the claim
+// reports, or a wrapped AWS error (a concurrent change: the next attempt
+// decides).
+func (d *DynamoDB) adopt(ctx context.Context, f Fence, k Key, old map[string]types.AttributeValue) error {
+	if old[attrFence] == nil || old[attrSeries] == nil {
+		return conflict(record(k, old), true) // written by no claim: nothing to compare
+	}
+	_, err := d.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(d.table), Key: d.key(effectPK(k)),
+		UpdateExpression:    aws.String("SET #fence = :fence, #series = :series"),
+		ConditionExpression: aws.String("#status = :completed AND attribute_not_exists(#deadmsg) AND #fence = :was AND #series = :wasseries"),
+		ExpressionAttributeNames: map[string]string{"#fence": attrFence, "#series": attrSeries, "#status": attrStatus,
+			"#deadmsg": attrDeadMsg},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":fence": attr.S(f.Token()), ":series": attr.S(f.series()),
+			":completed": attr.S(string(StatusCompleted)), ":was": old[attrFence], ":wasseries": old[attrSeries]},
+	})
+	if err != nil {
+		return fmt.Errorf("claim %s: adopt: %w", k, err)
+	}
+	r := record(k, old)
+	r.Fence = f.Token()
 	return conflict(r, true)
 }
 

@@ -432,6 +432,20 @@ func revives(deadMessage string, deadFrom []string, storedOrigin string, f Fence
 		(f.Replay || storedOrigin != "" && storedOrigin == f.Origin)
 }
 
+// adopts reports whether f's claim of effect k takes over, into its own
+// series, the COMPLETED event record (f's Event, not dead-lettered) that a
+// message of another series wrote: another incarnation of the queue, deleted
+// since. Tokens compare only within a series, so without it no later copy
+// of the event in f's queue would find the event done by f (see finished):
+// one that fails after f was deleted would dead-letter a done event. Only a
+// message of the queue's current incarnation adopts (a known label, not "<",
+// see Fence.Queue): an earlier incarnation's message must never complete the
+// new queue's copies. The record stays COMPLETED; it takes f's token, as if
+// f had completed it, which is what a claim of f finding it done means.
+func adopts(storedSeries string, f Fence, k Key) bool {
+	return k.Effect == f.record() && f.Queue != "" && !strings.HasPrefix(f.Queue, "<") && storedSeries != f.series()
+}
+
 // finished reports whether the event record r (EventEffect), stored under
 // series, origin and byReplay, shows its event done for a message f about to
 // be dead-lettered: completed, or claimed and not interrupted (see done), by

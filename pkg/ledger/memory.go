@@ -131,6 +131,11 @@ func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
 			m.effects[pk] = r
 			return Lease{}, conflict(r.Record, true)
 		}
+		if r.Status == StatusCompleted && r.DeadMessage == "" && adopts(r.series, f, k) {
+			r.Fence, r.series = f.Token(), f.series()
+			m.effects[pk] = r
+			return Lease{}, conflict(r.Record, true)
+		}
 		isDone := done(r.series, r.Fence, r.origin, r.byReplay, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
 		revived := r.Status == StatusDead && revives(r.DeadMessage, r.DeadFrom, r.origin, f)

@@ -733,3 +733,72 @@ func TestOldQueueMessageHandledAfterTheRecreation(t *testing.T) {
 		}
 	})
 }
+
+// An event whose forward completed in a queue deleted since (its message
+// failed after it, and was lost with the queue) is done again in the new
+// queue by the sender's next copy (the forward skipped, the rest run). A
+// later copy in the new queue that fails (a hand re-send of its dead letter,
+// its handler refusing) finds the event done and is deleted, not
+// dead-lettered: the record the old queue completed is taken into the new
+// queue's series by the copy that found it (make simulate SEED=3 gave a done
+// event a dead letter: tokens of another incarnation never compare).
+func TestDoneInTheNewQueueIsNotDeadLetteredByALaterCopy(t *testing.T) {
+	q := &fakeQueues{}
+	onLedgers(t, func(c *worker.Config) { c.Queues = q }, func(t *testing.T, f *fixture, store records) {
+		now := f.clock.Now()
+		q.created = strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)
+		p := &fakePoster{}
+		forwardTo := worker.Forward(fakeOutbound{out: tenant.Outbound{TargetURL: "https://acme.example/hooks", Secrets: []string{"whsec_c2VjcmV0"}}}, p)
+		var charges []string
+		failCharge, refuse := true, ""
+		f.reg.Handle(worker.Any, worker.Any, func(ctx context.Context, ev *worker.Event) error {
+			if err := forwardTo(ctx, ev); err != nil {
+				return err
+			}
+			if ev.MessageID == refuse {
+				return worker.Permanent(errors.New("handler refuses the copy"))
+			}
+			return ev.Once(ctx, "charge", func(_ context.Context, key string) error {
+				if failCharge {
+					return errors.New("charge target answered 503")
+				}
+				charges = append(charges, key)
+				return nil
+			})
+		})
+		handle := func(r events.SQSMessage) events.SQSEventResponse {
+			t.Helper()
+			resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{r}})
+			return resp
+		}
+		e := env("adopted-"+t.Name()[strings.LastIndexByte(t.Name(), '/')+1:], "AD")
+		old := sentAt(recAs(t, "m-"+e.EventID+"-old", e, 1), now.Add(-30*time.Minute))
+		old.Attributes["SequenceNumber"] = "900"
+		if resp := handle(old); len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("old queue's message: failures %v, want it retried (its charge failed)", failed(resp))
+		}
+		k := ledger.Key{Tenant: e.Tenant, Event: e.Key, Effect: ledger.EventEffect}
+		if r, err := store.Record(context.Background(), k); err != nil || r.Status != ledger.StatusCompleted {
+			t.Fatalf("event record after the old message = %+v, %v; want its forward COMPLETED", r, err)
+		}
+		// Deleted with its message and created again; SequenceNumbers restart.
+		f.clock.Advance(time.Hour)
+		q.created, failCharge = strconv.FormatInt(f.clock.Now().Add(-time.Minute).Unix(), 10), false
+		first := sentAt(recAs(t, "m-"+e.EventID+"-new", reenqueued(e), 1), f.clock.Now())
+		first.Attributes["SequenceNumber"] = "5"
+		if resp := handle(first); len(resp.BatchItemFailures) != 0 || len(p.reqs) != 1 || len(charges) != 1 {
+			t.Fatalf("the new queue's copy: failures %v, %d forwards, %d charges; want done, 1 forward (the old one), 1 charge", failed(resp), len(p.reqs), len(charges))
+		}
+		later := sentAt(recAs(t, "m-"+e.EventID+"-by-hand", reenqueued(e), 1), f.clock.Now())
+		later.Attributes["SequenceNumber"], refuse = "9", later.MessageId
+		if resp := handle(later); len(resp.BatchItemFailures) != 0 || len(f.sqs.sent) != 0 {
+			t.Fatalf("a later copy that fails: failures %v, %d dead letters; want it deleted, its event done", failed(resp), len(f.sqs.sent))
+		}
+		if got := outcomes(t, f.logs)[later.MessageId]; got != "skipped_duplicate" {
+			t.Errorf("a later copy that fails: outcome %q, want skipped_duplicate", got)
+		}
+		if r, _ := store.Record(context.Background(), k); r.Dead() {
+			t.Errorf("event record after the later copy = %+v, want it not dead-lettered", r)
+		}
+	})
+}

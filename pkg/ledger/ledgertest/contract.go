@@ -1086,6 +1086,48 @@ func Run(t *testing.T, newStore func(t *testing.T, clock *Clock) Store, q Quirks
 		}
 	})
 
+	t.Run("ACompletedEventOfTheOldQueueIsAdoptedByTheNewOnesCopy", func(t *testing.T) {
+		// The event was completed in a queue deleted since. A copy in the
+		// queue created again finds it done and takes the record into its
+		// own series, so that a later copy there that fails is not
+		// dead-lettered under a done event (make simulate SEED=3). A message
+		// of the old queue handled late ("<" label) never takes it, and a
+		// custom effect's record is not the event's.
+		s := newStore(t, lease.NewClock())
+		conv := "conv-" + uniq(t)
+		k, custom := key(t, ledger.EventEffect), key(t, "email")
+		old := fence(t, conv, 900, 1)
+		old.Queue, old.MessageID = "1700000000", "m900"
+		mustComplete(t, s, mustClaim(t, s, old, k))
+		mustComplete(t, s, mustClaim(t, s, old, custom))
+		first := fence(t, conv, 5, 1)
+		first.Queue, first.MessageID = "1800000000", "m5"
+		for _, kk := range []ledger.Key{k, custom} {
+			if _, err := s.Claim(ctx, first, kk, 0); !errors.Is(err, ledger.ErrCompleted) {
+				t.Fatalf("Claim(%s) in the new queue = %v, want ErrCompleted", kk.Effect, err)
+			}
+		}
+		if r, _ := s.Record(ctx, k); r.Status != ledger.StatusCompleted || r.Fence != first.Token() {
+			t.Errorf("event record after the new queue's claim = %+v, want COMPLETED under its token %s", r, first.Token())
+		}
+		if r, _ := s.Record(ctx, custom); r.Fence != old.Token() {
+			t.Errorf("custom effect's record after the new queue's claim = %+v, want it left under %s", r, old.Token())
+		}
+		late := fence(t, conv, 901, 1)
+		late.Queue, late.MessageID = "<1800000000", "m901"
+		if _, err := s.Claim(ctx, late, k, 0); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Claim() by the old queue's late message = %v, want ErrCompleted", err)
+		}
+		if r, _ := s.Record(ctx, k); r.Fence != first.Token() {
+			t.Errorf("event record after the old queue's late claim = %+v, want it left under %s", r, first.Token())
+		}
+		later := fence(t, conv, 9, 1)
+		later.Queue, later.MessageID = "1800000000", "m9"
+		if err := s.Bury(ctx, later, []ledger.Key{k}, nil, "gave up"); !errors.Is(err, ledger.ErrCompleted) {
+			t.Errorf("Bury() by a later copy in the new queue = %v, want ErrCompleted (its event is done)", err)
+		}
+	})
+
 	t.Run("RecreatedQueueIsNotFencedByTheOldOne", func(t *testing.T) {
 		// The queue was deleted and created again under its name: its
 		// SequenceNumbers start over, below everything the old one wrote.
