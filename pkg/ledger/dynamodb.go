@@ -295,7 +295,7 @@ func (d *DynamoDB) revive(ctx context.Context, f Fence, k Key, old map[string]ty
 		return fmt.Errorf("claim %s: revive: %w", k, err)
 	}
 	r := record(k, old)
-	r.DeadMessage, r.DeadSent, r.Fence = "", false, f.Token()
+	r.DeadMessage, r.DeadSent, r.Fence, r.Series = "", false, f.Token(), f.series()
 	return conflict(r, true)
 }
 
@@ -322,7 +322,7 @@ func (d *DynamoDB) adopt(ctx context.Context, f Fence, k Key, old map[string]typ
 		return fmt.Errorf("claim %s: adopt: %w", k, err)
 	}
 	r := record(k, old)
-	r.Fence = f.Token()
+	r.Fence, r.Series = f.Token(), f.series()
 	return conflict(r, true)
 }
 
@@ -337,7 +337,7 @@ func (d *DynamoDB) marks(f Fence, now time.Time, prev map[string]types.Attribute
 	switch {
 	case f.Replay:
 		return false
-	case attr.ToString(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && f.SameMessage(fence):
+	case attr.ToString(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && series == f.series() && f.SameMessage(fence):
 		return true
 	case len(prev) > 0 && attr.ToInt(prev[attrExp]) >= epoch.Seconds(now) && resent(series, fence, attr.ToString(prev[attrOrigin]), f):
 		return true
@@ -841,7 +841,7 @@ func (d *DynamoDB) get(ctx context.Context, pk string) (map[string]types.Attribu
 }
 
 func record(k Key, item map[string]types.AttributeValue) Record {
-	r := Record{Key: k, Fence: attr.ToString(item[attrFence])}
+	r := Record{Key: k, Fence: attr.ToString(item[attrFence]), Series: attr.ToString(item[attrSeries])}
 	if v, ok := item[attrStatus].(*types.AttributeValueMemberS); ok {
 		r.Status = Status(v.Value)
 	}

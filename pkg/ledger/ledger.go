@@ -162,9 +162,20 @@ func NewFence(tenantID, conversation, sequence string, attempt int, replay bool)
 }
 
 // SameMessage reports whether a stored token (Record.Fence) was written for
-// f's message (the same SequenceNumber), in any of its receives.
+// f's message (the same SequenceNumber), in any of its receives. It compares
+// tokens of one series only: the caller checks the series (see Wrote).
 func (f Fence) SameMessage(token string) bool {
 	return len(token) >= 40 && token[:40] == pad(f.Sequence, 40)
+}
+
+// Wrote reports whether record r was last claimed by f's message, in any of
+// its receives: the same SequenceNumber in the same series. A queue deleted
+// and created again under its name may number from the start, so a message
+// of the new queue can share an old one's SequenceNumber; its series tells
+// them apart (a record without one, written before series were stored,
+// compares by the SequenceNumber alone).
+func (f Fence) Wrote(r Record) bool {
+	return (r.Series == "" || r.Series == f.series()) && f.SameMessage(r.Fence)
 }
 
 // TokenReceive returns the receive count (ApproximateReceiveCount) a stored
@@ -252,6 +263,10 @@ type Record struct {
 	// revives it again (see revives). Empty for an event never
 	// dead-lettered.
 	DeadFrom []string
+	// Series names the conversation and queue incarnation of the worker
+	// that last claimed it (see Fence): tokens of another series do not
+	// compare.
+	Series string
 }
 
 // ConflictError reports why a claim failed and the record in the way. It

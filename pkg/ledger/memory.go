@@ -34,7 +34,6 @@ type Memory struct {
 type memEffect struct {
 	Record
 	token  string
-	series string
 	origin string
 	// byReplay: claimed by a replay (Fence.Replay).
 	byReplay bool
@@ -121,22 +120,22 @@ func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
 			}
 			return l, nil
 		}
-		if newer(r.series, r.Fence, f) {
+		if newer(r.Series, r.Fence, f) {
 			return Lease{}, &ConflictError{Record: r.Record, err: ErrFenced}
 		}
 		if r.Status == StatusCompleted && r.DeadMessage != "" && revives(r.DeadMessage, r.DeadFrom, r.origin, f) {
 			// A replay of an event dead-lettered after this effect
 			// completed: the effect stays done, the event lives again.
-			r.DeadMessage, r.DeadSent, r.Fence, r.series, r.byReplay = "", false, f.Token(), f.series(), true
+			r.DeadMessage, r.DeadSent, r.Fence, r.Series, r.byReplay = "", false, f.Token(), f.series(), true
 			m.effects[pk] = r
 			return Lease{}, conflict(r.Record, true)
 		}
-		if r.Status == StatusCompleted && r.DeadMessage == "" && adopts(r.series, f, k) {
-			r.Fence, r.series = f.Token(), f.series()
+		if r.Status == StatusCompleted && r.DeadMessage == "" && adopts(r.Series, f, k) {
+			r.Fence, r.Series = f.Token(), f.series()
 			m.effects[pk] = r
 			return Lease{}, conflict(r.Record, true)
 		}
-		isDone := done(r.series, r.Fence, r.origin, r.byReplay, f)
+		isDone := done(r.Series, r.Fence, r.origin, r.byReplay, f)
 		takeOver := r.Status == StatusInProgress && epoch.Millis(r.LeaseExpires) < epoch.Millis(now) && !isDone
 		revived := r.Status == StatusDead && revives(r.DeadMessage, r.DeadFrom, r.origin, f)
 		if !takeOver && !revived && r.Status != StatusFailed {
@@ -149,7 +148,7 @@ func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
 		repeat = true
 		// A revival, a retry of a replay's claim, or another message of
 		// the same origin is a replay's claim (see done).
-		revivedBy = revived || r.byReplay && f.SameMessage(r.Fence) || resent(r.series, r.Fence, r.origin, f)
+		revivedBy = revived || r.byReplay && f.Wrote(r.Record) || resent(r.Series, r.Fence, r.origin, f)
 	}
 	l.Taken, l.Repeat = taken, repeat
 	m.effects[pk] = memEffect{
@@ -159,9 +158,9 @@ func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
 			LeaseExpires: epoch.FromMillis(epoch.Millis(l.Expires)),
 			Expires:      epoch.FromSeconds(epoch.Seconds(now.Add(m.opts.Retention))),
 			DeadFrom:     deadFrom,
+			Series:       f.series(),
 		},
 		token:    l.Token,
-		series:   f.series(),
 		origin:   f.Origin,
 		byReplay: f.Replay || revivedBy,
 		repeat:   repeat,
@@ -180,7 +179,7 @@ func (m *Memory) owned(op string, l Lease, status Status) (r memEffect, already 
 		return r, false, nil
 	case ok && r.token == l.Token && r.Status == status && r.Fence == l.Fence.Token():
 		return r, true, nil
-	case ok && newer(r.series, r.Fence, l.Fence):
+	case ok && newer(r.Series, r.Fence, l.Fence):
 		return r, false, fmt.Errorf("%s %s: %w", op, l.Key, ErrFenced)
 	default:
 		return r, false, fmt.Errorf("%s %s: %w", op, l.Key, ErrLeaseLost)
@@ -231,10 +230,10 @@ func (m *Memory) Bury(_ context.Context, f Fence, keys []Key, own []Lease, reaso
 		switch {
 		case !ok:
 			r = memEffect{Record: Record{Key: k}}
-		case newer(r.series, r.Fence, f):
+		case newer(r.Series, r.Fence, f):
 			continue // a newer worker's: nothing of ours to bury
 		case mine, r.Status == StatusFailed, r.Status == StatusDead && r.DeadMessage == f.MessageID:
-		case k.Effect == f.record() && finished(r.Record, r.series, r.origin, r.byReplay, f):
+		case k.Effect == f.record() && finished(r.Record, r.Series, r.origin, r.byReplay, f):
 			return &ConflictError{Record: r.Record, err: ErrCompleted}
 		case r.Status == StatusCompleted && r.DeadMessage == "":
 			// Completed before its event was dead-lettered: it stays done,

@@ -183,7 +183,7 @@ func (h *Handler) deadLetter(ctx context.Context, m *message, cause error) resul
 	if errors.As(err, &ce) {
 		// A concurrent copy of the message (a batch invoked twice) is
 		// running an effect: it decides; this copy comes back after its lease.
-		r.heldByCopy = fence.SameMessage(ce.Record.Fence)
+		r.heldByCopy = fence.Wrote(ce.Record)
 		return h.retry(*r, RetryAfter(errors.Join(cause, fmt.Errorf("dead-letter: %w", err)), ce.Record.LeaseExpires.Sub(h.cfg.Now())))
 	}
 	if err != nil {

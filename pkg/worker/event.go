@@ -414,7 +414,7 @@ func (e *Event) touch(k ledger.Key) {
 // error wrapping ErrTimedOut. deferred says whether the effect's success
 // is left to the message's deletion (see late).
 func (e *Event) interrupted(ctx context.Context, l ledger.Lease, name string, deferred bool) error {
-	if l.Taken == nil || !e.fence.SameMessage(l.Taken.Fence) {
+	if l.Taken == nil || !e.fence.Wrote(*l.Taken) {
 		return nil
 	}
 	// The interrupted receive is the one the taken record was claimed in.

@@ -809,3 +809,43 @@ func TestDoneInTheNewQueueIsNotDeadLetteredByALaterCopy(t *testing.T) {
 		}
 	})
 }
+
+// A queue deleted and created again may number its messages from the start:
+// a message of the new queue can carry the SequenceNumber an old message
+// had. Its claim takes over that message's record (another incarnation's is
+// never done) but must not take it for its own interrupted receive: no
+// attempt is counted, and the effect is not reported a repeat of its own
+// (make simulate SEED=1 counted an attempt of a message that only waited for
+// its rate).
+func TestAnotherIncarnationsSequenceIsNotItsOwnReceive(t *testing.T) {
+	q := &fakeQueues{}
+	onLedgers(t, func(c *worker.Config) { c.Queues = q }, func(t *testing.T, f *fixture, store records) {
+		now := f.clock.Now()
+		q.created = strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)
+		_, runs := oneEffect(f, true)
+		e := env("renumbered-"+t.Name()[strings.LastIndexByte(t.Name(), '/')+1:], "RN")
+		old := sentAt(recAs(t, "m-"+e.EventID+"-old", e, 1), now.Add(-30*time.Minute))
+		old.Attributes["SequenceNumber"] = "1002"
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{old}}); len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("old queue's message: failures %v", failed(resp))
+		}
+		// Deleted (the message's deletion lost with it) and created again;
+		// the sender's retry gets the same SequenceNumber.
+		f.clock.Advance(time.Hour)
+		q.created = strconv.FormatInt(f.clock.Now().Add(-time.Minute).Unix(), 10)
+		again := sentAt(recAs(t, "m-"+e.EventID+"-new", reenqueued(e), 1), f.clock.Now())
+		again.Attributes["SequenceNumber"] = "1002"
+		if resp, _ := f.h.Handle(context.Background(), events.SQSEvent{Records: []events.SQSMessage{again}}); len(resp.BatchItemFailures) != 0 || len(runs()) != 2 {
+			t.Fatalf("the new queue's copy: failures %v, %d forwards; want done, forwarded again (once per queue)", failed(resp), len(runs()))
+		}
+		attempts, ok := store.(interface {
+			Attempts(ctx context.Context, messageID string) (int, error)
+		})
+		if !ok {
+			t.Fatalf("%T reads no attempts", store)
+		}
+		if n, err := attempts.Attempts(context.Background(), again.MessageId); err != nil || n != 0 {
+			t.Errorf("attempts of the new queue's copy = %d, %v; want 0 (the old message's record is not its own receive)", n, err)
+		}
+	})
+}

@@ -185,7 +185,7 @@ func (h *Handler) process(ctx context.Context, t *tracker, i int, rec *events.SQ
 	f.horizon(ev.horizon, ev.stream.Destination)
 	var ce *ledger.ConflictError
 	if errors.As(err, &ce) {
-		f.otherMessage = !ev.fence.SameMessage(ce.Record.Fence)
+		f.otherMessage = !ev.fence.Wrote(ce.Record)
 		m.r.heldByCopy = errors.Is(err, ledger.ErrInFlight) && !f.otherMessage
 	}
 	r = h.judge(ctx, m, f)
