@@ -200,21 +200,21 @@ func (w *world) targetModes() []string {
 	return modes
 }
 
-// arrive records a request reaching destination effect's target and
-// checks its rate: never more than burst + rate×t requests in any window
-// of t.
-func (w *world) arrive(effect string) {
+// arrive records a request reaching destination effect's target, sent at
+// at, and checks its rate: never more than burst + rate×t requests in any
+// window of t.
+func (w *world) arrive(effect string, at time.Time) {
 	d := w.destOf(effect)
 	if d == nil || d.per == 0 {
 		return
 	}
-	d.arrivals = append(d.arrivals, w.now)
+	d.arrivals = append(d.arrivals, at)
 	last := len(d.arrivals) - 1
 	for i := last; i >= 0; i-- {
-		t := w.now.Sub(d.arrivals[i]).Seconds()
+		t := at.Sub(d.arrivals[i]).Seconds()
 		allowed := float64(d.burst) + d.per*t
 		if n := float64(last - i + 1); n > allowed+1e-9 {
-			w.violate("destination %s (rate %s, burst %d) received %d requests in %s, more than burst + rate×t = %.3f", d.Name, d.Rate, d.burst, last-i+1, w.now.Sub(d.arrivals[i]), allowed)
+			w.violate("destination %s (rate %s, burst %d) received %d requests in %s, more than burst + rate×t = %.3f", d.Name, d.Rate, d.burst, last-i+1, at.Sub(d.arrivals[i]), allowed)
 			return
 		}
 		if allowed > float64(last+1) {

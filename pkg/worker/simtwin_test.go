@@ -291,7 +291,10 @@ func (q *fifo) record(m *simMsg) events.SQSMessage {
 // invocation's session (world.sess).
 type simSQS struct{ w *world }
 
-func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, error) {
+func (c simSQS) Send(ctx context.Context, url string, m queue.Message) (string, error) {
+	if c.w.expired(ctx) {
+		return "", errExpired
+	}
 	if !c.w.sess.call() {
 		return "", errCrashed
 	}
@@ -310,7 +313,10 @@ func (c simSQS) Send(_ context.Context, url string, m queue.Message) (string, er
 	return "ok", nil
 }
 
-func (c simSQS) ChangeMessageVisibilityBatch(_ context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+func (c simSQS) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if c.w.expired(ctx) {
+		return nil, errExpired
+	}
 	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
@@ -338,7 +344,10 @@ func (w *world) changeVisibility(in *sqs.ChangeMessageVisibilityBatchInput) *sqs
 	return out
 }
 
-func (c simSQS) GetQueueAttributes(_ context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+func (c simSQS) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	if c.w.expired(ctx) {
+		return nil, errExpired
+	}
 	if !c.w.sess.call() {
 		return nil, errCrashed
 	}
@@ -371,6 +380,9 @@ func (l simLedger) throttled(name string) bool {
 }
 
 func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d time.Duration) (ledger.Lease, error) {
+	if l.w.expired(ctx) {
+		return ledger.Lease{}, errExpired
+	}
 	if !l.w.sess.call() {
 		return ledger.Lease{}, errCrashed
 	}
@@ -386,6 +398,9 @@ func (l simLedger) Claim(ctx context.Context, f ledger.Fence, k ledger.Key, d ti
 }
 
 func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
+	if l.w.expired(ctx) {
+		return errExpired
+	}
 	if !l.w.sess.call() {
 		return errCrashed
 	}
@@ -403,6 +418,9 @@ func (l simLedger) Complete(ctx context.Context, ls ledger.Lease) error {
 }
 
 func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) error {
+	if l.w.expired(ctx) {
+		return errExpired
+	}
 	if !l.w.sess.call() {
 		return errCrashed
 	}
@@ -414,6 +432,9 @@ func (l simLedger) Fail(ctx context.Context, ls ledger.Lease, reason string) err
 }
 
 func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, own []ledger.Lease, reason string) error {
+	if l.w.expired(ctx) {
+		return errExpired
+	}
 	if !l.w.sess.call() {
 		return errCrashed
 	}
@@ -425,6 +446,9 @@ func (l simLedger) Bury(ctx context.Context, f ledger.Fence, keys []ledger.Key, 
 }
 
 func (l simLedger) Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key) error {
+	if l.w.expired(ctx) {
+		return errExpired
+	}
 	if !l.w.sess.call() {
 		return errCrashed
 	}
@@ -436,6 +460,9 @@ func (l simLedger) Buried(ctx context.Context, f ledger.Fence, keys []ledger.Key
 }
 
 func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) error {
+	if l.w.expired(ctx) {
+		return errExpired
+	}
 	if !l.w.sess.call() {
 		return errCrashed
 	}
@@ -443,6 +470,9 @@ func (l simLedger) Apply(ctx context.Context, f ledger.Fence, u ledger.Update) e
 }
 
 func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (int, error) {
+	if l.w.expired(ctx) {
+		return 0, errExpired
+	}
 	if !l.w.sess.call() {
 		return 0, errCrashed
 	}

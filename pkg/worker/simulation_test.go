@@ -48,7 +48,8 @@ import (
 // duplicate invocations, hung and refusing targets, handlers failing
 // between two effects, attempt counts and completions the ledger cannot
 // write, offloaded bodies S3 refuses, loses or serves again, queue
-// re-creation, also under a running invocation, a worker down until a
+// re-creation, also under a running invocation (the sender's unrecorded
+// deliveries retried into the new queue), a worker down until a
 // backlog nears its retention's end), operator replays by every tool (by
 // hand with or without the dead letter's attributes, twice, or leaving the
 // dead letters to be sent again), destinations paused and resumed
@@ -272,6 +273,9 @@ type world struct {
 	// running invocation (world.recreateUnder): their events' places are
 	// forgotten once it ended.
 	lostUnder []*simMsg
+	// retryIntoNewQueue: the sender retries its unrecorded deliveries
+	// into a queue created again (world.senderRetries).
+	retryIntoNewQueue bool
 }
 
 // simEpoch is when a run's clock starts: far in the real future, so that
@@ -422,7 +426,10 @@ type simPayloads struct{ w *world }
 
 // Get reads an offloaded body as S3 answers it in the bucket's state
 // (world.s3): denied is transient, gone is queue.ErrPayloadGone.
-func (p simPayloads) Get(_ context.Context, pointer string) ([]byte, error) {
+func (p simPayloads) Get(ctx context.Context, pointer string) ([]byte, error) {
+	if p.w.expired(ctx) {
+		return nil, errExpired
+	}
 	if !p.w.sess.call() {
 		return nil, errCrashed
 	}
@@ -462,6 +469,9 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	if webhookID == "" && w.ignoresContext(e.conv+"/"+effect) {
 		w.straggle(e, effect)
 	}
+	// The request leaves now, even when the operator re-creates the queue
+	// while it is in flight (world.atCall moves the clock on).
+	sent := w.now
 	if !w.sess.call() {
 		if w.sess.failedCall && w.sess.calls == w.sess.timeUpAt {
 			// The request left; its answer did not come in time.
@@ -476,7 +486,7 @@ func (w *world) target(_ context.Context, eventKey, effect, idemKey, webhookID s
 	if isForward(effect) && webhookID != forward.MessageID(eventKey) {
 		w.violate("%s of %s carries webhook-id %s", effect, e.id, webhookID)
 	}
-	w.arrive(effect)
+	w.arrive(effect, sent)
 	mode := w.mode[e.conv+"/"+effect]
 	switch {
 	case mode == "":
@@ -982,6 +992,7 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 		failed := w.handle(msgs, ev)
 		w.checkHeld(msgs, failed)
+		w.checkLate(fault, msgs)
 		w.notePaced(msgs)
 		w.noteLimit(msgs, failed)
 		if w.sess.crashed {
@@ -1430,7 +1441,8 @@ func (w *world) dropSource() []*simMsg {
 // applied before keeps its place where it was applied.
 func (w *world) forgetPlaces(lost []*simMsg) {
 	for _, m := range lost {
-		if m.event != nil {
+		// (A copy its sender sent since, into the new queue, keeps it.)
+		if m.event != nil && !w.queuedBefore(m.event, nil) {
 			m.event.lostByOwner = true
 			m.event.queued = m.event.applied
 			m.event.partlyLost = m.event.partlyLost || m.event.applied
@@ -1448,6 +1460,7 @@ func (w *world) createSource(deletedAt time.Time) {
 	w.src = newFIFO("hp-acme", w.now, &w.ids)
 	w.src.dlq, w.src.maxRecv, w.src.retention = dlq, worker.MinMaxReceiveCount(maxAttempts), w.hz.retention
 	w.logf("    the source queue exists again (created %s)", w.now.Format("15:04:05"))
+	w.senderRetries()
 }
 
 // --- invariants ---
@@ -1542,7 +1555,8 @@ var simStored = filepath.Join("testdata", "rapid", "TestSimulation")
 const simDestinationsFile = "destinations"
 
 // simDeadlinesFile is in the name of each stored failure whose run draws
-// invocations with a deadline, a queue re-created under an invocation,
+// invocations with a deadline, a queue re-created under an invocation
+// (and the sender's retries into the new queue: world.senderRetries),
 // custom effects failing with a long Retry-After and
 // claims whose answers are lost: the failures stored before replay the
 // draws without them.
@@ -1610,6 +1624,7 @@ func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
 		if destinations {
 			w.drawDestinations(rt)
 		}
+		w.retryIntoNewQueue = deadlines
 		convs := []string{"cus_A", "cus_B"}
 		nextN := map[string]int{}
 		newEvent := func(conv string) *simEvent {
