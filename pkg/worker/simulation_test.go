@@ -156,8 +156,10 @@ type simEvent struct {
 	// it was dead-lettered already (see world.knownHole).
 	buriedReplay *simMsg
 	// done names the message whose deletion after it was processed made
-	// the event done (its sender's later copies are duplicates).
-	done string
+	// the event done (its sender's later copies are duplicates); doneAt
+	// is when, per record (the event's: "", a stream's: its forward).
+	done   string
+	doneAt map[string]time.Time
 	// streamDead and streamDone are dead and done for a destination's own
 	// stream (simstream_test.go), by its forward effect: its record is
 	// that stream's alone.
@@ -173,7 +175,7 @@ type simEvent struct {
 func (w *world) newSimEvent(id, conv string, n int, effects []string) *simEvent {
 	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects, typ: "charge.succeeded",
 		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}, at: map[string]bool{},
-		streamDead: map[string]string{}, streamDone: map[string]string{}}
+		streamDead: map[string]string{}, streamDone: map[string]string{}, doneAt: map[string]time.Time{}}
 	w.events = append(w.events, e)
 	w.byKey[e.key] = e
 	w.perConv[conv] = append(w.perConv[conv], e)
@@ -771,9 +773,16 @@ func (w *world) deadLettered(m *simMsg) {
 		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
 		return
 	}
+	// A replay older than the ledger's memory is dead-lettered with that
+	// reason once the ledger may have forgotten that its event is done
+	// (the horizons: a done event's later copy is told done while the
+	// record lasts).
+	forgotten := func(rec string) bool {
+		return strings.Contains(reason, worker.ErrReplayTooOld.Error()) && w.now.Sub(m.event.doneAt[rec]) >= w.hz.ledgerKeep
+	}
 	if rec := record(m); rec != "" {
 		// A destination's stream: its record alone is dead.
-		if done := m.event.streamDone[rec]; done != "" {
+		if done := m.event.streamDone[rec]; done != "" && !forgotten(rec) {
 			w.violate("%s is done at %s (its message %s was processed and deleted) and dead-lettered as %s: %s", m.event.id, rec, done, m.id, reason)
 		}
 		m.event.streamDead[rec], m.event.streamDeadOnce = reason, true
@@ -781,7 +790,7 @@ func (w *world) deadLettered(m *simMsg) {
 		w.logf("    dead-lettered %s's %s as %s: %s", m.event.id, streamName(m), m.id, reason)
 		return
 	}
-	if e := m.event; e.done != "" {
+	if e := m.event; e.done != "" && !forgotten("") {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
 	// A done message that comes back is not an interrupted one. (It may be
@@ -1038,12 +1047,12 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			}
 			if rec := record(m); rec != "" && (o == "processed" || o == "skipped_duplicate") && m.event != nil {
 				if _, dead := m.event.streamDead[rec]; !dead && m.event.streamDone[rec] == "" {
-					m.event.streamDone[rec] = m.id
+					m.event.streamDone[rec], m.event.doneAt[rec] = m.id, w.now
 				}
 				continue
 			}
 			if (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
-				m.event.done = m.id
+				m.event.done, m.event.doneAt[""] = m.id, w.now
 			}
 		}
 	}
