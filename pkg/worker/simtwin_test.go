@@ -46,9 +46,25 @@ type session struct {
 	timeUpAt, recreateAt int
 	// failedCall: a call failed at timeUpAt.
 	failedCall bool
+	// jumped: the clock moved under the invocation after the worker may
+	// have decided on a message (world.timeUp, world.recreateUnder): a
+	// visibility it then set counts from a later instant than its decision.
+	jumped bool
+	// hidden are the visibilities the worker set on the source queue's
+	// messages (world.changeVisibility): until when, and for how long.
+	hidden map[*simMsg]hiding
+	// straggled are the messages whose effect the cut-off left running.
+	straggled []*simMsg
 	// before runs what the world does before call n lands, and reports
 	// whether the call fails (its context ended).
 	before func(n int) bool
+}
+
+// hiding is a visibility timeout the worker set on a message: it is
+// visible again at until, after d.
+type hiding struct {
+	until time.Time
+	d     time.Duration
 }
 
 // errLost is the answer of a call whose response was lost.
@@ -56,6 +72,20 @@ var errLost = errors.New("simulated lost response: the call landed, its answer d
 
 // lost reports whether the answer of the call just made is lost.
 func (s *session) lost() bool { return s != nil && s.loseAt > 0 && s.calls == s.loseAt }
+
+// hide notes the visibility the worker set on m.
+func (s *session) hide(m *simMsg, h hiding) {
+	if s.hidden == nil {
+		s.hidden = map[*simMsg]hiding{}
+	}
+	s.hidden[m] = h
+}
+
+// clean reports whether the invocation ended with every AWS call it made
+// landed and answered: not crashed, no answer lost.
+func (s *session) clean() bool {
+	return !s.crashed && (s.loseAt == 0 || s.calls < s.loseAt)
+}
 
 // call reports whether the next AWS call lands.
 func (s *session) call() bool {
@@ -116,6 +146,17 @@ type simMsg struct {
 	// hole is set once world.pacedPast counted it.
 	paced int
 	hole  bool
+	// attempts are its receives whose failed attempt the ledger counted
+	// in that receive, or must have (world.checkCutOff).
+	attempts map[int]bool
+}
+
+// count notes that receive of m was a failed attempt, counted.
+func (m *simMsg) count(receive int) {
+	if m.attempts == nil {
+		m.attempts = map[int]bool{}
+	}
+	m.attempts[receive] = true
 }
 
 // fifo is an SQS FIFO queue: message groups handed out one in-flight group
@@ -338,7 +379,11 @@ func (w *world) changeVisibility(in *sqs.ChangeMessageVisibilityBatchInput) *sqs
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("ReceiptHandleIsInvalid")})
 			continue
 		}
-		m.visibleAt = w.now.Add(time.Duration(e.VisibilityTimeout) * time.Second)
+		d := time.Duration(e.VisibilityTimeout) * time.Second
+		m.visibleAt = w.now.Add(d)
+		if w.sess != nil && q == w.src {
+			w.sess.hide(m, hiding{until: m.visibleAt, d: d})
+		}
 		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: e.Id})
 	}
 	return out
@@ -485,6 +530,9 @@ func (l simLedger) FailedAttempt(ctx context.Context, id string, receive int) (i
 		l.w.attempted[id] = true
 	}
 	n, err := l.w.ledger.FailedAttempt(ctx, id, receive)
+	if m := l.w.batch[id]; m != nil && m.receives == receive && err == nil {
+		m.count(receive)
+	}
 	if l.w.sess.lost() {
 		return 0, errLost
 	}

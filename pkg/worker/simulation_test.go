@@ -51,11 +51,11 @@ import (
 // re-creation, also under a running invocation (the sender's unrecorded
 // deliveries retried into the new queue), a worker down until a
 // backlog nears its retention's end), operator replays by every tool (by
-// hand with or without the dead letter's attributes, twice, or leaving the
-// dead letters to be sent again), destinations paused and resumed
-// (simstream_test.go: each destination its own stream) and clock jumps of
-// up to days, checks the invariants after every step, and shrinks a
-// failure to its shortest history.
+// hand with or without the dead letter's attributes, twice, leaving the
+// dead letters to be sent again, or saved and re-sent days or weeks later),
+// destinations paused and resumed (simstream_test.go: each destination its
+// own stream) and clock jumps of up to days, checks the invariants after
+// every step, and shrinks a failure to its shortest history.
 //
 //	make simulate SEED=1 STEPS=1000000
 
@@ -157,8 +157,10 @@ type simEvent struct {
 	// it was dead-lettered already (see world.knownHole).
 	buriedReplay *simMsg
 	// done names the message whose deletion after it was processed made
-	// the event done (its sender's later copies are duplicates).
-	done string
+	// the event done (its sender's later copies are duplicates); doneAt
+	// is when, per record (the event's: "", a stream's: its forward).
+	done   string
+	doneAt map[string]time.Time
 	// streamDead and streamDone are dead and done for a destination's own
 	// stream (simstream_test.go), by its forward effect: its record is
 	// that stream's alone.
@@ -174,7 +176,7 @@ type simEvent struct {
 func (w *world) newSimEvent(id, conv string, n int, effects []string) *simEvent {
 	e := &simEvent{key: simTenant + "#" + simProvider + "#" + id, id: id, conv: conv, n: n, effects: effects, typ: "charge.succeeded",
 		runs: map[string]int{}, durable: map[string]string{}, started: map[string]int{}, deadFrom: map[string]bool{}, at: map[string]bool{},
-		streamDead: map[string]string{}, streamDone: map[string]string{}}
+		streamDead: map[string]string{}, streamDone: map[string]string{}, doneAt: map[string]time.Time{}}
 	w.events = append(w.events, e)
 	w.byKey[e.key] = e
 	w.perConv[conv] = append(w.perConv[conv], e)
@@ -243,10 +245,12 @@ type world struct {
 	steps     int
 	history   []string
 	// logs holds the worker's log lines of the current invocation, and
-	// outcomes each message's outcome in them, errs its error.
-	logs     bytes.Buffer
-	outcomes map[string]string
-	errs     map[string]string
+	// outcomes each message's outcome in them, errs its error, attemptOf
+	// its count of failed attempts (0: none reported).
+	logs      bytes.Buffer
+	outcomes  map[string]string
+	errs      map[string]string
+	attemptOf map[string]int
 	// drainFault, when set, draws the fault of each invocation the event
 	// source mapping makes while the clock advances (none when nil).
 	drainFault func() (string, int)
@@ -276,6 +280,10 @@ type world struct {
 	// retryIntoNewQueue: the sender retries its unrecorded deliveries
 	// into a queue created again (world.senderRetries).
 	retryIntoNewQueue bool
+	// saved are the dead letters the operator saved outside AWS
+	// (world.save) at savedAt, not re-sent yet.
+	saved   []*simMsg
+	savedAt time.Time
 }
 
 // simEpoch is when a run's clock starts: far in the real future, so that
@@ -379,7 +387,7 @@ func (w *world) newHandler() *worker.Handler {
 		// Clean-up calls that fail (a crashed invocation) are retried for
 		// FinishTimeout of real time: keep it short.
 		SafetyMargin: simSafetyMargin, FinishTimeout: simFinishTimeout,
-		Retry: worker.Retry{Jitter: func() float64 { return 0.5 }},
+		Retry: simRetry,
 	})
 }
 
@@ -556,6 +564,9 @@ func (w *world) straggle(e *simEvent, effect string) {
 	}
 	w.logf("    %s of %s never answers and ignores its context: the worker's cut-off answers without it", effect, e.id)
 	w.sess.timeUpAt = 0
+	if w.cur != nil {
+		w.sess.straggled = append(w.sess.straggled, w.cur)
+	}
 	w.sess.cancel()
 	<-w.release
 	runtime.Goexit()
@@ -565,7 +576,7 @@ func (w *world) straggle(e *simEvent, effect string) {
 // time ran out at what.
 func (w *world) timeUp(what string) {
 	if work := w.sess.deadline.Add(-simSafetyMargin); w.now.Before(work) {
-		w.now = work
+		w.now, w.sess.jumped = work, true
 	}
 	w.logf("    the invocation's time runs out at %s: the clock reaches its work deadline", what)
 }
@@ -595,6 +606,7 @@ func (w *world) recreateUnder() {
 	deletedAt := w.now
 	w.lostUnder = append(w.lostUnder, w.dropSource()...)
 	w.createSource(deletedAt)
+	w.sess.jumped = true
 }
 
 // between is what a handler of two effects does after the first one
@@ -771,9 +783,16 @@ func (w *world) deadLettered(m *simMsg) {
 		w.logf("    dead-lettered %s as %s, naming no event: %s", m.event.id, m.id, reason)
 		return
 	}
+	// A replay older than the ledger's memory is dead-lettered with that
+	// reason once the ledger may have forgotten that its event is done
+	// (the horizons: a done event's later copy is told done while the
+	// record lasts).
+	forgotten := func(rec string) bool {
+		return strings.Contains(reason, worker.ErrReplayTooOld.Error()) && w.now.Sub(m.event.doneAt[rec]) >= w.hz.ledgerKeep
+	}
 	if rec := record(m); rec != "" {
 		// A destination's stream: its record alone is dead.
-		if done := m.event.streamDone[rec]; done != "" {
+		if done := m.event.streamDone[rec]; done != "" && !forgotten(rec) {
 			w.violate("%s is done at %s (its message %s was processed and deleted) and dead-lettered as %s: %s", m.event.id, rec, done, m.id, reason)
 		}
 		m.event.streamDead[rec], m.event.streamDeadOnce = reason, true
@@ -781,7 +800,7 @@ func (w *world) deadLettered(m *simMsg) {
 		w.logf("    dead-lettered %s's %s as %s: %s", m.event.id, streamName(m), m.id, reason)
 		return
 	}
-	if e := m.event; e.done != "" {
+	if e := m.event; e.done != "" && !forgotten("") {
 		w.violate("%s is done (its message %s was processed and deleted) and dead-lettered as %s: %s", e.id, e.done, m.id, reason)
 	}
 	// A done message that comes back is not an interrupted one. (It may be
@@ -995,6 +1014,8 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		w.checkLate(fault, msgs)
 		w.notePaced(msgs)
 		w.noteLimit(msgs, failed)
+		w.checkWaits(msgs)
+		w.checkCutOff()
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
@@ -1037,12 +1058,12 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 			}
 			if rec := record(m); rec != "" && (o == "processed" || o == "skipped_duplicate") && m.event != nil {
 				if _, dead := m.event.streamDead[rec]; !dead && m.event.streamDone[rec] == "" {
-					m.event.streamDone[rec] = m.id
+					m.event.streamDone[rec], m.event.doneAt[rec] = m.id, w.now
 				}
 				continue
 			}
 			if (o == "processed" || o == "skipped_duplicate") && m.event != nil && !m.event.dead && m.event.done == "" {
-				m.event.done = m.id
+				m.event.done, m.event.doneAt[""] = m.id, w.now
 			}
 		}
 	}
@@ -1057,6 +1078,67 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		}
 	}
 	return true
+}
+
+// simRetry is the worker's backoff: its jitter fixed, so that a retry's
+// delay is known.
+var simRetry = worker.Retry{Jitter: func() float64 { return 0.5 }}
+
+// checkWaits checks, once an invocation answered, the retention rule of a
+// message waiting behind a failure of its conversation (docs/reliability.md,
+// the horizons): one that would wait until past its retention's end less
+// the margin is dead-lettered with its reason, never left waiting, since
+// SQS deletes it unseen at that end if nothing else gives up first. Behind
+// a message whose effect the ledger showed in flight under its own receive
+// (a concurrent copy of the batch, as the worker takes it), it may wait
+// past that point, since the copy decides, but comes back a minute before
+// SQS would delete it. (A clock that moved under the invocation after the
+// worker decided is not checked.)
+func (w *world) checkWaits(msgs []*simMsg) {
+	if w.sess.jumped {
+		return
+	}
+	copied := false
+	for _, m := range msgs {
+		h, ok := w.sess.hidden[m]
+		end, gone := m.sent.Add(w.hz.retention-w.hz.margin), m.sent.Add(w.hz.retention)
+		switch {
+		case !ok || w.outcomes[m.id] != "blocked":
+		case copied && h.until.After(gone.Add(-time.Minute)):
+			w.fail("message %s of %s waits behind a concurrent copy of its batch until %s, less than a minute before SQS deletes it (%s)",
+				m.id, eventName(m), h.until.Format(time.RFC3339), gone.Format(time.RFC3339))
+		case !copied && !h.until.Before(end):
+			w.fail("message %s of %s waits behind a failure of its conversation until %s, not before its retention's end less the margin (%s): it must be dead-lettered with its reason (SQS deletes it at %s)",
+				m.id, eventName(m), h.until.Format(time.RFC3339), end.Format(time.RFC3339), gone.Format(time.RFC3339))
+		}
+		copied = copied || strings.Contains(w.errs[m.id], ledger.ErrInFlight.Error())
+	}
+}
+
+// checkCutOff checks what the worker does with a message whose effect the
+// cut-off left running (world.straggle), in an invocation that ended with
+// every call landed and answered, the attempt counts written: it is a
+// failed attempt (docs/architecture.md), counted, so that an effect that
+// hangs every time ends in the DLQ with its reason after MaxAttempts and
+// its log line says which attempt failed, and retried like a transient
+// failure, after the backoff of its count of attempts, never sooner: a
+// target that hangs is not called again at a first attempt's pace.
+func (w *world) checkCutOff() {
+	if !w.sess.clean() || w.mode["ledger/FailedAttempt"] == "throttled" {
+		return
+	}
+	for _, m := range w.sess.straggled {
+		m.count(m.receives)
+		n := len(m.attempts)
+		if got := w.attemptOf[m.id]; got < n {
+			w.fail("message %s of %s, still running at the cut-off in its attempt %d, is reported %s at attempt %d: its attempt was not counted",
+				m.id, eventName(m), n, w.outcomes[m.id], got)
+		}
+		if h, ok := w.sess.hidden[m]; ok && h.d < simRetry.Delay(n, 0) {
+			w.fail("message %s of %s, still running at the cut-off in its attempt %d, is retried after %s, sooner than the backoff of that attempt (%s)",
+				m.id, eventName(m), n, h.d, simRetry.Delay(n, 0))
+		}
+	}
 }
 
 // noteLimit checks the attempt limit: a message whose count of
@@ -1182,14 +1264,18 @@ func (w *world) handle(msgs []*simMsg, ev events.SQSEvent) map[string]bool {
 // and, when check, verifies that every line names its event (an offloaded
 // body included), so an operator can find it.
 func (w *world) readLogs(check bool) {
-	w.outcomes, w.errs = map[string]string{}, map[string]string{}
+	w.outcomes, w.errs, w.attemptOf = map[string]string{}, map[string]string{}, map[string]int{}
 	for _, line := range bytes.Split(w.logs.Bytes(), []byte("\n")) {
-		var l struct{ MessageID, EventID, TenantID, Outcome, Error string }
+		var l struct {
+			MessageID, EventID, TenantID, Outcome, Error string
+			Attempt                                      int
+		}
 		if json.Unmarshal(line, &l) != nil || l.MessageID == "" {
 			continue
 		}
 		w.outcomes[l.MessageID] = l.Outcome
 		w.errs[l.MessageID] = l.Error
+		w.attemptOf[l.MessageID] = l.Attempt
 		if !check {
 			continue
 		}
@@ -1291,24 +1377,8 @@ func (w *world) replay(tool provenance, copies int, leave bool) {
 	}
 	w.logf("operator replays %d dead letters with %s, %d times each%s", len(dlq.msgs), tool, copies, kept)
 	for _, m := range slices.Clone(dlq.msgs) {
-		attrs := map[string]string{}
-		switch tool {
-		case byMove:
-			maps.Copy(attrs, m.attrs)
-		case byHandSize:
-			keep(attrs, m.attrs, queue.SizeAttribute)
-		case byHandEvent:
-			keep(attrs, m.attrs, eventAttrs...)
-		}
-		if len(w.dests) >= 2 && !resendWithoutStream {
-			keep(attrs, m.attrs, queue.AttrStream)
-		}
-		group := m.group
-		if g := m.attrs[worker.AttrGroupID]; g != "" {
-			group = g
-		}
 		for c := range copies {
-			w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: fmt.Sprintf("%s-%s-%d", m.id, tool, c), attrs: maps.Clone(attrs), event: m.event, from: tool}, m.id)
+			w.resend(m, tool, fmt.Sprintf("%s-%s-%d", m.id, tool, c))
 		}
 		// The event stays dead-lettered until the replay runs (claims
 		// one of its records past its dead mark: world.claimed).
@@ -1316,6 +1386,57 @@ func (w *world) replay(tool provenance, copies int, leave bool) {
 			dlq.remove(m)
 		}
 	}
+}
+
+// resend sends dead letter m's body back to the source queue with tool,
+// on its original group, with the attributes the tool keeps, under
+// deduplication id dedup.
+func (w *world) resend(m *simMsg, tool provenance, dedup string) {
+	attrs := map[string]string{}
+	switch tool {
+	case byMove:
+		maps.Copy(attrs, m.attrs)
+	case byHandSize:
+		keep(attrs, m.attrs, queue.SizeAttribute)
+	case byHandEvent:
+		keep(attrs, m.attrs, eventAttrs...)
+	}
+	if len(w.dests) >= 2 && !resendWithoutStream {
+		keep(attrs, m.attrs, queue.AttrStream)
+	}
+	group := m.group
+	if g := m.attrs[worker.AttrGroupID]; g != "" {
+		group = g
+	}
+	w.sendBack(w.src, &simMsg{body: m.body, group: group, dedup: dedup, attrs: attrs, event: m.event, from: tool}, m.id)
+}
+
+// save is the operator's answer to the watch's dead-letters-expiring
+// alert ("replay redrive once fixed, or save them", docs/operations.md):
+// the dead letters' bodies and attributes are kept outside AWS and their
+// copies in the DLQ deleted (SQS deletes them at its retention's end
+// anyway). It reports false when the DLQ holds none.
+func (w *world) save() bool {
+	dlq := w.src.dlq
+	dlq.expire(w.now)
+	if len(dlq.msgs) == 0 {
+		return false
+	}
+	w.logf("operator saves the %d dead letters and deletes them from the DLQ", len(dlq.msgs))
+	w.saved, w.savedAt = slices.Clone(dlq.msgs), w.now
+	dlq.msgs = nil
+	return true
+}
+
+// resendSaved sends the saved dead letters back by hand with tool, days
+// or weeks after they were saved: an event may by then be older than the
+// ledger remembers its effects.
+func (w *world) resendSaved(tool provenance) {
+	w.logf("operator re-sends the %d dead letters saved %s ago, with %s", len(w.saved), w.now.Sub(w.savedAt), tool)
+	for _, m := range w.saved {
+		w.resend(m, tool, m.id+"-saved")
+	}
+	w.saved = nil
 }
 
 // sendBack sends nm, a copy of dead letter of, to the source queue q.
@@ -1562,6 +1683,11 @@ const simDestinationsFile = "destinations"
 // draws without them.
 const simDeadlinesFile = "deadlines"
 
+// simSavedFile is in the name of each stored failure whose run draws dead
+// letters the operator saves and re-sends by hand later (world.save): the
+// failures stored before replay the draws without them.
+const simSavedFile = "saved"
+
 // simChecks is the search's number of runs: -rapid.checks when given (make
 // simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
 var simChecks = sync.OnceValue(func() string {
@@ -1597,7 +1723,7 @@ func TestSimulation(t *testing.T) {
 		for _, f := range files {
 			setFlag(t, "rapid.failfile", f)
 			name := filepath.Base(f)
-			rapid.Check(t, simulate(tally, strings.HasPrefix(name, simDestinationsFile), strings.Contains(name, simDeadlinesFile)))
+			rapid.Check(t, simulate(tally, strings.HasPrefix(name, simDestinationsFile), strings.Contains(name, simDeadlinesFile), strings.Contains(name, simSavedFile)))
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
@@ -1608,14 +1734,14 @@ func TestSimulation(t *testing.T) {
 	t.Run("search", func(t *testing.T) {
 		tally := &simTally{what: "explored"}
 		setFlag(t, "rapid.checks", simChecks())
-		rapid.Check(t, simulate(tally, true, true))
+		rapid.Check(t, simulate(tally, true, true, true))
 		t.Logf("search: %d runs, %d steps explored, 0 violations%s", tally.runs, tally.steps.Load(), tally.knownNote())
 	})
 }
 
 // simulate is the property rapid checks: one history of random actions
 // and faults, the invariants checked after every step.
-func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
+func simulate(tally *simTally, destinations, deadlines, saved bool) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		tally.runs++
 		w := newWorldOf(rt, rapid.SampledFrom([]horizons{awsHorizons, shortHorizons}).Draw(rt, "horizons"))
@@ -1664,7 +1790,7 @@ func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
 			}
 			return rapid.SampledFrom(faults).Draw(rt, "drain fault"), rapid.IntRange(0, 12).Draw(rt, "drain crash after")
 		}
-		rt.Repeat(map[string]func(*rapid.T){
+		actions := map[string]func(*rapid.T){
 			"new event": func(rt *rapid.T) {
 				conv := rapid.SampledFrom(convs).Draw(rt, "conversation")
 				// One in eight is a burst: up to a full batch of one
@@ -1810,7 +1936,21 @@ func simulate(tally *simTally, destinations, deadlines bool) func(*rapid.T) {
 				w.recreate()
 			},
 			"": func(rt *rapid.T) { w.check() },
-		})
+		}
+		if saved {
+			// The operator saves the dead letters, then, days or weeks
+			// later, re-sends them by hand.
+			actions["save or re-send dead letters"] = func(rt *rapid.T) {
+				if w.saved == nil {
+					if !w.save() {
+						rt.Skip("no dead letter")
+					}
+					return
+				}
+				w.resendSaved(rapid.SampledFrom([]provenance{byHand, byHandSize, byHandEvent}).Draw(rt, "saved re-sent by"))
+			}
+		}
+		rt.Repeat(actions)
 		// The end: the target recovers, S3 no longer refuses (an expired
 		// payload stays gone) and time passes without faults, so every
 		// event must end done or dead-lettered with its reason.
