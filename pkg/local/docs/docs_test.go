@@ -443,3 +443,31 @@ func TestTracked(t *testing.T) {
 		}
 	}
 }
+
+// TestMutationsApply fails when a rule broken on purpose
+// (scripts/mutations/*.patch, applied by scripts/mutate.sh) no longer
+// applies to the code: its row in docs/reliability.md could not be measured
+// again. The check changes nothing (git apply --check).
+func TestMutationsApply(t *testing.T) {
+	root := awstest.ModuleRoot()
+	if err := exec.Command("git", "-C", root, "rev-parse", "--git-dir").Run(); err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	patches, err := filepath.Glob(filepath.Join(root, "scripts", "mutations", "*.patch"))
+	if err != nil || len(patches) == 0 {
+		t.Fatalf("no mutation patches found (%v)", err)
+	}
+	reliability, err := os.ReadFile(filepath.Join(root, "docs", "reliability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range patches {
+		name := strings.TrimSuffix(filepath.Base(p), ".patch")
+		if out, err := exec.Command("git", "-C", root, "apply", "--check", p).CombinedOutput(); err != nil {
+			t.Errorf("%s no longer applies (make it again against the code): %v\n%s", name, err, out)
+		}
+		if !strings.Contains(string(reliability), "(`"+name+"`") {
+			t.Errorf("%s has no row in docs/reliability.md's mutation table", name)
+		}
+	}
+}

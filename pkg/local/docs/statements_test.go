@@ -142,8 +142,9 @@ func statements(t *testing.T, root string) []statement {
 		// The ledger's retention, and what follows from it.
 		{"docs/ledger.md docs/reliability.md", `\((\d+) days(?:,| less)|^\| (\d+) days \| effect records`, ledgerDays, ledgerSrc},
 		{"docs/inspect.md docs/ledger.md", `(\d+)-day records`, ledgerDays, ledgerSrc},
+		{"README.md", `ledger keeps its records (\d+) days`, ledgerDays, ledgerSrc},
 		{"docs/ledger.md", `\(the (\d+)-day$`, ledgerDays, ledgerSrc},
-		{"docs/reliability.md docs/ledger.md", `(\d+) days after it was received|more than (\d+) days ago`, days(ledger.DefaultRetention - worker.DefaultReplayMargin), "ledger.DefaultRetention less worker.DefaultReplayMargin"},
+		{"docs/reliability.md docs/ledger.md README.md", `(\d+) days after it was received|more than (\d+) days ago`, days(ledger.DefaultRetention - worker.DefaultReplayMargin), "ledger.DefaultRetention less worker.DefaultReplayMargin"},
 
 		// Queue and DLQ retention, and the alarms and margins below it.
 		{"docs/reliability.md docs/architecture.md", `at (\d+) days|\((\d+) days in the DLQ\)|(\d+)-day retention`, queueDays, queueSrc},
