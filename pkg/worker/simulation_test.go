@@ -784,11 +784,18 @@ func (w *world) deadLettered(m *simMsg) {
 		return
 	}
 	// A replay older than the ledger's memory is dead-lettered with that
-	// reason once the ledger may have forgotten that its event is done
-	// (the horizons: a done event's later copy is told done while the
-	// record lasts).
+	// reason, done or not (README: the ledger may have forgotten it done):
+	// a copy whose envelope was received more than the ledger's retention
+	// less the replay margin ago, or whose event's done record the ledger
+	// may have forgotten.
 	forgotten := func(rec string) bool {
-		return strings.Contains(reason, worker.ErrReplayTooOld.Error()) && w.now.Sub(m.event.doneAt[rec]) >= w.hz.ledgerKeep
+		if !strings.Contains(reason, worker.ErrReplayTooOld.Error()) {
+			return false
+		}
+		if at, ok := w.receivedAt(m.body); ok && w.now.Sub(at) > w.hz.ledgerKeep-worker.DefaultReplayMargin {
+			return true
+		}
+		return w.now.Sub(m.event.doneAt[rec]) >= w.hz.ledgerKeep
 	}
 	if rec := record(m); rec != "" {
 		// A destination's stream: its record alone is dead.
@@ -826,6 +833,19 @@ func attrNames(m *simMsg) []string {
 		return nil
 	}
 	return slices.Sorted(maps.Keys(m.attrs))
+}
+
+// receivedAt is when the ingest received the copy of its event body
+// carries (its envelope's receivedAt), if the body can be decoded.
+func (w *world) receivedAt(body string) (time.Time, bool) {
+	if b, ok := w.payloads[body]; ok {
+		body = string(b)
+	}
+	env, err := envelope.Decode([]byte(body))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return env.ReceivedAt, true
 }
 
 func (w *world) eventOfBody(body string) *simEvent {
