@@ -184,7 +184,7 @@ func TestWatchOnMoto(t *testing.T) {
 	f.setting.Gap = 90 * time.Minute
 	scheduled := events.EventBridgeEvent{DetailType: watch.ScheduledEvent, Source: "aws.events"}
 	now := t0
-	counter := awscount.New()
+	counter := awscount.NewCalls() // what the watch asks: an emulator's dropped connection, retried, is no call of its own
 	var logs bytes.Buffer
 	w := watch.NewAWS(counter.Install(awstest.Config(t, awstest.Moto(t))), f.setting, "/"+f.stack, func() time.Time { return now },
 		slog.New(slog.NewJSONHandler(&logs, nil)))
