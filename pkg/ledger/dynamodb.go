@@ -337,11 +337,11 @@ func (d *DynamoDB) marks(f Fence, now time.Time, prev map[string]types.Attribute
 	switch {
 	case f.Replay:
 		return false
-	case attr.ToString(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && series == f.series() && f.SameMessage(fence):
+	case attr.ToString(prev[attrStatus]) == string(StatusDead), prev[attrByReplay] != nil && f.wrote(series, fence):
 		return true
 	case len(prev) > 0 && attr.ToInt(prev[attrExp]) >= epoch.Seconds(now) && resent(series, fence, attr.ToString(prev[attrOrigin]), f):
 		return true
-	case series == f.series() && f.SameMessage(fence):
+	case f.wrote(series, fence):
 		// The earlier claim was made when its record's retention began.
 		earlier := epoch.FromSeconds(attr.ToInt(prev[attrExp])).Add(-d.opts.Retention)
 		return d.marks(f, earlier, replaced(prev))

@@ -178,6 +178,13 @@ func (f Fence) Wrote(r Record) bool {
 	return (r.Series == "" || r.Series == f.series()) && f.SameMessage(r.Fence)
 }
 
+// wrote reports whether token, stored under series, was written for f's
+// message: the rule of Wrote for a record's raw attributes, a series
+// required.
+func (f Fence) wrote(series, token string) bool {
+	return series == f.series() && f.SameMessage(token)
+}
+
 // TokenReceive returns the receive count (ApproximateReceiveCount) a stored
 // token (Record.Fence) was written in: 0 for a malformed one.
 func TokenReceive(token string) int {
@@ -432,7 +439,7 @@ func done(storedSeries, stored, storedOrigin string, byReplay bool, f Fence) boo
 // the same enqueued copy of the event: the ingest sends each copy once, so
 // f is a copy of that message's body sent again (a replay, by any tool).
 func resent(storedSeries, stored, storedOrigin string, f Fence) bool {
-	return f.Origin != "" && storedOrigin == f.Origin && !(storedSeries == f.series() && f.SameMessage(stored))
+	return f.Origin != "" && storedOrigin == f.Origin && !f.wrote(storedSeries, stored)
 }
 
 // revives reports whether f may claim a DEAD record buried by message

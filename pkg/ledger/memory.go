@@ -148,7 +148,7 @@ func (m *Memory) claim(l Lease, now time.Time) (Lease, error) {
 		repeat = true
 		// A revival, a retry of a replay's claim, or another message of
 		// the same origin is a replay's claim (see done).
-		revivedBy = revived || r.byReplay && f.Wrote(r.Record) || resent(r.Series, r.Fence, r.origin, f)
+		revivedBy = revived || r.byReplay && f.wrote(r.Series, r.Fence) || resent(r.Series, r.Fence, r.origin, f)
 	}
 	l.Taken, l.Repeat = taken, repeat
 	m.effects[pk] = memEffect{
