@@ -1708,6 +1708,15 @@ const simDeadlinesFile = "deadlines"
 // failures stored before replay the draws without them.
 const simSavedFile = "saved"
 
+// simTwiceFile is in the name of each stored failure whose run draws the
+// hand re-send made twice as an action of its own (besides the replay's
+// draw of it): one body as two unmarked copies, the case the ledger's
+// resent rule exists for, which the other actions make rare.
+const simTwiceFile = "twice"
+
+// maxTwice is the most dead letters the hand re-send made twice takes on.
+const maxTwice = 6
+
 // simChecks is the search's number of runs: -rapid.checks when given (make
 // simulate), else 750 (make test: about 16,000 steps, ~12 s with -race).
 var simChecks = sync.OnceValue(func() string {
@@ -1743,7 +1752,7 @@ func TestSimulation(t *testing.T) {
 		for _, f := range files {
 			setFlag(t, "rapid.failfile", f)
 			name := filepath.Base(f)
-			rapid.Check(t, simulate(tally, strings.HasPrefix(name, simDestinationsFile), strings.Contains(name, simDeadlinesFile), strings.Contains(name, simSavedFile)))
+			rapid.Check(t, simulate(tally, strings.HasPrefix(name, simDestinationsFile), strings.Contains(name, simDeadlinesFile), strings.Contains(name, simSavedFile), strings.Contains(name, simTwiceFile)))
 		}
 		stale := ""
 		if n := len(files) - tally.ended; n > 0 {
@@ -1754,14 +1763,14 @@ func TestSimulation(t *testing.T) {
 	t.Run("search", func(t *testing.T) {
 		tally := &simTally{what: "explored"}
 		setFlag(t, "rapid.checks", simChecks())
-		rapid.Check(t, simulate(tally, true, true, true))
+		rapid.Check(t, simulate(tally, true, true, true, true))
 		t.Logf("search: %d runs, %d steps explored, 0 violations%s", tally.runs, tally.steps.Load(), tally.knownNote())
 	})
 }
 
 // simulate is the property rapid checks: one history of random actions
 // and faults, the invariants checked after every step.
-func simulate(tally *simTally, destinations, deadlines, saved bool) func(*rapid.T) {
+func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(*rapid.T) {
 	return func(rt *rapid.T) {
 		tally.runs++
 		w := newWorldOf(rt, rapid.SampledFrom([]horizons{awsHorizons, shortHorizons}).Draw(rt, "horizons"))
@@ -1968,6 +1977,17 @@ func simulate(tally *simTally, destinations, deadlines, saved bool) func(*rapid.
 					return
 				}
 				w.resendSaved(rapid.SampledFrom([]provenance{byHand, byHandSize, byHandEvent}).Draw(rt, "saved re-sent by"))
+			}
+		}
+		if twice {
+			actions["hand re-send made twice"] = func(rt *rapid.T) {
+				if n := len(w.src.dlq.msgs); n > maxTwice {
+					// Each round may double the dead letters (both copies
+					// failing): the operator re-sends a few at a time.
+					rt.Skip(fmt.Sprintf("%d dead letters, more than an operator re-sends twice", n))
+				}
+				tool := rapid.SampledFrom([]provenance{byHand, byHandSize, byHandEvent}).Draw(rt, "re-sent twice by")
+				w.replay(tool, 2, false)
 			}
 		}
 		rt.Repeat(actions)
