@@ -37,10 +37,15 @@
 // Listing receives messages too (SQS has no peek), so it sees the head of
 // each conversation only — up to ten messages per group — and makes every
 // message visible again when it is done. Queue attributes give the total.
+// Each receive carries its own ReceiveRequestAttemptId, so the SDK's retry
+// of a receive whose answer was lost gets the same messages back instead
+// of finding them hidden for the run's visibility timeout.
 package replay
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -385,6 +390,7 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 			WaitTimeSeconds:             int32(r.opts.Wait / time.Second),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp, types.MessageSystemAttributeNameMessageGroupId},
 			MessageAttributeNames:       []string{"All"},
+			ReceiveRequestAttemptId:     aws.String(attemptID()),
 		})
 		if err != nil {
 			err = fmt.Errorf("receive from %s: %w", dlqURL, err)
@@ -430,6 +436,14 @@ func (r *Replayer) runFrom(ctx context.Context, start time.Time, dlqURL string, 
 		}
 	}
 	return items, errors.Join(err, rerr)
+}
+
+// attemptID returns a new ReceiveRequestAttemptId: one per receive, which
+// the SDK's retries of it send again.
+func attemptID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
 }
 
 // release makes messages visible again, ten per request. It returns the

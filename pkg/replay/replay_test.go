@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -197,6 +199,55 @@ func TestListAndRedriveOnMoto(t *testing.T) {
 	got := f.sourceEvents()
 	if !slices.Equal(got["A"], []string{"a2", "a3"}) || !slices.Equal(got["B"], []string{"b1"}) || !slices.Equal(got["C"], []string{"invalid"}) {
 		t.Errorf("source queue = %v, want A: a2 a3, B: b1, C: the invalid message", got)
+	}
+	if n := f.dlqDepth(); n != 0 {
+		t.Errorf("DLQ holds %d messages after the redrive, want 0", n)
+	}
+}
+
+// lossyReceives is an HTTP client that loses the answer of the first n
+// ReceiveMessage calls after SQS handled them, as a dropped connection
+// does (the SDK retries the call).
+type lossyReceives struct {
+	n    int
+	lost int
+}
+
+func (c *lossyReceives) Do(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || req.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" || c.lost >= c.n {
+		return resp, err
+	}
+	c.lost++
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return nil, errors.New("read tcp: use of closed network connection")
+}
+
+// TestListAfterALostReceiveAnswerOnMoto: a receive whose answer is lost
+// hides its messages for the run's visibility timeout; the SDK's retry of
+// it, under the same ReceiveRequestAttemptId, gets them back, so the run
+// still lists (and a redrive still moves) every dead letter. Without the
+// attempt id the retry finds them hidden and the run lists none.
+func TestListAfterALostReceiveAnswerOnMoto(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.deadLetterEvent("a1", "A", "order.updated")
+	f.deadLetterEvent("b1", "B", "customer.updated")
+	lossy := &lossyReceives{n: 1}
+	client := sqs.NewFromConfig(awstest.Config(t, awstest.Moto(t)), func(o *sqs.Options) { o.HTTPClient = lossy })
+	r := replay.New(client, f.q, replay.Options{Wait: time.Second})
+	items, err := r.List(ctx, f.pair.DLQURL, replay.Filter{})
+	if lossy.lost != 1 {
+		t.Fatalf("%d receive answers lost, want 1", lossy.lost)
+	}
+	if err != nil || len(items) != 2 {
+		t.Fatalf("List() after a lost receive answer = %d items, %v; want both dead letters", len(items), err)
+	}
+	lossy.n = 2
+	items, err = r.Redrive(ctx, f.pair.DLQURL, f.pair.URL, replay.Filter{}, false)
+	if err != nil || fmt.Sprint(statuses(items)) != fmt.Sprint(map[string]string{"a1": replay.StatusMoved, "b1": replay.StatusMoved}) {
+		t.Fatalf("Redrive() after a lost receive answer = %v, %v; want a1 and b1 moved", statuses(items), err)
 	}
 	if n := f.dlqDepth(); n != 0 {
 		t.Errorf("DLQ holds %d messages after the redrive, want 0", n)

@@ -267,3 +267,42 @@ func TestFIFODeduplicationOutlivesDeletion(t *testing.T) {
 	send("g2", "d1", "other group")  // same id in another group: its own scope
 	f.expect("after the retry", f.receive(f.pair.URL, 10, 30), "other group")
 }
+
+// TestFIFOReceiveRequestAttemptID pins ReceiveRequestAttemptId as AWS
+// documents it, which the launcher adds to moto 5.2.1: a receive retried
+// with the same id returns the same messages and receipt handles although
+// they are in flight, another id finds them in flight, and once one of
+// them was deleted or its visibility changed the id returns nothing old.
+func TestFIFOReceiveRequestAttemptID(t *testing.T) {
+	f := newFIFO(t, 5)
+	ctx := context.Background()
+	receive := func(attempt string) []types.Message {
+		t.Helper()
+		out, err := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl: aws.String(f.pair.URL), MaxNumberOfMessages: 10, VisibilityTimeout: 300, WaitTimeSeconds: 1,
+			ReceiveRequestAttemptId: aws.String(attempt),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Messages
+	}
+	f.send("g1", "m1", "m2")
+	f.send("g2", "n1")
+	first := receive("a1")
+	f.expect("first receive", first, "m1", "m2", "n1")
+	again := receive("a1")
+	f.expect("the same attempt again", again, "m1", "m2", "n1")
+	for i := range first {
+		if aws.ToString(again[i].ReceiptHandle) != aws.ToString(first[i].ReceiptHandle) {
+			t.Errorf("retry's receipt handle of %s = %s, want the first's %s", aws.ToString(first[i].Body), aws.ToString(again[i].ReceiptHandle), aws.ToString(first[i].ReceiptHandle))
+		}
+	}
+	f.expect("another attempt", receive("a2"))
+	f.delete(again[2])
+	f.expect("the attempt after a deletion", receive("a1"))
+	f.setVisibility(first[0], 0)
+	f.setVisibility(first[1], 0)
+	f.expect("a new attempt after the group was made visible", receive("a3"), "m1", "m2")
+	f.expect("the first attempt, its messages made visible since", receive("a1"))
+}

@@ -31,6 +31,13 @@
 # became a second message. The scope is the queue, or the message group
 # with DeduplicationScope=messageGroup.
 #
+# A FIFO receive honours ReceiveRequestAttemptId as AWS documents: a retry
+# with the same id within five minutes, none of its messages deleted or
+# their visibility changed since, returns the same messages and receipt
+# handles (their visibility timeout starting again) instead of finding them
+# in flight; an SDK retry of a receive whose answer was lost then loses
+# nothing for the length of a visibility timeout.
+#
 # It also numbers FIFO messages as AWS does: moto gives each one 20 random
 # digits as its SequenceNumber, where AWS's increase within a message group
 # (the worker's fencing tokens, package ledger, rely on that). Here they
@@ -189,12 +196,19 @@ def receive_message(
         return result
     attribute_names = message_attribute_names or []
     polling_end = unix_time() + wait_seconds_timeout
+    attempt = getattr(_receive_attempt, "id", None)
     with _lock:
+        if attempt:
+            again = _retried(queue, attempt, visibility_timeout, attribute_names)
+            if again is not None:
+                return again
         cond = _condition(queue_name)
         while True:
             result, wake = _scan(queue, count, visibility_timeout, attribute_names)
             remaining = polling_end - unix_time()
             if result or remaining <= 0:
+                if attempt and result:
+                    _remember(queue, attempt, result)
                 return result
             if wake is not None:
                 remaining = min(remaining, max(wake - unix_time_millis(), 1) / 1000.0)
@@ -202,6 +216,43 @@ def receive_message(
 
 
 models.SQSBackend.receive_message = receive_message
+
+# ReceiveRequestAttemptId: the id of the receive being answered (set by
+# SQSResponse.receive_message, per request thread), and per queue each
+# attempt's messages with the receipt handle and visibility it gave them.
+_receive_attempt = threading.local()
+_ATTEMPT_MS = 5 * 60 * 1000
+
+
+def _remember(queue, attempt, result):
+    now_ms = unix_time_millis()
+    attempts = queue.__dict__.setdefault("_hookpack_attempts", {})
+    for key, (at, _) in list(attempts.items()):
+        if now_ms - at >= _ATTEMPT_MS:
+            del attempts[key]
+    by_handle = {m.receipt_handle: m for m in queue._messages}
+    attempts[attempt] = (now_ms, [(by_handle[r.receipt_handle], r.receipt_handle, by_handle[r.receipt_handle].visible_at) for r in result])
+
+
+def _retried(queue, attempt, visibility_timeout, attribute_names):
+    """The messages of an earlier receive with this attempt id, again, or
+    None when there is none within five minutes or one of its messages was
+    deleted, received again or had its visibility changed since."""
+    at, received = queue.__dict__.get("_hookpack_attempts", {}).get(attempt, (0, None))
+    if received is None or unix_time_millis() - at >= _ATTEMPT_MS:
+        return None
+    for message, handle, visible_at in received:
+        if message not in queue._messages or message.receipt_handle != handle or message.visible_at != visible_at:
+            return None
+    result = []
+    for message, _, _ in received:
+        if visibility_timeout:
+            message.change_visibility(visibility_timeout)
+        copy = deepcopy(message)
+        models._filter_message_attributes(copy, attribute_names)
+        result.append(copy)
+    _remember(queue, attempt, result)
+    return result
 
 _last_sequence_number = [0]
 
@@ -383,9 +434,17 @@ def cancel_message_move_task(self):
     raise _NotFound("Task does not exist.")  # every task has completed
 
 
-def _receive_with_dlq_source(original):
+def _receive_as_aws(original):
+    """moto's ReceiveMessage with the request's ReceiveRequestAttemptId
+    handed to receive_message and each dead letter's
+    DeadLetterQueueSourceArn."""
+
     def receive(self):
-        result = original(self)
+        _receive_attempt.id = self._get_param("ReceiveRequestAttemptId")
+        try:
+            result = original(self)
+        finally:
+            _receive_attempt.id = None
         names = set(self._get_param("AttributeNames", []) + self._get_param("MessageSystemAttributeNames", []))
         if "All" in names or "DeadLetterQueueSourceArn" in names:
             for msg in result.result.get("Messages", []):
@@ -400,7 +459,7 @@ def _receive_with_dlq_source(original):
 SQSResponse.start_message_move_task = start_message_move_task
 SQSResponse.list_message_move_tasks = list_message_move_tasks
 SQSResponse.cancel_message_move_task = cancel_message_move_task
-SQSResponse.receive_message = _receive_with_dlq_source(SQSResponse.receive_message)
+SQSResponse.receive_message = _receive_as_aws(SQSResponse.receive_message)
 
 
 # The services most tests call, imported by a zygote before it forks: moto
