@@ -146,6 +146,9 @@ type simMsg struct {
 	// hole is set once world.pacedPast counted it.
 	paced int
 	hole  bool
+	// crashedPast counts its receives that ended in a crashed invocation
+	// once its receives had reached 10 × MaxAttempts (world.crashedPast).
+	crashedPast int
 	// attempts are its receives whose failed attempt the ledger counted
 	// in that receive, or must have (world.checkCutOff).
 	attempts map[int]bool

@@ -976,7 +976,7 @@ func (w *world) queuedBefore(e *simEvent, m *simMsg) bool {
 // received, with a fault: crash after k AWS calls, deletions lost, or the
 // same batch invoked twice.
 func (w *world) invoke(fault string, crashAfter int) bool {
-	msgs := w.src.receive(w.now, 10)
+	msgs := w.src.receive(w.now, simBatch)
 	if len(msgs) == 0 {
 		return false
 	}
@@ -1038,6 +1038,11 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		w.checkCutOff()
 		if w.sess.crashed {
 			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
+			for _, m := range msgs {
+				if m.receives >= giveUpReceives {
+					m.crashedPast++
+				}
+			}
 			continue
 		}
 		if fault == "lostdelete" {
@@ -1636,7 +1641,7 @@ func (w *world) whereIs(e *simEvent) string {
 	reasonless := false
 	for _, m := range w.src.dlq.msgs {
 		if m.event == e {
-			if m.attrs[worker.AttrReason] != "" || w.pacedPast(m) {
+			if m.attrs[worker.AttrReason] != "" || w.pacedPast(m) || w.crashedPast(m) {
 				return "dead-lettered"
 			}
 			reasonless = true
@@ -1649,6 +1654,32 @@ func (w *world) whereIs(e *simEvent) string {
 		return "dead-lettered" // its dead letter's own retention ended: the operator's
 	}
 	return "gone (expired from the queue, or deleted without being done)"
+}
+
+// simBatch is the event source mapping's batch: at most 10 messages.
+const simBatch = 10
+
+// giveUpReceives is the receive from which the worker gives up on a
+// message at its next failure, attempt or wait (decide: 10 × MaxAttempts).
+const giveUpReceives = 10 * maxAttempts
+
+// crashedPast reports whether m, moved to the DLQ by SQS without a
+// reason, had more of its receives from giveUpReceives on end in crashed
+// invocations than the queue's maxReceiveCount leaves for them: the
+// receives past giveUpReceives less one per earlier message of its batch
+// (each gives up at its next failure) and its own (README: the crash
+// bound, 10 at the minimum maxReceiveCount and the defaults). The worker
+// never heard how those receives ended, so SQS's move is the documented
+// way out.
+func (w *world) crashedPast(m *simMsg) bool {
+	if !m.reasonless || m.crashedPast <= w.src.maxRecv-giveUpReceives-simBatch {
+		return false
+	}
+	if m.event != nil && m.event.deadReason == "" {
+		m.event.deadReason = "moved by SQS after its maxReceiveCount (crashed receives past the bound)"
+	}
+	w.logf("    %s of %s moved to the DLQ by SQS after %d receives, %d of them crashed past the worker's give-up receive", m.id, eventName(m), m.receives, m.crashedPast)
+	return true
 }
 
 // --- the test ---

@@ -338,8 +338,10 @@ func (h *Handler) newResult(rec *events.SQSMessage) result {
 // message of its conversation that shares its batch: FIFO batches hold a
 // group's messages in order, so those are the at most 9 messages right
 // before it, each failing at most maxAttempts times. That is 10 ×
-// maxAttempts receives; receiveSlack more cover receives that end at the
-// work deadline or in a crashed invocation, which count no attempt.
+// maxAttempts receives. From there every failure or wait of a message
+// gives it up (decide), so receiveSlack more cover the first failure of
+// each of the at most 9 messages before it in its batch, its own, and 10
+// receives that end in a crashed invocation, which count no attempt.
 func MinMaxReceiveCount(maxAttempts int) int {
 	return maxBatch*maxAttempts + receiveSlack
 }
