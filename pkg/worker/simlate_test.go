@@ -47,7 +47,8 @@ func (w *world) checkLate(fault string, msgs []*simMsg) {
 // remove --force, then add): the deliveries it was answered 5xx for (the
 // ingest's record lost) and still retries are delivered again, into the
 // new queue, whose SequenceNumbers start again — while a message of the
-// deleted queue that carried the same event may still be running.
+// deleted queue that carried the same event may still be running. Each
+// retry may meet an ingest fault of its own (world.senderFault).
 func (w *world) senderRetries() {
 	if !w.retryIntoNewQueue {
 		return
@@ -69,6 +70,10 @@ func (w *world) senderRetries() {
 	retried := append(placed, others...)
 	for _, e := range retried {
 		w.logf("    the sender retries %s into the new queue", e.id)
-		w.deliver(e, "")
+		f := ""
+		if w.senderFault != nil {
+			f = w.senderFault()
+		}
+		w.deliver(e, f)
 	}
 }

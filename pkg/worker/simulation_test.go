@@ -280,6 +280,9 @@ type world struct {
 	// retryIntoNewQueue: the sender retries its unrecorded deliveries
 	// into a queue created again (world.senderRetries).
 	retryIntoNewQueue bool
+	// senderFault draws the ingest's fault for each of those retries (nil:
+	// none), so one may again go unrecorded and the sender retry it later.
+	senderFault func() string
 	// saved are the dead letters the operator saved outside AWS
 	// (world.save) at savedAt, not re-sent yet.
 	saved   []*simMsg
@@ -1742,7 +1745,9 @@ const simSavedFile = "saved"
 // simTwiceFile is in the name of each stored failure whose run draws the
 // hand re-send made twice as an action of its own (besides the replay's
 // draw of it): one body as two unmarked copies, the case the ledger's
-// resent rule exists for, which the other actions make rare.
+// resent rule exists for, which the other actions make rare; and an
+// ingest fault for each of the sender's retries into a re-created queue,
+// so a later retry brings the event to the new queue again.
 const simTwiceFile = "twice"
 
 // maxTwice is the most dead letters the hand re-send made twice takes on.
@@ -1833,6 +1838,9 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 		}
 		fault := func(name string) string {
 			return rapid.SampledFrom([]string{"", "", "", "before", "after"}).Draw(rt, name)
+		}
+		if twice {
+			w.senderFault = func() string { return fault("retry into the new queue: ingest fault") }
 		}
 		// While time passes, one invocation in about twenty has a fault too.
 		// A run draws how often its drained invocations fail: one in
@@ -2141,6 +2149,25 @@ func TestSimulationRegressions(t *testing.T) {
 			w.invoke("lostdelete", -1) // processed, answered done, not deleted
 			w.advance(time.Hour)       // back after its visibility timeout
 		}},
+		// Issue 45's hole 12 (SEED=3, 362,568 steps): the event's forward
+		// completed in a queue deleted since; in the new queue a copy
+		// finished the event without taking its record into the new
+		// queue's series, so a later copy that failed was dead-lettered: a
+		// done event with a second outcome.
+		{"hole 12: a done event in the re-created queue is not dead-lettered by a later copy", func(w *world, e func(string) *simEvent) {
+			a := e("cus_A")
+			w.deliver(a, "after") // queued; the ingest's completion lost: the provider retries
+			w.mode["cus_A/charge"] = "transient"
+			w.advance(time.Second) // forwarded; the charge failed: retried
+			w.recreate()           // the message is lost with its queue
+			w.mode["cus_A/charge"] = ""
+			w.deliver(a, "after")  // the provider's retry, queued in the new queue
+			w.advance(time.Minute) // charged: done in the new queue
+			w.mode["cus_A/between"] = "permanent"
+			w.advance(6 * time.Minute) // past SQS's deduplication window
+			w.deliver(a, "")           // the provider's last retry, refused by its handler
+			w.advance(time.Hour)
+		}},
 		{"hole 3: replays on days 13, 26 and 39 never run a completed charge again", func(w *world, e func(string) *simEvent) {
 			w.deliver(e("cus_A"), "")
 			w.mode["cus_A/forward"] = "transient"
@@ -2165,6 +2192,9 @@ func TestSimulationRegressions(t *testing.T) {
 			w.mode = map[string]string{}
 			w.advance(15 * day)
 			w.check()
+			if os.Getenv("SIMDEBUG") != "" {
+				t.Log(strings.Join(w.history, "\n"))
+			}
 		})
 	}
 }
