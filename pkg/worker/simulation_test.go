@@ -1039,13 +1039,18 @@ func (w *world) invoke(fault string, crashAfter int) bool {
 		w.noteLimit(msgs, failed)
 		w.checkWaits(msgs)
 		w.checkCutOff()
-		if w.sess.crashed {
-			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
+		if w.sess.crashed || fault != "none" && fault != "lostdelete" {
+			// An invocation that crashed, lost an answer, ran out of
+			// time, ran twice or lost its queue: the worker may not
+			// have decided on its messages.
 			for _, m := range msgs {
 				if m.receives >= giveUpReceives {
 					m.crashedPast++
 				}
 			}
+		}
+		if w.sess.crashed {
+			w.logf("    invocation crashed after %d AWS calls", w.sess.calls)
 			continue
 		}
 		if fault == "lostdelete" {
@@ -1667,15 +1672,16 @@ const simBatch = 10
 const giveUpReceives = 10 * maxAttempts
 
 // crashedPast reports whether m, moved to the DLQ by SQS without a
-// reason, had more of its receives from giveUpReceives on end in crashed
-// invocations than the queue's maxReceiveCount leaves for them: the
-// receives past giveUpReceives less one per earlier message of its batch
-// (each gives up at its next failure) and its own (README: the crash
-// bound, 10 at the minimum maxReceiveCount and the defaults). The worker
-// never heard how those receives ended, so SQS's move is the documented
-// way out.
+// reason, had more of its receives from giveUpReceives on end in faulted
+// invocations (crashed, an answer lost, out of time, run twice, the queue
+// deleted under it) than the queue's maxReceiveCount leaves beside the
+// one receive that gives it up: from there every failure or wait of m,
+// or of an earlier message of its batch, gives that one up at once
+// (README: the crash bound, 19 at the minimum maxReceiveCount and the
+// defaults). The worker never heard how those receives ended, so SQS's
+// move is the documented way out.
 func (w *world) crashedPast(m *simMsg) bool {
-	if !m.reasonless || m.crashedPast <= w.src.maxRecv-giveUpReceives-simBatch {
+	if !m.reasonless || m.crashedPast < w.src.maxRecv-giveUpReceives {
 		return false
 	}
 	if m.event != nil && m.event.deadReason == "" {

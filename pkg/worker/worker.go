@@ -339,9 +339,11 @@ func (h *Handler) newResult(rec *events.SQSMessage) result {
 // group's messages in order, so those are the at most 9 messages right
 // before it, each failing at most maxAttempts times. That is 10 ×
 // maxAttempts receives. From there every failure or wait of a message
-// gives it up (decide), so receiveSlack more cover the first failure of
-// each of the at most 9 messages before it in its batch, its own, and 10
-// receives that end in a crashed invocation, which count no attempt.
+// gives it up at once (decide), and so does every earlier message of its
+// batch (dead-lettered, it no longer holds the message back), so
+// receiveSlack more cover the receive that gives it up and 19 that end in
+// an invocation that crashed, lost an answer, ran out of time or ran twice, which
+// count no attempt.
 func MinMaxReceiveCount(maxAttempts int) int {
 	return maxBatch*maxAttempts + receiveSlack
 }
