@@ -274,14 +274,12 @@ func decide(f facts) fate {
 		// spends few receives (destination.Poll: 94 over 12 days); only a
 		// message that also spent most of the queue's maxReceiveCount
 		// behind failures of its conversation ends here, with its reason,
-		// before SQS's redrive would move it without one: at 10 ×
-		// MaxAttempts receives, as a paced or failing one does, so its
-		// crashed receives get the same slack (MinMaxReceiveCount).
+		// before SQS's redrive would move it without one.
 		d := retryAfterOf(err)
 		switch {
 		case f.nearEnd(f.now.Add(d)):
 			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: f.expiring(err)}
-		case f.maxAttempts > 0 && f.receives >= maxBatch*f.maxAttempts:
+		case f.maxAttempts > 0 && f.receives >= MinMaxReceiveCount(f.maxAttempts)-receiveSlack/2:
 			return fate{verdict: vDeadLetter, outcome: outDeadLettered, err: fmt.Errorf(
 				"gave up after %d receives waiting for a paused destination (none of them an attempt; SQS's maxReceiveCount would move it without a reason): %w", f.receives, err)}
 		}

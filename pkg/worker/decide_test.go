@@ -94,16 +94,16 @@ func TestDecide(t *testing.T) {
 			return f
 		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives waiting for the rate limit"},
 		{"waiting for a paused destination: back after the poll, no attempt", base(RetryAfter(ErrPaused, time.Minute)), vRetry, outPaused, time.Minute, ""},
-		{"waiting for a paused destination, one receive short of what attempts could take: still waiting", func() facts {
+		{"waiting for a paused destination, more receives than attempts could take: still waiting", func() facts {
 			f := base(RetryAfter(ErrPaused, time.Hour))
-			f.receives = maxBatch*f.maxAttempts - 1
+			f.receives = maxBatch*f.maxAttempts + receiveSlack/2 - 1
 			return f
 		}(), vRetry, outPaused, time.Hour, ""},
-		{"waiting for a paused destination on the receive that reaches what attempts could take: dead-lettered with its reason before SQS moves it without one", func() facts {
+		{"waiting for a paused destination, near the queue's maxReceiveCount: dead-lettered with its reason before SQS moves it without one", func() facts {
 			f := base(RetryAfter(ErrPaused, time.Hour))
-			f.receives = maxBatch * f.maxAttempts
+			f.receives = maxBatch*f.maxAttempts + receiveSlack/2
 			return f
-		}(), vDeadLetter, outDeadLettered, 0, "gave up after 30 receives waiting for a paused destination"},
+		}(), vDeadLetter, outDeadLettered, 0, "gave up after 40 receives waiting for a paused destination"},
 		{"waiting for a paused destination past its retention's end: dead-lettered with the reason", func() facts {
 			f := base(RetryAfter(ErrPaused, 3*time.Hour))
 			f.retentionEnd = now.Add(50 * time.Hour)

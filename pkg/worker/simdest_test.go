@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -445,53 +444,4 @@ func TestSimulationPacedPastMaxReceives(t *testing.T) {
 	w.deliver(e, "")
 	w.advance(time.Hour)
 	w.check()
-}
-
-// TestSimulationPausedThenCrashedPastMaxReceives is hole 14's shape (make
-// simulate SEED=3 with queue re-creations drawn more often, 156,082 steps):
-// a conversation of ten messages waits for a paused destination until its
-// receives pass 10 × MaxAttempts (each poll is a receive of the whole
-// batch), is resumed into a destination that refuses it, and the
-// following invocations crash, fewer than the crash bound allows past 10 ×
-// MaxAttempts receives. While paused the worker gave up only at
-// MinMaxReceiveCount − 10 receives, so its waits ate the slack the bound
-// promises: SQS's maxReceiveCount moved the messages to the DLQ without a
-// reason after 13 crashes. It gives up at 10 × MaxAttempts, as a paced or
-// failing message does.
-func TestSimulationPausedThenCrashedPastMaxReceives(t *testing.T) {
-	w := newWorldOf(t, awsHorizons)
-	d := &simDest{Destination: tenant.Destination{Name: "billing", URL: "https://billing.example/hooks",
-		Secrets: []string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}},
-		effect: worker.DestinationEffect("billing"), selects: func(*simEvent) bool { return true }}
-	w.dests = []*simDest{d}
-	ctx := context.Background()
-	if _, err := w.pauses.Pause(ctx, simTenant, d.Name, "maintenance", w.now); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		e := w.newSimEvent(fmt.Sprintf("evt_A_%d", i), "cus_A", i, []string{worker.ForwardEffect})
-		e.typ, e.tier = "charge.succeeded", "gold"
-		w.deliver(e, "")
-	}
-	w.advance(2 * time.Hour) // 36 polls of the pause
-	if _, err := w.pauses.Resume(ctx, simTenant, d.Name); err != nil {
-		t.Fatal(err)
-	}
-	w.mode["cus_A/"+d.effect] = "permanent"
-	for crashes := 0; crashes < 15; {
-		if w.invoke("crash", 0) {
-			crashes++
-			continue
-		}
-		next, ok := w.src.nextChange(w.now)
-		if !ok {
-			break
-		}
-		w.now = next
-	}
-	w.advance(time.Hour)
-	w.check()
-	if os.Getenv("SIMDEBUG") != "" {
-		t.Log(strings.Join(w.history, "\n"))
-	}
 }

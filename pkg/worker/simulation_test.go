@@ -1674,14 +1674,13 @@ const giveUpReceives = 10 * maxAttempts
 // crashedPast reports whether m, moved to the DLQ by SQS without a
 // reason, had more of its receives from giveUpReceives on end in faulted
 // invocations (crashed, an answer lost, out of time, run twice, the queue
-// deleted under it) than the queue's maxReceiveCount leaves beside the
-// one receive that gives it up: from there every failure or wait of m,
-// or of an earlier message of its batch, gives that one up at once
-// (README: the crash bound, 19 at the minimum maxReceiveCount and the
-// defaults). The worker never heard how those receives ended, so SQS's
-// move is the documented way out.
+// deleted under it) than the queue's maxReceiveCount leaves for them: from
+// there every failure of m gives it up at once, and a wait for a paused
+// destination does within 10 more receives (README: the crash bound, 10 at
+// the minimum maxReceiveCount and the defaults). The worker never heard
+// how those receives ended, so SQS's move is the documented way out.
 func (w *world) crashedPast(m *simMsg) bool {
-	if !m.reasonless || m.crashedPast < w.src.maxRecv-giveUpReceives {
+	if !m.reasonless || m.crashedPast <= w.src.maxRecv-giveUpReceives-simBatch {
 		return false
 	}
 	if m.event != nil && m.event.deadReason == "" {

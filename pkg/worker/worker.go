@@ -338,12 +338,13 @@ func (h *Handler) newResult(rec *events.SQSMessage) result {
 // message of its conversation that shares its batch: FIFO batches hold a
 // group's messages in order, so those are the at most 9 messages right
 // before it, each failing at most maxAttempts times. That is 10 ×
-// maxAttempts receives. From there every failure or wait of a message
-// gives it up at once (decide), and so does every earlier message of its
-// batch (dead-lettered, it no longer holds the message back), so
-// receiveSlack more cover the receive that gives it up and 19 that end in
-// an invocation that crashed, lost an answer, ran out of time or ran twice, which
-// count no attempt.
+// maxAttempts receives. From there every failure or wait for a rate of a
+// message gives it up at once (decide), a wait for a paused destination
+// within 10 more receives, and every earlier message of its batch gives up
+// at its own (dead-lettered, it no longer holds the message back), so
+// receiveSlack more cover those waits, the receive that gives it up and 10
+// that end in an invocation that crashed, lost an answer, ran out of time
+// or ran twice, which count no attempt.
 func MinMaxReceiveCount(maxAttempts int) int {
 	return maxBatch*maxAttempts + receiveSlack
 }
