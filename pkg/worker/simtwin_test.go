@@ -143,10 +143,10 @@ type simMsg struct {
 	// claimed: a claim of one of its event's records landed for it.
 	claimed bool
 	// paced counts the receives it waited for a rate (outcome paced), and
-	// hole is set once world.pacedPast counted it.
+	// hole is set once world.pacedPast or world.crashedPast logged it.
 	paced int
 	hole  bool
-	// crashedPast counts its receives that ended in a crashed invocation
+	// crashedPast counts its receives that ended in a faulted invocation
 	// once its receives had reached 10 × MaxAttempts (world.crashedPast).
 	crashedPast int
 	// attempts are its receives whose failed attempt the ledger counted

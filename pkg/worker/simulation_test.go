@@ -838,24 +838,30 @@ func attrNames(m *simMsg) []string {
 	return slices.Sorted(maps.Keys(m.attrs))
 }
 
-// receivedAt is when the ingest received the copy of its event body
-// carries (its envelope's receivedAt), if the body can be decoded.
-func (w *world) receivedAt(body string) (time.Time, bool) {
+// envelopeOf decodes a message body, an offloaded one through its
+// payload, or returns nil.
+func (w *world) envelopeOf(body string) *envelope.Envelope {
 	if b, ok := w.payloads[body]; ok {
 		body = string(b)
 	}
 	env, err := envelope.Decode([]byte(body))
 	if err != nil {
-		return time.Time{}, false
+		return nil
 	}
-	return env.ReceivedAt, true
+	return env
+}
+
+// receivedAt is when the ingest received the copy of its event body
+// carries (its envelope's receivedAt), if the body can be decoded.
+func (w *world) receivedAt(body string) (time.Time, bool) {
+	if env := w.envelopeOf(body); env != nil {
+		return env.ReceivedAt, true
+	}
+	return time.Time{}, false
 }
 
 func (w *world) eventOfBody(body string) *simEvent {
-	if b, ok := w.payloads[body]; ok {
-		body = string(b)
-	}
-	if env, err := envelope.Decode([]byte(body)); err == nil {
+	if env := w.envelopeOf(body); env != nil {
 		return w.byKey[env.Key]
 	}
 	return nil
@@ -1668,7 +1674,8 @@ func (w *world) whereIs(e *simEvent) string {
 const simBatch = 10
 
 // giveUpReceives is the receive from which the worker gives up on a
-// message at its next failure, attempt or wait (decide: 10 × MaxAttempts).
+// message at its next failure or wait for a rate (decide: 10 ×
+// MaxAttempts; a wait for a paused destination 10 receives later).
 const giveUpReceives = 10 * maxAttempts
 
 // crashedPast reports whether m, moved to the DLQ by SQS without a
@@ -1683,10 +1690,13 @@ func (w *world) crashedPast(m *simMsg) bool {
 	if !m.reasonless || m.crashedPast <= w.src.maxRecv-giveUpReceives-simBatch {
 		return false
 	}
-	if m.event != nil && m.event.deadReason == "" {
-		m.event.deadReason = "moved by SQS after its maxReceiveCount (crashed receives past the bound)"
+	if !m.hole {
+		m.hole = true // logged once, as pacedPast does
+		if m.event != nil && m.event.deadReason == "" {
+			m.event.deadReason = "moved by SQS after its maxReceiveCount (crashed receives past the bound)"
+		}
+		w.logf("    %s of %s moved to the DLQ by SQS after %d receives, %d of them in faulted invocations past the worker's give-up receive", m.id, eventName(m), m.receives, m.crashedPast)
 	}
-	w.logf("    %s of %s moved to the DLQ by SQS after %d receives, %d of them crashed past the worker's give-up receive", m.id, eventName(m), m.receives, m.crashedPast)
 	return true
 }
 
