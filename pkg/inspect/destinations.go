@@ -133,7 +133,8 @@ type Limiter struct {
 	// Factor is the fraction of the rate in force (429s halve it, time
 	// without one raises it back to 1 within 30 s).
 	Factor float64 `json:"factor,omitempty"`
-	// Strikes counts the 429s since the factor was last whole.
+	// Strikes counts the 429s without a Retry-After in a row (since the
+	// factor was last whole or a 429 said when): each doubles the pause.
 	Strikes int `json:"strikes,omitempty"`
 }
 

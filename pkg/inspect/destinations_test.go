@@ -179,7 +179,7 @@ func TestSummaryDestinations(t *testing.T) {
 		t.Errorf("audit = %+v, want paused, no limiter and no estimate (no rate)", sum.Destinations[2])
 	}
 	for _, w := range []string{
-		"billing: 20/s, burst 40, filter [\"stripe:invoice.*\"] where 1 condition(s) hold; limiter: next slot 2026-11-28T08:00:10Z, paused by a 429 until 2026-11-28T08:00:05Z, at 50% of its rate after 1 429(s)",
+		"billing: 20/s, burst 40, filter [\"stripe:invoice.*\"] where 1 condition(s) hold; limiter: next slot 2026-11-28T08:00:10Z, paused by a 429 until 2026-11-28T08:00:05Z, at 50% of its rate after 429s (back to 100% within 30 s without one), 1 of them in a row without Retry-After (each pause twice the last)",
 		"backlog 1200 queued for the tenant: drained by ≈ 2026-11-28T08:01:10Z (in 1m10s at 20/s, if every queued message is for it and no 429 slows it)",
 		"limiter idle (unused for the last hour: its burst is ready); backlog 1200 queued for the tenant: drained by ≈ 2026-11-28T08:02:00Z (in 2m0s at 600/m",
 		"ci: 600/m, burst 10, filter [\"github:push\"]; failing since 2026-11-28T07:59:00Z (1m0s) without a success: target unavailable: timed out; limiter idle",

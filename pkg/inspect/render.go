@@ -204,7 +204,10 @@ func paceText(d DestinationSummary, now time.Time) string {
 			s += ", paused by a 429 until " + stamp(l.PausedUntil)
 		}
 		if l.Factor < 1 {
-			s += fmt.Sprintf(", at %.0f%% of its rate after %d 429(s) (back to 100%% within 30 s without one)", 100*l.Factor, l.Strikes)
+			s += fmt.Sprintf(", at %.0f%% of its rate after 429s (back to 100%% within 30 s without one)", 100*l.Factor)
+		}
+		if l.Strikes > 0 {
+			s += fmt.Sprintf(", %d of them in a row without Retry-After (each pause twice the last)", l.Strikes)
 		}
 	}
 	switch {

@@ -18,9 +18,10 @@
 // grows by at least 1/r per slot.
 //
 // Slow is the feedback from a 429: it pauses the limit until now +
-// Retry-After (or 1 s, doubling per consecutive 429, at most 5 min; ends on
-// whole seconds), pushes the TAT to the pause's end + τ so that every later
-// reservation of every invocation lands after the pause, one slot at a time,
+// Retry-After (or 1 s, doubling per consecutive 429 without one, at most
+// 5 min; a Retry-After starts the doubling over; ends on whole seconds),
+// pushes the TAT to the pause's end + τ so that every later reservation
+// of every invocation lands after the pause, one slot at a time,
 // and halves the factor (down to 1/32). A 429 during the pause — the rest
 // of the storm of requests already under way — neither halves again nor
 // counts: no storm compounds. The factor climbs back linearly (30 s from 0

@@ -23,7 +23,7 @@ const (
 	attrTAT     = "tat_us"     // theoretical arrival time, epoch µs
 	attrFactor  = "factor_ppm" // effective-rate factor set by the last counted 429
 	attrPenalty = "penalty_us" // end of the last 429's pause, epoch µs
-	attrStrikes = "strikes"    // consecutive 429s
+	attrStrikes = "strikes"    // consecutive 429s without a Retry-After
 )
 
 // dynamoAPI is the subset of the DynamoDB client the limiter uses.
@@ -97,10 +97,11 @@ func (d *DynamoDB) Reserve(ctx context.Context, k Key, l Limit, n int, maxWait t
 
 // Slow reports a 429 (or 503) from k's target with its Retry-After (0
 // when absent), and returns when the pause ends: no slot reserved after
-// this call, by any invocation, is earlier. Outside a pause it counts a
-// strike, halves the effective rate (down to MinFactor) and pauses
-// Retry-After, or Penalty doubled per consecutive strike, capped at
-// MaxPenalty; during a pause it only extends it to a later Retry-After.
+// this call, by any invocation, is earlier. Outside a pause it halves the
+// effective rate (down to MinFactor) and pauses Retry-After (which starts
+// the doubling over), or Penalty doubled per consecutive 429 without one
+// (a strike), capped at MaxPenalty; during a pause it only extends it to a
+// later Retry-After.
 // Slots reserved before the call are not taken back. It costs one
 // conditional UpdateItem, plus one per concurrent change (at most
 // maxAttempts calls); one GetItem when the remembered item shows the pause

@@ -81,7 +81,8 @@ type Options struct {
 	// and its recovery end (its TTL). Default 1 hour.
 	Retention time.Duration
 	// Penalty is the pause after a 429 without a Retry-After, doubled for
-	// each consecutive one (before the rate recovered). Default 1 second.
+	// each consecutive one (before the rate recovered, with no 429 with a
+	// Retry-After between them). Default 1 second.
 	Penalty time.Duration
 	// MaxPenalty caps every pause, a Retry-After's too. Default 5 minutes.
 	MaxPenalty time.Duration
@@ -139,7 +140,9 @@ type State struct {
 	// Factor is the fraction of the configured rate in force at the time
 	// asked (429s halve it, time without one raises it back to 1).
 	Factor float64
-	// Strikes counts the 429s since the factor was last whole.
+	// Strikes counts the 429s without a Retry-After in a row (since the
+	// factor was last whole, or a 429 said when to come back): the next
+	// one pauses Penalty doubled Strikes times.
 	Strikes int
 	// Penalty is the end of the last pause a 429 imposed.
 	Penalty time.Time
@@ -169,7 +172,7 @@ type state struct {
 	factor int64
 	// penalty is the end of the last 429's pause.
 	penalty int64
-	strikes int64
+	strikes int64 // unguided 429s in a row (State.Strikes)
 	expires int64 // epoch seconds
 }
 
@@ -188,7 +191,7 @@ func (s state) factorAt(now int64, o Options) int64 {
 	return min(whole, s.factor+elapsed*whole/rec)
 }
 
-// strikesAt is the count of consecutive 429s at now: none once the factor
+// strikesAt is the count of consecutive unguided 429s at now: none once the factor
 // is whole again.
 func (s state) strikesAt(now int64, o Options) int64 {
 	if s.factorAt(now, o) == whole {
@@ -307,9 +310,14 @@ func planSlow(s state, l Limit, o Options, retryAfter, now int64) (next state, x
 		}
 		next.penalty = ceil(now + min(retryAfter, maxPenalty))
 	} else {
-		next.strikes = s.strikesAt(now, o) + 1
+		// A Retry-After says how long: the pause is the target's, and the
+		// doubling of unguided pauses starts over. Counted across guided
+		// 429s, a throttle's storm of them would make the first 429
+		// without one pause MaxPenalty.
 		d := retryAfter
+		next.strikes = 0
 		if d <= 0 {
+			next.strikes = s.strikesAt(now, o) + 1
 			d = o.Penalty.Microseconds() << min(next.strikes-1, 30)
 		}
 		next.penalty = ceil(now + min(d, maxPenalty))

@@ -214,8 +214,8 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 		if !slices.EqualFunc(r.Slots, want, time.Time.Equal) {
 			t.Errorf("Reserve(4) after another invocation's Slow = %v, want %v: after the pause, at half the rate, no burst", r.Slots, want)
 		}
-		if st := state(t, c, k, t0); st.Factor != 0.5 || st.Strikes != 1 || !st.Penalty.Equal(t0.Add(2*time.Second)) {
-			t.Errorf("State() = %+v, want factor 0.5, 1 strike, pause until t0+2s", st)
+		if st := state(t, c, k, t0); st.Factor != 0.5 || st.Strikes != 0 || !st.Penalty.Equal(t0.Add(2*time.Second)) {
+			t.Errorf("State() = %+v, want factor 0.5, no strike (the 429 said when), pause until t0+2s", st)
 		}
 		// The rest of the storm: requests sent before the pause get their
 		// 429s during it, and change nothing.
@@ -224,8 +224,8 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 				t.Errorf("Slow() during the pause = %v, want its end t0+2s", end)
 			}
 		}
-		if st := state(t, a, k, t0); st.Factor != 0.5 || st.Strikes != 1 {
-			t.Errorf("State() after 429s during the pause = %+v, want factor 0.5 and 1 strike still", st)
+		if st := state(t, a, k, t0); st.Factor != 0.5 || st.Strikes != 0 {
+			t.Errorf("State() after 429s during the pause = %+v, want factor 0.5 and no strike still", st)
 		}
 		// A later Retry-After during the pause extends it.
 		if end := slow(t, c, k, l, 5*time.Second, t0.Add(100*ms)); !end.Equal(t0.Add(6 * time.Second)) {
@@ -235,8 +235,8 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 		if len(r.Slots) != 1 || r.Slots[0].Before(t0.Add(6*time.Second)) {
 			t.Errorf("Reserve(1) after the extension = %v, want a slot from t0+6s", r.Slots)
 		}
-		if st := state(t, c, k, t0); st.Factor != 0.5 || st.Strikes != 1 {
-			t.Errorf("State() after the extension = %+v, want factor 0.5 and 1 strike still", st)
+		if st := state(t, c, k, t0); st.Factor != 0.5 || st.Strikes != 0 {
+			t.Errorf("State() after the extension = %+v, want factor 0.5 and no strike still", st)
 		}
 		r = reserve(t, b, k, l, 1, time.Second, t0.Add(300*ms))
 		if len(r.Slots) != 0 || r.Retry.Before(t0.Add(5*time.Second)) {
@@ -288,6 +288,41 @@ func Run(t *testing.T, newStores func(t *testing.T) func() Store) {
 		}
 		if end := slow(t, s, k, l, time.Hour, now); !end.Equal(now.Add(Options.MaxPenalty)) {
 			t.Errorf("Slow(Retry-After 1h) = %v, want now+MaxPenalty", end.Sub(now))
+		}
+	})
+
+	t.Run("ARetryAfterStartsTheDoublingOver", func(t *testing.T) {
+		// A throttle's storm of 429s, each saying when to come back, then
+		// one without a Retry-After (make chaos: a throttled destination
+		// squeezed to half its rate): the target's pauses are not strikes,
+		// so that one pauses Penalty, not MaxPenalty.
+		clock, s, k := lease.NewClock(), newStores(t)(), key(t)
+		l := ratelimit.Limit{Rate: 10, Burst: 1}
+		now := clock.Now()
+		for i := range 12 {
+			end := slow(t, s, k, l, 2*time.Second, now)
+			if !end.Equal(now.Add(2 * time.Second)) {
+				t.Fatalf("Slow(Retry-After 2s) #%d = %v, want a pause of 2s", i+1, end.Sub(now))
+			}
+			now = end
+		}
+		if st := state(t, s, k, now); st.Strikes != 0 || st.Factor != Options.MinFactor {
+			t.Errorf("State() after 12 429s with Retry-After = %+v, want no strike and factor %v", st, Options.MinFactor)
+		}
+		for i, want := range []time.Duration{time.Second, 2 * time.Second} {
+			end := slow(t, s, k, l, 0, now)
+			if !end.Equal(now.Add(want)) {
+				t.Errorf("Slow() without Retry-After #%d after them = %v, want %v", i+1, end.Sub(now), want)
+			}
+			now = end
+		}
+		if st := state(t, s, k, now); st.Strikes != 2 {
+			t.Errorf("State() = %+v, want 2 strikes", st)
+		}
+		// A Retry-After between two unguided 429s starts over too.
+		now = slow(t, s, k, l, 3*time.Second, now)
+		if end := slow(t, s, k, l, 0, now); !end.Equal(now.Add(time.Second)) {
+			t.Errorf("Slow() without Retry-After after one with = %v, want 1s", end.Sub(now))
 		}
 	})
 
