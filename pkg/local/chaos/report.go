@@ -68,6 +68,11 @@ type Report struct {
 	// latencies (see computeLatency); Slow holds its breach, if any.
 	FaultFree, Faulty Latency
 	Slow              []string
+	// Recovered is the rated destination's latency for the events
+	// accepted from recoveredFrom on (see computeRecovery); Stalled holds
+	// its breach of recoveredBound, if any.
+	Recovered Latency
+	Stalled   []string
 	// OthersUntil is when, from the start of the run, the other tenants'
 	// last event was accepted: their load lasted that long.
 	OthersUntil time.Duration
@@ -253,7 +258,7 @@ var variable = regexp.MustCompile(`\d{4}-\d\d-\d\dT[\d:]+Z|\b[\dhms.]+ ago|[0-9a
 // not drain.
 func (r *Report) Failed() bool {
 	return len(r.Lost)+len(r.Expired)+len(r.Doubled)+len(r.Violations)+len(r.Undeliverable)+r.NoReason+r.NotAccepted+len(r.AppliedDead)+len(r.IAM.Denied)+
-		len(r.Misrouted)+len(r.OverRate)+len(r.Storms)+len(r.Slow)+len(r.Paused) > 0 || !r.Drained
+		len(r.Misrouted)+len(r.OverRate)+len(r.Storms)+len(r.Slow)+len(r.Stalled)+len(r.Paused) > 0 || !r.Drained
 }
 
 // Write prints the report's table, then the first few of each failure.
@@ -293,7 +298,7 @@ func (r *Report) Write(out io.Writer) {
 	for _, l := range []struct {
 		name  string
 		items []string
-	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"at a destination whose filter excludes them", r.Misrouted}, {"over the rate", r.OverRate}, {"429 storms", r.Storms}, {"healthy destination slowed by the others", r.Slow}, {"delivered to while paused", r.Paused}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
+	}{{"lost", r.Lost}, {"expired", r.Expired}, {"doubled", r.Doubled}, {"order violations", r.Violations}, {"applied after their dead letter", r.AppliedDead}, {"dead-lettered though deliverable", r.Undeliverable}, {"at a destination whose filter excludes them", r.Misrouted}, {"over the rate", r.OverRate}, {"429 storms", r.Storms}, {"healthy destination slowed by the others", r.Slow}, {"rated destination slow after its throttle ended", r.Stalled}, {"delivered to while paused", r.Paused}, {"problems", r.Problems}, {"AWS calls template.yaml's roles do not allow", r.IAM.Denied}, {"grants no call used", r.IAM.Unused}} {
 		if len(l.items) == 0 {
 			continue
 		}
@@ -467,6 +472,51 @@ func (r *Report) computeDestinations(w *workload, t *target, c *customEffects, d
 		sort.Strings(l)
 	}
 	r.computeLatency(w, t)
+	r.computeRecovery(w, t, ds)
+}
+
+// recoveredAfter is how long after the squeeze ends the rated destination
+// must be back to delivering at once: its factor climbs back within 30 s
+// of its last pause (ratelimit.DefaultRecovery), its backlog drains at its
+// rate. recoveredBound is the p99 of accept to receipt its events may take
+// from then on (an injected fault's 12 s visibility timeout, twice, and
+// the backlog). recoveredSample is the fewest such events judged.
+const (
+	recoveredAfter  = time.Minute
+	recoveredBound  = time.Minute
+	recoveredSample = 50
+)
+
+// computeRecovery measures the rated destination's latency, accept to
+// first receipt, of the events accepted recoveredAfter after its squeeze
+// ended (those an injected process fault delayed left out), and fails the
+// run when its p99 exceeds recoveredBound: a destination that throttled
+// must take its events again once it is well. (make chaos SEED=328943 once
+// sent it nothing for 5 minutes after the squeeze: its first 429 without a
+// Retry-After paused the limit MaxPenalty, the guided 429s before it
+// counted as strikes.) make test's short run accepts too few that late to
+// judge.
+func (r *Report) computeRecovery(w *workload, t *target, ds []tenant.Destination) {
+	from := r.phases.squeezeTo + recoveredAfter
+	var lat []time.Duration
+	for id, ev := range w.all {
+		_, at := ev.acceptance()
+		if ev.tenant != destTenant || at.IsZero() || at.Sub(t.start) < from || t.disturbed[id+"@"+rated] {
+			continue
+		}
+		if !slices.Contains(expected(ds, ev), rated) {
+			continue
+		}
+		got, ok := t.firstAt[id+"@"+rated]
+		if !ok {
+			continue // lost, or dead-lettered: counted as such
+		}
+		lat = append(lat, max(0, got.Sub(at)))
+	}
+	r.Recovered.set(lat)
+	if r.Recovered.N >= recoveredSample && r.Recovered.P99 > recoveredBound {
+		r.Stalled = append(r.Stalled, fmt.Sprintf("%s: p99 %v from accept to receipt for the events accepted %v after its squeeze ended, over %v", rated, r.Recovered.P99.Round(time.Millisecond), recoveredAfter, recoveredBound))
+	}
 }
 
 // pausedRequests are down's requests while paused.
@@ -659,6 +709,12 @@ func (r *Report) writeDestinations(out io.Writer) {
 	fmt.Fprintf(out, "%s latency, accept to receipt: fault-free (before %v) p50 %s p99 %s over %d; faulty (%v to %v) p50 %s p99 %s over %d (%s); %d and %d delayed by an injected process fault left out\n",
 		healthy, p.faultFrom, ms(r.FaultFree.P50), ms(r.FaultFree.P99), r.FaultFree.N, p.faultFrom, p.faultUntil, ms(r.Faulty.P50), ms(r.Faulty.P99), r.Faulty.N,
 		bound, r.FaultFree.Left, r.Faulty.Left)
+	judgedRecovery := fmt.Sprintf("bound on the p99: %v", recoveredBound)
+	if r.Recovered.N < recoveredSample {
+		judgedRecovery = fmt.Sprintf("not judged: fewer than %d", recoveredSample)
+	}
+	fmt.Fprintf(out, "%s latency after its throttle, accept to receipt (from %v): p50 %s p99 %s over %d (%s)\n",
+		rated, p.squeezeTo+recoveredAfter, ms(r.Recovered.P50), ms(r.Recovered.P99), r.Recovered.N, judgedRecovery)
 	top := 0
 	for _, d := range r.Destinations {
 		top = max(top, d.MaxPerSecond)

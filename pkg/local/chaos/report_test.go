@@ -407,3 +407,49 @@ func TestSparkline(t *testing.T) {
 		}
 	}
 }
+
+// TestRecovery checks the rated destination's bound once it is well
+// again: judged on the events accepted recoveredAfter after its squeeze,
+// not on those before, nor on too few, nor on one a process fault delayed.
+func TestRecovery(t *testing.T) {
+	start := time.Unix(1000, 0)
+	p := newPhases(DefaultPhase)
+	ds := destinations("http://target", nil, true)
+	tests := []struct {
+		name      string
+		lat       time.Duration // every judged delivery's latency
+		n         int
+		disturbed bool // one more at 5 minutes, touched by a fault
+		wantFail  bool
+	}{
+		{name: "delivered at once", lat: 2 * time.Second, n: 60},
+		{name: "held for minutes after the squeeze (a 429 paused MaxPenalty)", lat: 4 * time.Minute, n: 60, wantFail: true},
+		{name: "held, too few to judge", lat: 4 * time.Minute, n: 20},
+		{name: "one held by a process fault: left out", lat: 2 * time.Second, n: 60, disturbed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &workload{all: map[string]*event{}}
+			tgt := newTarget(nil, nil, nil, 0)
+			tgt.start = start
+			add := func(id string, at time.Time, lat time.Duration) {
+				w.all[destTenant+"/"+id] = &event{tenant: destTenant, id: id, accepted: true, acceptedAt: at}
+				tgt.firstAt[destTenant+"/"+id+"@"+rated] = at.Add(lat)
+			}
+			from := start.Add(p.squeezeTo + recoveredAfter)
+			for i := range tt.n {
+				add(fmt.Sprintf("late-%d", i), from.Add(time.Duration(i)*time.Second), tt.lat)
+				add(fmt.Sprintf("throttled-%d", i), start.Add(p.faultFrom+time.Duration(i)*time.Second), 5*time.Minute) // not judged
+			}
+			if tt.disturbed {
+				add("slow", from, 5*time.Minute)
+				tgt.disturbed[destTenant+"/slow@"+rated] = true
+			}
+			r := &Report{Drained: true, phases: p}
+			r.computeRecovery(w, tgt, ds)
+			if r.Failed() != tt.wantFail || r.Recovered.N != tt.n {
+				t.Errorf("Failed() = %v over %+v, want %v over %d deliveries (%v)", r.Failed(), r.Recovered, tt.wantFail, tt.n, r.Stalled)
+			}
+		})
+	}
+}
