@@ -64,6 +64,28 @@ type pool struct {
 	retry  time.Time
 	paused bool
 	asked  bool
+	used   int // slots taken
+}
+
+// slotGrace is how late a slot may still be used. The limiter counted
+// each slot at its time; one used later (its message's turn came late: an
+// earlier message of its conversation took long, or the invocation
+// stalled) lands in a window whose slots the limiter has granted again
+// since, and the destination sees more than burst + rate × t. A sleep
+// wakes within milliseconds of its slot.
+const slotGrace = 100 * time.Millisecond
+
+// dropStale drops the slots whose time passed more than slotGrace before
+// now; when it leaves none, the next message reserves again (for the
+// messages that took none yet).
+func (pl *pool) dropStale(now time.Time) {
+	n := len(pl.slots)
+	for len(pl.slots) > 0 && now.Sub(pl.slots[0]) > slotGrace {
+		pl.slots = pl.slots[1:]
+	}
+	if n > 0 && len(pl.slots) == 0 {
+		pl.asked = false
+	}
 }
 
 // newPacer returns the pacer of an invocation of recs with budget b.
@@ -110,6 +132,7 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 	}
 	p.mu.Lock()
 	pl := p.pool(k)
+	pl.dropStale(p.now())
 	if !pl.asked && !pl.paused {
 		pl.asked = true
 		now := p.now()
@@ -117,7 +140,7 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 		if !p.work.IsZero() {
 			maxWait = min(MaxSlotWait, max(0, p.work.Sub(now)-budget))
 		}
-		n := demand()
+		n := max(demand()-pl.used, 1)
 		res, err := p.lim.Reserve(ctx, k, l, n, maxWait, now)
 		if err != nil {
 			pl.asked = false // the next message asks again
@@ -136,7 +159,7 @@ func (p *pacer) take(ctx context.Context, k ratelimit.Key, l ratelimit.Limit, bu
 		return RetryAfter(fmt.Errorf("%w: limit %s has no slot this invocation may wait for", ErrPaced, k.Name), wait)
 	}
 	at := pl.slots[0]
-	pl.slots = pl.slots[1:]
+	pl.slots, pl.used = pl.slots[1:], pl.used+1
 	p.mu.Unlock()
 	if !p.wait(ctx, at) {
 		return RetryAfter(fmt.Errorf("%w: limit %s: %w", ErrPaced, k.Name, ctx.Err()), time.Second)

@@ -72,6 +72,53 @@ func TestSlotWaitBounded(t *testing.T) {
 	}
 }
 
+// A slot is used at its time, or reserved again: a conversation's second
+// message whose slot came while the first one's post took 10 s does not
+// post on that old slot, which the limiter counted 10 s ago and has
+// granted again since (burst + rate × t would not hold at the target).
+func TestStaleSlotReservedAgain(t *testing.T) {
+	const rate = `{"destinations": [{"name": "slow", "url": "https://slow.example/hooks", "secrets": ["whsec_c2VjcmV0"], "rate": "1/s", "burst": 2}]}`
+	f, p, lim := rated(t, rate, nil)
+	long := &clockPoster{p: p, advance: func() {
+		f.clock.mu.Lock()
+		f.clock.t = f.clock.t.Add(10 * time.Second)
+		f.clock.mu.Unlock()
+	}}
+	f.reg.HandleForward(worker.Forward(fakeOutbound{out: outboundOf(t, rate)}, long))
+	var ev events.SQSEvent
+	for _, id := range []string{"ea", "eb"} {
+		ev.Records = append(ev.Records, streamRec(t, env(id, "c1"), queue.Stream{Destination: "slow"}, 1))
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), f.clock.Now().Add(time.Minute))
+	defer cancel()
+	if resp, _ := f.h.Handle(ctx, ev); len(resp.BatchItemFailures) != 0 || len(p.to("slow")) != 2 {
+		t.Fatalf("failures %v, posts %v; want both posted\n%s", failed(resp), p.to("slow"), f.logs)
+	}
+	if lim.reserves != 2 {
+		t.Errorf("%d reservations, want 2: the second message's slot was 10 s old", lim.reserves)
+	}
+	// The second post is counted where it happened: of the burst of 2,
+	// one slot is left at that instant.
+	now := f.clock.Now()
+	r, err := lim.Memory.Reserve(ctx, ratelimit.Key{Tenant: "acme", Name: "dest:slow"}, ratelimit.Limit{Rate: 1, Burst: 2}, 2, 0, now)
+	if err != nil || len(r.Slots) != 1 {
+		t.Errorf("Reserve(2) as the second post was made = %v, %v; want 1 slot: the post took the other", r.Slots, err)
+	}
+}
+
+// clockPoster advances the clock during its first post (a slow target).
+type clockPoster struct {
+	p       *destPoster
+	advance func()
+	once    sync.Once
+}
+
+func (c *clockPoster) Post(ctx context.Context, r forward.Request) error {
+	err := c.p.Post(ctx, r)
+	c.once.Do(c.advance)
+	return err
+}
+
 // A message whose slot comes after a 429 paused its destination (in the
 // same invocation, while it slept) does not post: the target would refuse
 // it too. It waits for the pause, no attempt.

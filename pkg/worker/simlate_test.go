@@ -77,3 +77,16 @@ func (w *world) senderRetries() {
 		w.deliver(e, f)
 	}
 }
+
+// unacknowledged returns the events whose last delivery the ingest did
+// not answer 2xx for (an ingest fault before its record was done), within
+// the sender's retry horizon: those its sender retries.
+func (w *world) unacknowledged() []*simEvent {
+	var out []*simEvent
+	for _, e := range w.events {
+		if e.claim != "done" && !e.first.IsZero() && w.now.Sub(e.first) <= retryHorizon {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1851,8 +1851,17 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 			}
 			return e
 		}
+		// An ingest fault answers the sender 5xx: it retries. A run draws
+		// how often: one delivery in five each way, or, in one run of three
+		// (with the sender's retries into a new queue), a flaky ingest that
+		// leaves half its deliveries unacknowledged after queueing them, so
+		// that an event's copies meet in a queue and across a re-creation.
+		ingestFaults := []string{"", "", "", "before", "after"}
+		if twice && rapid.IntRange(0, 2).Draw(rt, "flaky ingest?") == 0 {
+			ingestFaults = []string{"", "before", "after", "after"}
+		}
 		fault := func(name string) string {
-			return rapid.SampledFrom([]string{"", "", "", "before", "after"}).Draw(rt, name)
+			return rapid.SampledFrom(ingestFaults).Draw(rt, name)
 		}
 		if twice {
 			w.senderFault = func() string { return fault("retry into the new queue: ingest fault") }
@@ -1863,6 +1872,15 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 		// luck: the uncounted receives and duplicate invocations that the
 		// attempt limit and the dead marks must absorb).
 		drainOdds := rapid.SampledFrom([]int{20, 20, 5}).Draw(rt, "drain fault odds")
+		// A run draws how often the operator re-creates the queue: one
+		// draw in ten, or, in one run of three (with the sender's retries
+		// into the new queue), one in two: the rules of a queue's
+		// incarnations need a re-creation, then the event's copies in
+		// both queues.
+		recreateOdds := 10
+		if twice {
+			recreateOdds = rapid.SampledFrom([]int{10, 10, 2}).Draw(rt, "queue re-creation odds")
+		}
 		w.drainFault = func() (string, int) {
 			if rapid.IntRange(1, drainOdds).Draw(rt, "drain fault?") != 1 {
 				return "none", -1
@@ -1890,7 +1908,15 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 				if len(w.events) == 0 {
 					rt.Skip("no event yet")
 				}
-				e := rapid.SampledFrom(w.events).Draw(rt, "event")
+				// A sender retries the deliveries it was not answered 2xx
+				// for (an ingest fault) until its horizon, and now and then
+				// sends an acknowledged one again: three retries in four
+				// are of an unacknowledged delivery, when there is one.
+				pool := w.events
+				if unacked := w.unacknowledged(); len(unacked) > 0 && twice && rapid.IntRange(0, 3).Draw(rt, "an unacknowledged delivery?") != 0 {
+					pool = unacked
+				}
+				e := rapid.SampledFrom(pool).Draw(rt, "event")
 				if w.now.Sub(e.first) > retryHorizon {
 					rt.Skip("past the sender's retry horizon")
 				}
@@ -2006,7 +2032,7 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 				w.pauseOrResume(rt)
 			},
 			"recreate queue": func(rt *rapid.T) {
-				if rapid.IntRange(0, 9).Draw(rt, "rarely") != 0 {
+				if rapid.IntRange(1, recreateOdds).Draw(rt, "rarely") != 1 {
 					rt.Skip("rare")
 				}
 				// Between invocations, or under one that reads the
