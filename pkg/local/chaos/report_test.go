@@ -317,13 +317,7 @@ func TestLatency(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &workload{all: map[string]*event{}}
-			tgt := newTarget(nil, nil, nil, 0)
-			tgt.start = start
-			add := func(id string, at time.Time, lat time.Duration) {
-				w.all[destTenant+"/"+id] = &event{tenant: destTenant, id: id, accepted: true, acceptedAt: at}
-				tgt.firstAt[destTenant+"/"+id+"@"+healthy] = at.Add(lat)
-			}
+			w, tgt, add := deliveries(start, healthy)
 			for i := range tt.n {
 				add(fmt.Sprintf("free-%d", i), start.Add(time.Duration(i)*p.faultFrom/time.Duration(tt.n)), tt.free)
 				lat := tt.faulty
@@ -429,13 +423,7 @@ func TestRecovery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &workload{all: map[string]*event{}}
-			tgt := newTarget(nil, nil, nil, 0)
-			tgt.start = start
-			add := func(id string, at time.Time, lat time.Duration) {
-				w.all[destTenant+"/"+id] = &event{tenant: destTenant, id: id, accepted: true, acceptedAt: at}
-				tgt.firstAt[destTenant+"/"+id+"@"+rated] = at.Add(lat)
-			}
+			w, tgt, add := deliveries(start, rated)
 			from := start.Add(p.squeezeTo + recoveredAfter)
 			for i := range tt.n {
 				add(fmt.Sprintf("late-%d", i), from.Add(time.Duration(i)*time.Second), tt.lat)
@@ -451,5 +439,18 @@ func TestRecovery(t *testing.T) {
 				t.Errorf("Failed() = %v over %+v, want %v over %d deliveries (%v)", r.Failed(), r.Recovered, tt.wantFail, tt.n, r.Stalled)
 			}
 		})
+	}
+}
+
+// deliveries returns an empty workload and a target started at start, and
+// add, which records destTenant's event id accepted at at and first
+// received at dest lat later.
+func deliveries(start time.Time, dest string) (*workload, *target, func(id string, at time.Time, lat time.Duration)) {
+	w := &workload{all: map[string]*event{}}
+	tgt := newTarget(nil, nil, nil, 0)
+	tgt.start = start
+	return w, tgt, func(id string, at time.Time, lat time.Duration) {
+		w.all[destTenant+"/"+id] = &event{tenant: destTenant, id: id, accepted: true, acceptedAt: at}
+		tgt.firstAt[destTenant+"/"+id+"@"+dest] = at.Add(lat)
 	}
 }
