@@ -153,6 +153,12 @@ type simEvent struct {
 	// applied at some destinations only: it keeps its place at those, and
 	// has none left at the others (the queue that held it is gone).
 	partlyLost bool
+	// placedFor is the forward its place holds for when a replay of one
+	// destination's stream placed it ("-" for the custom effects' stream:
+	// no forward); "" when a message of every stream did (the ingest's
+	// batch). A replay carries the event for its stream alone: at the
+	// other destinations its first copy may be queued later.
+	placedFor string
 	// buriedReplay is a replay of it dead-lettered before its claim while
 	// it was dead-lettered already (see world.knownHole).
 	buriedReplay *simMsg
@@ -709,7 +715,7 @@ func (w *world) apply(e *simEvent, effect string) {
 	e.runs[effect]++
 	if isForward(effect) {
 		w.ranForward[m] = append(w.ranForward[m], effect)
-		if !e.at[effect] && !replayed && !e.partlyLost {
+		if !e.at[effect] && !replayed && !e.partlyLost && (e.placedFor == "" || e.placedFor == effect) {
 			for _, o := range w.perConv[e.conv] {
 				if o.order > e.order && o.at[effect] {
 					w.violate("%s applied at %s after %s, which was queued after it (conversation %s)", e.id, effect, o.id, e.conv)
@@ -966,8 +972,19 @@ func (w *world) deliver(e *simEvent, fault string) {
 // place gives e the next place in the send order, as a message of its
 // event that SQS just accepted: the product must deliver it from now on.
 func (w *world) place(e *simEvent) {
-	e.queued, e.lostByOwner, e.order = true, false, w.queuedN
+	e.queued, e.lostByOwner, e.order, e.placedFor = true, false, w.queuedN, ""
 	w.queuedN++
+}
+
+// placedFor is what a copy m of an event places it for (simEvent.placedFor).
+func placedFor(m *simMsg) string {
+	switch s := streamOf(m); {
+	case s == (queue.Stream{}):
+		return ""
+	case s.Destination != "" && !s.Effects:
+		return record(m)
+	}
+	return "-"
 }
 
 // queuedBefore reports whether a message of e other than m is still in
@@ -1492,6 +1509,7 @@ func (w *world) sendBack(q *fifo, nm *simMsg, of string) (*simMsg, bool) {
 	// first. An applied event keeps its first place.
 	if e := sent.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
 		w.place(e)
+		e.placedFor = placedFor(sent)
 	} else if e != nil {
 		e.lostByOwner = false
 	}
