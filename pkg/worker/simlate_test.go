@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // This file holds what the simulation models of time running out and of
@@ -89,4 +90,26 @@ func (w *world) unacknowledged() []*simEvent {
 		}
 	}
 	return out
+}
+
+// retriesDue is the sender's own schedule, in a run whose ingest is flaky
+// (world.onSchedule): each delivery it was not answered 2xx for is sent
+// again once its backoff has passed (5 minutes, doubling, at most 12
+// hours: past SQS's deduplication window, so each retry that gets through
+// queues a copy), until its retry horizon. Each retry meets an ingest
+// fault of its own (world.senderFault).
+func (w *world) retriesDue() {
+	if !w.onSchedule || w.senderFault == nil {
+		return
+	}
+	for _, e := range w.events {
+		if e.claim == "done" || e.first.IsZero() || w.now.Sub(e.first) > retryHorizon {
+			continue
+		}
+		if backoff := min(5*time.Minute<<min(e.tries-1, 10), 12*time.Hour); w.now.Before(e.lastTry.Add(backoff)) {
+			continue
+		}
+		w.logf("    the sender retries %s on its schedule (delivery %d)", e.id, e.tries+1)
+		w.deliver(e, w.senderFault())
+	}
 }

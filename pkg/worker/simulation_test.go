@@ -130,6 +130,10 @@ type simEvent struct {
 	// first is the provider's first attempt; it retries for 3 days at most
 	// (Stripe's horizon, the longest of the senders simulated here).
 	first time.Time
+	// tries and lastTry: the sender's deliveries of it and the last one's
+	// time (its retry schedule, world.retriesDue).
+	tries   int
+	lastTry time.Time
 	// runs of each effect downstream; durable: its completion is recorded
 	// (ledger COMPLETED, or for the forward the deletion of the message
 	// that ran it), so it must never run again.
@@ -289,6 +293,10 @@ type world struct {
 	// senderFault draws the ingest's fault for each of those retries (nil:
 	// none), so one may again go unrecorded and the sender retry it later.
 	senderFault func() string
+	// onSchedule: the sender retries its unacknowledged deliveries on its
+	// own schedule as time passes (world.retriesDue), besides the
+	// "provider retry" action's.
+	onSchedule bool
 	// saved are the dead letters the operator saved outside AWS
 	// (world.save) at savedAt, not re-sent yet.
 	saved   []*simMsg
@@ -924,6 +932,7 @@ func (w *world) deliver(e *simEvent, fault string) {
 	if e.first.IsZero() {
 		e.first = w.now
 	}
+	e.tries, e.lastTry = e.tries+1, w.now
 	w.logf("provider delivers %s (%s, %s) ingest fault=%q", e.id, e.conv, strings.Join(e.effects, "+"), fault)
 	if e.claim == "done" {
 		w.logf("    ingest: 200 duplicate")
@@ -1369,6 +1378,7 @@ func (w *world) advance(d time.Duration) {
 			w.src.expire(w.now)
 			w.src.dlq.expire(w.now)
 			w.noteExpired()
+			w.retriesDue()
 			return
 		}
 		w.now = next
@@ -1877,6 +1887,7 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 		ingestFaults := []string{"", "", "", "before", "after"}
 		if twice && rapid.IntRange(0, 2).Draw(rt, "flaky ingest?") == 0 {
 			ingestFaults = []string{"", "before", "after", "after"}
+			w.onSchedule = true
 		}
 		fault := func(name string) string {
 			return rapid.SampledFrom(ingestFaults).Draw(rt, name)
