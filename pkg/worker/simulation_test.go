@@ -1432,17 +1432,23 @@ func (w *world) replay(tool provenance, copies int, leave bool) {
 		w.redrive("none", -1, true, nil)
 		return
 	}
+	w.src.dlq.expire(w.now)
+	w.replayOf(w.src.dlq.msgs, tool, copies, leave)
+}
+
+// replayOf re-sends the dead letters msgs by hand with tool, copies times
+// each, and deletes them from the DLQ unless leave.
+func (w *world) replayOf(msgs []*simMsg, tool provenance, copies int, leave bool) {
 	dlq := w.src.dlq
-	dlq.expire(w.now)
-	if len(dlq.msgs) == 0 {
+	if len(msgs) == 0 {
 		return
 	}
 	kept := ""
 	if leave {
 		kept = ", and leaves them in the DLQ"
 	}
-	w.logf("operator replays %d dead letters with %s, %d times each%s", len(dlq.msgs), tool, copies, kept)
-	for _, m := range slices.Clone(dlq.msgs) {
+	w.logf("operator replays %d dead letters with %s, %d times each%s", len(msgs), tool, copies, kept)
+	for _, m := range slices.Clone(msgs) {
 		for c := range copies {
 			w.resend(m, tool, fmt.Sprintf("%s-%s-%d", m.id, tool, c))
 		}
@@ -2090,13 +2096,16 @@ func simulate(tally *simTally, destinations, deadlines, saved, twice bool) func(
 		}
 		if twice {
 			actions["hand re-send made twice"] = func(rt *rapid.T) {
-				if n := len(w.src.dlq.msgs); n > maxTwice {
-					// Each round may double the dead letters (both copies
-					// failing): the operator re-sends a few at a time.
-					rt.Skip(fmt.Sprintf("%d dead letters, more than an operator re-sends twice", n))
+				// Each round may double the dead letters (both copies
+				// failing): the operator re-sends a few at a time, the
+				// oldest first.
+				w.src.dlq.expire(w.now)
+				msgs := w.src.dlq.msgs
+				if len(msgs) > maxTwice {
+					msgs = msgs[:rapid.IntRange(1, maxTwice).Draw(rt, "re-sent twice of the oldest")]
 				}
 				tool := rapid.SampledFrom([]provenance{byHand, byHandSize, byHandEvent}).Draw(rt, "re-sent twice by")
-				w.replay(tool, 2, false)
+				w.replayOf(msgs, tool, 2, false)
 			}
 		}
 		rt.Repeat(actions)
