@@ -57,7 +57,7 @@ func (w *world) senderRetries() {
 	var placed, others []*simEvent
 	for _, e := range w.events {
 		switch {
-		case e.claim == "done" || e.first.IsZero() || w.now.Sub(e.first) > retryHorizon:
+		case !w.retrying(e):
 		case e.queued:
 			placed = append(placed, e)
 		default:
@@ -79,17 +79,16 @@ func (w *world) senderRetries() {
 	}
 }
 
-// unacknowledged returns the events whose last delivery the ingest did
-// not answer 2xx for (an ingest fault before its record was done), within
-// the sender's retry horizon: those its sender retries.
+// retrying reports whether e's sender still retries it: its last
+// delivery was not answered 2xx (an ingest fault before its record was
+// done), and its retry horizon has not passed.
+func (w *world) retrying(e *simEvent) bool {
+	return e.claim != "done" && !e.first.IsZero() && w.now.Sub(e.first) <= retryHorizon
+}
+
+// unacknowledged returns the events their senders still retry.
 func (w *world) unacknowledged() []*simEvent {
-	var out []*simEvent
-	for _, e := range w.events {
-		if e.claim != "done" && !e.first.IsZero() && w.now.Sub(e.first) <= retryHorizon {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(w.events), func(e *simEvent) bool { return !w.retrying(e) })
 }
 
 // retriesDue is the sender's own schedule, in a run whose ingest is flaky
@@ -103,7 +102,7 @@ func (w *world) retriesDue() {
 		return
 	}
 	for _, e := range w.events {
-		if e.claim == "done" || e.first.IsZero() || w.now.Sub(e.first) > retryHorizon {
+		if !w.retrying(e) {
 			continue
 		}
 		if backoff := min(5*time.Minute<<min(e.tries-1, 10), 12*time.Hour); w.now.Before(e.lastTry.Add(backoff)) {

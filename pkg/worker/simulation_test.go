@@ -985,8 +985,8 @@ func (w *world) place(e *simEvent) {
 	w.queuedN++
 }
 
-// placedFor is what a copy m of an event places it for (simEvent.placedFor).
-func placedFor(m *simMsg) string {
+// placeOf is what a copy m of an event places it for (simEvent.placedFor).
+func placeOf(m *simMsg) string {
 	switch s := streamOf(m); {
 	case s == (queue.Stream{}):
 		return ""
@@ -1525,7 +1525,7 @@ func (w *world) sendBack(q *fifo, nm *simMsg, of string) (*simMsg, bool) {
 	// first. An applied event keeps its first place.
 	if e := sent.event; e != nil && !e.applied && !w.queuedBefore(e, sent) {
 		w.place(e)
-		e.placedFor = placedFor(sent)
+		e.placedFor = placeOf(sent)
 	} else if e != nil {
 		e.lostByOwner = false
 	}
